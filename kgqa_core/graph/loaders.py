@@ -1,0 +1,652 @@
+"""Read a graph file (or uploaded bytes) into a `KnowledgeGraph`.
+
+Formats, chosen by extension or, failing that, by sniffing the content:
+TSV / CSV (``head,relation,tail`` with an optional header), JSON (a list of
+``[h, r, t]`` or of ``{"head", "relation", "tail"}`` objects), JSONL,
+N-Triples and Turtle (via rdflib), and DoG's linearised form
+``h -> r -> t | h -> r -> t``.  Any of these may be gzip-compressed.
+
+Why so strict: a graph with silently dropped lines gives wrong answers that
+look right.  Every malformed line is counted and the error names the file,
+the first bad line and the problem, so a user can fix the file.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import os
+import re
+import zlib
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator
+from urllib.parse import unquote
+
+from .knowledge_graph import KnowledgeGraph
+from .linearize import split_linearized
+
+DEFAULT_MAX_BYTES = 512 * 1024 * 1024  # of decompressed text
+
+FORMATS = ("tsv", "csv", "json", "jsonl", "nt", "ttl", "linearized")
+
+_EXTENSIONS = {
+    ".tsv": "tsv",
+    ".tab": "tsv",
+    ".csv": "csv",
+    ".json": "json",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".nt": "nt",
+    ".ntriples": "nt",
+    ".ttl": "ttl",
+    ".turtle": "ttl",
+    ".dog": "linearized",
+    ".lin": "linearized",
+}
+_FORMAT_ALIASES = {
+    "tsv": "tsv",
+    "csv": "csv",
+    "json": "json",
+    "jsonl": "jsonl",
+    "ndjson": "jsonl",
+    "nt": "nt",
+    "ntriples": "nt",
+    "n-triples": "nt",
+    "ttl": "ttl",
+    "turtle": "ttl",
+    "linearized": "linearized",
+    "linearised": "linearized",
+    "dog": "linearized",
+}
+_FORMAT_NAMES = {
+    "tsv": "TSV",
+    "csv": "CSV",
+    "json": "JSON",
+    "jsonl": "JSON Lines",
+    "nt": "N-Triples",
+    "ttl": "Turtle",
+    "linearized": "linearised (h -> r -> t)",
+}
+_HEADER_WORDS = {
+    ("head", "relation", "tail"),
+    ("head", "rel", "tail"),
+    ("h", "r", "t"),
+    ("subject", "predicate", "object"),
+    ("s", "p", "o"),
+    ("source", "relation", "target"),
+    ("head_entity", "relation", "tail_entity"),
+    ("entity1", "relation", "entity2"),
+}
+_FIELDS = ("head", "relation", "tail")
+_Parsed = tuple[list[tuple[str, str, str]], list[str]]  # (triplets, notes for the graph)
+
+
+class GraphFormatError(ValueError):
+    """A graph file that cannot be read as given; the message is meant for the user.
+
+    ``line`` is the first bad line (1-based) or ``None`` when the problem is
+    the file as a whole; ``record`` is the first bad record for JSON;
+    ``bad_lines`` is how many lines/records were bad in total.
+    """
+
+    def __init__(
+        self,
+        file: str,
+        problem: str,
+        line: int | None = None,
+        bad_lines: int = 0,
+        record: int | None = None,
+        examples: list[tuple[int, str]] | None = None,
+    ) -> None:
+        self.file = file
+        self.problem = problem
+        self.line = line
+        self.record = record
+        self.bad_lines = bad_lines
+        self.examples = examples or []
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = self.file
+        if self.line is not None:
+            where += f", line {self.line}"
+        elif self.record is not None:
+            where += f", record {self.record}"
+        text = f"{where}: {self.problem}"
+        if self.bad_lines > 1:
+            unit = "records" if self.line is None and self.record is not None else "lines"
+            text += f" ({self.bad_lines} bad {unit} in total)"
+        return text
+
+
+@dataclass
+class _Bad:
+    """Collects malformed lines so the error can name the first and count them all."""
+
+    file: str
+    unit: str = "line"
+    first: int | None = None
+    problem: str = ""
+    count: int = 0
+
+    def __post_init__(self) -> None:
+        self.examples: list[tuple[int, str]] = []
+
+    def add(self, where: int, problem: str) -> None:
+        self.count += 1
+        if self.first is None:
+            self.first, self.problem = where, problem
+        if len(self.examples) < 10:
+            self.examples.append((where, problem))
+
+    def raise_if_any(self) -> None:
+        if not self.count:
+            return
+        if self.unit == "record":
+            raise GraphFormatError(self.file, self.problem, record=self.first, bad_lines=self.count, examples=self.examples)
+        raise GraphFormatError(self.file, self.problem, line=self.first, bad_lines=self.count, examples=self.examples)
+
+
+# ---------------------------------------------------------------- public API
+def load_graph(
+    path: str | os.PathLike[str],
+    *,
+    fmt: str | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    name: str | None = None,
+) -> KnowledgeGraph:
+    """Load a graph file; raises `GraphFormatError` (a ``ValueError``) on bad input."""
+    p = Path(path)
+    label = p.name
+    if not p.exists():
+        raise GraphFormatError(label, f"file not found: {p}")
+    if p.is_dir():
+        raise GraphFormatError(label, f"is a directory, not a graph file: {p}")
+    size = p.stat().st_size
+    is_gz = p.suffix.lower() == ".gz"
+    if not is_gz and size > max_bytes:
+        raise GraphFormatError(label, _too_large(size, max_bytes))
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise GraphFormatError(label, f"cannot read file: {exc.strerror or exc}") from None
+    graph = parse_graph_bytes(data, p.name, fmt=fmt, max_bytes=max_bytes)
+    graph.source = str(p)
+    if name:
+        graph.name = name
+    return graph
+
+
+def parse_graph_bytes(
+    data: bytes,
+    filename: str,
+    *,
+    fmt: str | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> KnowledgeGraph:
+    """Parse an uploaded graph file's bytes; `filename` picks the format and names errors."""
+    label = Path(filename).name or "upload"
+    inner_name = label
+    if label.lower().endswith(".gz") or data[:2] == b"\x1f\x8b":
+        data = _gunzip(data, label, max_bytes)
+        if inner_name.lower().endswith(".gz"):
+            inner_name = inner_name[:-3]
+    elif len(data) > max_bytes:
+        raise GraphFormatError(label, _too_large(len(data), max_bytes))
+
+    text = _decode(data, label)
+    if not text.strip():
+        raise GraphFormatError(label, "the file is empty: no triplets to load")
+
+    kind = _choose_format(fmt, inner_name, text, label)
+    parser = _PARSERS[kind]
+    triplets, parse_notes = parser(text, label)
+
+    graph = KnowledgeGraph(name=_stem(inner_name))
+    for h, r, t in triplets:
+        graph.add(h, r, t)
+    if len(graph) == 0:
+        raise GraphFormatError(label, f"no triplets found in this {_FORMAT_NAMES[kind]} file")
+    graph.source = label
+    graph.notes.append(f"loaded {_plural(len(graph), 'triplet')} from {label} ({_FORMAT_NAMES[kind]})")
+    graph.notes.extend(parse_notes)
+    if graph.duplicates_dropped:
+        graph.notes.append(
+            f"{graph.duplicates_dropped} duplicate triplet"
+            f"{'s were' if graph.duplicates_dropped != 1 else ' was'} dropped"
+        )
+    return graph
+
+
+def detect_format(filename: str, text: str | None = None) -> str | None:
+    """The format for `filename` by extension, else by sniffing `text`; None if unknown."""
+    name = filename.lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    ext = os.path.splitext(name)[1]
+    if ext in _EXTENSIONS:
+        return _EXTENSIONS[ext]
+    return _sniff(text) if text is not None else None
+
+
+# ---------------------------------------------------------------- helpers
+def _too_large(size: int, limit: int) -> str:
+    return (
+        f"file too large: {_mb(size)} exceeds the limit of {_mb(limit)}; "
+        "raise the limit (max_bytes) or load a smaller neighbourhood"
+    )
+
+
+def _plural(n: int, word: str, plural: str | None = None) -> str:
+    return f"{n:,} {word if n == 1 else (plural or word + 's')}"
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1_048_576:.1f} MB" if n >= 1_048_576 else f"{n:,} bytes"
+
+
+def _stem(filename: str) -> str:
+    stem = Path(filename).stem
+    return stem or "graph"
+
+
+def _gunzip(data: bytes, label: str, max_bytes: int) -> bytes:
+    out = io.BytesIO()
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as fh:
+            while True:
+                chunk = fh.read(1 << 20)
+                if not chunk:
+                    break
+                out.write(chunk)
+                if out.tell() > max_bytes:
+                    raise GraphFormatError(
+                        label, f"file too large: decompresses to more than the limit of {_mb(max_bytes)}"
+                    )
+    except (OSError, EOFError, zlib.error) as exc:
+        raise GraphFormatError(label, f"not a valid gzip file ({exc})") from None
+    return out.getvalue()
+
+
+def _decode(data: bytes, label: str) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        first_line = data.count(b"\n", 0, exc.start) + 1
+        bad = 0
+        for raw in data.split(b"\n"):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError:
+                bad += 1
+        raise GraphFormatError(
+            label,
+            f"undecodable bytes (not UTF-8) at byte {exc.start}: {data[exc.start:exc.start + 4]!r}; "
+            "save the file as UTF-8",
+            line=first_line,
+            bad_lines=bad,
+        ) from None
+
+
+def _choose_format(fmt: str | None, filename: str, text: str, label: str) -> str:
+    if fmt:
+        kind = _FORMAT_ALIASES.get(fmt.lower().lstrip("."))
+        if kind is None:
+            raise GraphFormatError(
+                label, f"unknown format {fmt!r}; use one of: {', '.join(sorted(set(_FORMAT_ALIASES)))}"
+            )
+        return kind
+    kind = detect_format(filename, text)
+    if kind is None:
+        raise GraphFormatError(
+            label,
+            "unknown format: could not tell from the extension or the content; use .tsv, .csv, "
+            ".json, .jsonl, .nt, .ttl or the linearised 'h -> r -> t | h -> r -> t' form",
+        )
+    return kind
+
+
+_NT_LINE = re.compile(r'^\s*(<[^>]*>|_:\S+)\s+<[^>]*>\s+.*\.\s*$')
+
+
+def _sniff(text: str) -> str | None:
+    head = text.lstrip()[:4096]
+    lines = [ln for ln in head.splitlines() if ln.strip()][:20]
+    if not lines:
+        return None
+    first = lines[0].lstrip()
+    if first.startswith(("@prefix", "@base", "PREFIX", "BASE", "prefix ")):
+        return "ttl"
+    if first.startswith("{"):
+        # one object per line is JSONL; a single (possibly multi-line) object is JSON
+        try:
+            json.loads(lines[0])
+            return "jsonl"
+        except json.JSONDecodeError:
+            return "json"
+    if first.startswith("["):
+        if first.startswith("[ ") and "->" in head:
+            return "linearized"
+        try:
+            json.loads(lines[0])
+            return "jsonl" if len(lines) > 1 and lines[1].lstrip().startswith("[") else "json"
+        except json.JSONDecodeError:
+            return "json"
+    body = [ln for ln in lines if not ln.lstrip().startswith("#")]
+    if body and all(_NT_LINE.match(ln) for ln in body):
+        return "nt"
+    if any("->" in ln for ln in lines) and not any("\t" in ln for ln in lines):
+        return "linearized"
+    if any("\t" in ln for ln in lines):
+        return "tsv"
+    if any("," in ln for ln in lines):
+        return "csv"
+    return None
+
+
+def _is_header(fields: list[str]) -> bool:
+    return tuple(f.strip().strip('"').lower() for f in fields) in _HEADER_WORDS
+
+
+def _check_fields(fields: list[str], bad: _Bad, where: int, sep_name: str) -> tuple[str, str, str] | None:
+    if len(fields) != 3:
+        bad.add(
+            where,
+            f"expected 3 columns (head, relation, tail) separated by {sep_name}, found {len(fields)}",
+        )
+        return None
+    h, r, t = (f.strip() for f in fields)
+    for value, field in zip((h, r, t), _FIELDS):
+        if not value:
+            bad.add(where, f"empty {field}")
+            return None
+    return h, r, t
+
+
+def _unquote_tsv(field: str) -> str:
+    if len(field) >= 2 and field[0] == '"' and field[-1] == '"':
+        return field[1:-1].replace('""', '"')
+    return field
+
+
+def _parse_tsv(text: str, label: str) -> _Parsed:
+    # Plain tab splitting: MetaQA-style TSV has no quoting, and csv's quote
+    # handling would mangle names that merely start with a quote.  Fully
+    # quoted fields (as written by spreadsheet exports) are unquoted.
+    bad = _Bad(label)
+    out: list[tuple[str, str, str]] = []
+    first = True
+    for line_no, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        fields = line.split("\t")
+        if first:
+            first = False
+            if _is_header(fields):
+                continue
+        if '"' in line:
+            fields = [_unquote_tsv(f.strip()) for f in fields]
+        trip = _check_fields(fields, bad, line_no, "tabs")
+        if trip is not None:
+            out.append(trip)
+    bad.raise_if_any()
+    return out, []
+
+
+def _parse_csv(text: str, label: str) -> _Parsed:
+    bad = _Bad(label)
+    out: list[tuple[str, str, str]] = []
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    first = True
+    start_line = 1
+    try:
+        for fields in reader:
+            line_no = start_line
+            start_line = reader.line_num + 1
+            if not fields or all(not f.strip() for f in fields):
+                continue
+            if first:
+                first = False
+                if _is_header(fields):
+                    continue
+            trip = _check_fields(fields, bad, line_no, "commas")
+            if trip is not None:
+                out.append(trip)
+    except csv.Error as exc:
+        bad.add(start_line, f"malformed CSV quoting ({exc})")
+    bad.raise_if_any()
+    return out, []
+
+
+def _triplet_from_value(value: object, where: int, bad: _Bad) -> tuple[str, str, str] | None:
+    if isinstance(value, dict):
+        keys = None
+        for names in (("head", "relation", "tail"), ("subject", "predicate", "object"), ("h", "r", "t")):
+            if all(k in value for k in names):
+                keys = names
+                break
+        if keys is None:
+            bad.add(where, f'expected an object with "head", "relation", "tail", found keys {sorted(value)[:6]}')
+            return None
+        items = [value[k] for k in keys]
+    elif isinstance(value, (list, tuple)):
+        if len(value) != 3:
+            bad.add(where, f"expected 3 items [head, relation, tail], found {len(value)}")
+            return None
+        items = list(value)
+    else:
+        bad.add(where, f"expected [head, relation, tail] or an object, found {type(value).__name__}")
+        return None
+    fields: list[str] = []
+    for item, field in zip(items, _FIELDS):
+        if isinstance(item, bool) or item is None or isinstance(item, (dict, list)):
+            bad.add(where, f"{field} must be a string, found {json.dumps(item)[:40]}")
+            return None
+        s = str(item).strip()
+        if not s:
+            bad.add(where, f"empty {field}")
+            return None
+        fields.append(s)
+    return fields[0], fields[1], fields[2]
+
+
+def _parse_json(text: str, label: str) -> _Parsed:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise GraphFormatError(label, f"invalid JSON: {exc.msg} (column {exc.colno})", line=exc.lineno, bad_lines=1) from None
+    if isinstance(value, dict):
+        for key in ("triplets", "triples", "edges", "facts"):
+            if isinstance(value.get(key), list):
+                value = value[key]
+                break
+        else:
+            raise GraphFormatError(
+                label, 'expected a JSON list of triplets (or an object with a "triplets" list)'
+            )
+    if not isinstance(value, list):
+        raise GraphFormatError(label, f"expected a JSON list of triplets, found {type(value).__name__}")
+    bad = _Bad(label, unit="record")
+    out = []
+    for index, item in enumerate(value, start=1):
+        trip = _triplet_from_value(item, index, bad)
+        if trip is not None:
+            out.append(trip)
+    bad.raise_if_any()
+    return out, []
+
+
+def _parse_jsonl(text: str, label: str) -> _Parsed:
+    bad = _Bad(label)
+    out = []
+    for line_no, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            bad.add(line_no, f"invalid JSON: {exc.msg} (column {exc.colno})")
+            continue
+        trip = _triplet_from_value(value, line_no, bad)
+        if trip is not None:
+            out.append(trip)
+    bad.raise_if_any()
+    return out, []
+
+
+def _parse_linearized(text: str, label: str) -> _Parsed:
+    triplets, problems = split_linearized(text)
+    if problems:
+        p = problems[0]
+        raise GraphFormatError(
+            label, p.problem, line=p.line, bad_lines=len(problems),
+            examples=[(q.line, q.problem) for q in problems[:10]],
+        )
+    return [t for _, t in triplets], []
+
+
+# ---------------------------------------------------------------- RDF
+def _parse_nt(text: str, label: str) -> _Parsed:
+    return _parse_rdf(text, label, "nt")
+
+
+def _parse_ttl(text: str, label: str) -> _Parsed:
+    return _parse_rdf(text, label, "turtle")
+
+
+def _nt_bad_lines(text: str, label: str) -> None:
+    """Find and count the bad lines of an N-Triples file rdflib rejected."""
+    import rdflib
+
+    bad = _Bad(label)
+    for line_no, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        try:
+            rdflib.Graph().parse(data=line + "\n", format="nt")
+        except Exception as exc:  # rdflib raises several types here
+            bad.add(line_no, f"N-Triples syntax error: {_rdf_message(exc)}")
+    bad.raise_if_any()
+
+
+def _rdf_message(exc: Exception) -> str:
+    why = getattr(exc, "_why", None) or getattr(exc, "msg", None) or str(exc)
+    return str(why).strip().splitlines()[0][:200] if str(why).strip() else type(exc).__name__
+
+
+def _parse_rdf(text: str, label: str, rdf_format: str) -> _Parsed:
+    import rdflib
+    from rdflib.namespace import RDFS
+
+    graph = rdflib.Graph()
+    try:
+        graph.parse(data=text, format=rdf_format)
+    except Exception as exc:  # BadSyntax, ParserError, ValueError, ...
+        if rdf_format == "nt":
+            _nt_bad_lines(text, label)
+        lines = getattr(exc, "lines", None)
+        line = lines + 1 if isinstance(lines, int) else None
+        kind = "Turtle" if rdf_format == "turtle" else "N-Triples"
+        raise GraphFormatError(
+            label, f"{kind} syntax error: {_rdf_message(exc)} (parsing stops at the first error)",
+            line=line, bad_lines=1,
+        ) from None
+
+    # Prefer an English label, then a language-less one, then any.
+    rank = {"en": 0, None: 1}
+    best: dict[rdflib.term.Node, tuple[int, str]] = {}
+    for subj, lab in graph.subject_objects(RDFS.label):
+        if not isinstance(lab, rdflib.Literal) or not str(lab).strip():
+            continue
+        score = rank.get(lab.language, 2)
+        if subj not in best or score < best[subj][0]:
+            best[subj] = (score, str(lab).strip())
+    labels = {subj: text for subj, (_, text) in best.items()}
+
+    names: dict[rdflib.term.Node, str] = {}
+    used: Counter[str] = Counter()
+    collisions = 0
+
+    def name_of(node: rdflib.term.Node) -> str:
+        nonlocal collisions
+        if isinstance(node, rdflib.Literal):
+            return str(node).strip()
+        cached = names.get(node)
+        if cached is not None:
+            return cached
+        base = labels.get(node) or _local_name(node)
+        candidate = base
+        if used[base]:
+            # Two IRIs with the same label stay distinct entities.
+            candidate = f"{base} ({_local_name(node)})"
+            if used[candidate]:
+                candidate = f"{base} <{node}>"
+            collisions += 1
+        used[candidate] += 1
+        names[node] = candidate
+        return candidate
+
+    out: list[tuple[str, str, str]] = []
+    empty_literals = 0
+    for s, p, o in sorted(graph, key=lambda spo: (str(spo[0]), str(spo[1]), str(spo[2]))):
+        if p == RDFS.label and s in labels:
+            continue  # the label became the entity's name
+        h, r, t = name_of(s), name_of(p), name_of(o)
+        if not t:
+            empty_literals += 1
+            continue
+        out.append((h, r, t))
+    if empty_literals:
+        raise GraphFormatError(label, f"{empty_literals} triple(s) have an empty literal object", bad_lines=empty_literals)
+    notes = []
+    if labels:
+        notes.append(f"{_plural(len(labels), 'entity', 'entities')} named by their rdfs:label")
+    if collisions:
+        notes.append(
+            f"{collisions} IRI(s) share a label with another IRI; kept apart by appending the IRI's local name"
+        )
+    return out, notes
+
+
+def _local_name(node: object) -> str:
+    text = str(node)
+    for sep in ("#", "/", ":"):
+        if sep in text.rstrip(sep):
+            text = text.rstrip(sep).rsplit(sep, 1)[1]
+            break
+    return unquote(text)
+
+
+_PARSERS = {
+    "tsv": _parse_tsv,
+    "csv": _parse_csv,
+    "json": _parse_json,
+    "jsonl": _parse_jsonl,
+    "nt": _parse_nt,
+    "ttl": _parse_ttl,
+    "linearized": _parse_linearized,
+}
+
+
+def iter_formats() -> Iterator[tuple[str, str]]:
+    """(format key, human name) pairs, for UI file pickers."""
+    yield from _FORMAT_NAMES.items()
+
+
+def supported_extensions() -> list[str]:
+    """File extensions the loader recognises (each also accepted with ``.gz``)."""
+    return sorted(_EXTENSIONS) + [".txt"]
+
+
+__all__: Iterable[str] = (
+    "DEFAULT_MAX_BYTES",
+    "GraphFormatError",
+    "detect_format",
+    "load_graph",
+    "parse_graph_bytes",
+    "supported_extensions",
+)

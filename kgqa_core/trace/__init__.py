@@ -1,0 +1,22 @@
+"""Traces: the typed, JSON-serialisable record of what a method did."""
+
+from .schema import (
+    SCHEMA_VERSION,
+    Answer,
+    Candidate,
+    ChainTriplet,
+    FaithfulnessReport,
+    ModelCall,
+    Step,
+    TokenOption,
+    TokenPosition,
+    Trace,
+    TraceFormatError,
+    load_trace,
+    save_trace,
+)
+
+__all__ = [
+    "SCHEMA_VERSION", "Answer", "Candidate", "ChainTriplet", "FaithfulnessReport", "ModelCall",
+    "Step", "TokenOption", "TokenPosition", "Trace", "TraceFormatError", "load_trace", "save_trace",
+]

@@ -1,0 +1,296 @@
+"""The trace: the contract between the reasoning core and the UI.
+
+A trace records every step a method took, with enough detail that the UI can
+replay it without re-running the model: the query-centric subgraph before and
+after each step (as triplet ids of the source graph), the candidates the step
+considered with their scores, the choice, the raw model text, model calls,
+token counts and timings.  Everything is a dataclass of JSON-native values so
+that a saved trace reloads identically (``Trace.from_dict(t.to_dict()) == t``).
+
+Method-specific detail that does not fit the common fields goes into
+``Step.extra`` / ``Trace.extra`` (JSON-native dicts); the UI knows how to draw
+the extras of each method (READS abstract structure, RoK PageRank, ...).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+TripletTuple = tuple[str, str, str]
+
+
+@dataclass
+class TokenOption:
+    """One token the constraint allowed at a decoding position."""
+
+    token: str
+    token_id: int
+    prob: float
+
+
+@dataclass
+class TokenPosition:
+    """The token-level view of one decoding position inside a triplet."""
+
+    chosen: str
+    chosen_id: int
+    chosen_prob: float
+    allowed: list[TokenOption] = field(default_factory=list)
+    n_allowed: int = 0
+
+
+@dataclass
+class Candidate:
+    """An option a step considered: a triplet, a relation, a path, a plan step...
+
+    ``triplet_id`` points into the source graph when the candidate is a graph
+    triplet; ``triplet`` repeats its text so a trace is readable on its own.
+    ``kept`` marks candidates the step retained (beam survivors, chosen option).
+    """
+
+    label: str
+    score: float
+    triplet_id: int | None = None
+    triplet: TripletTuple | None = None
+    prob: float | None = None
+    kept: bool = False
+    beam: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ModelCall:
+    """One request to the language model (a generation or a scoring batch)."""
+
+    purpose: str
+    prompt_tokens: int
+    output_tokens: int
+    forward_passes: int
+    seconds: float
+    prompt: str = ""
+    output: str = ""
+
+
+@dataclass
+class Step:
+    """One step of a method.
+
+    ``kind`` names the step type (e.g. ``dog.triplet``, ``dog.text``,
+    ``reads.search``, ``rok.paths``, ``lpkg.search``).  ``subgraph_before`` and
+    ``subgraph_after`` are triplet ids of the source graph; ``added_entities``
+    are the entities this step made visible.
+    """
+
+    index: int
+    kind: str
+    title: str = ""
+    beam: int | None = None
+    subgraph_before: list[int] = field(default_factory=list)
+    subgraph_after: list[int] = field(default_factory=list)
+    added_entities: list[str] = field(default_factory=list)
+    candidates: list[Candidate] = field(default_factory=list)
+    choice: str | None = None
+    chosen_triplet_id: int | None = None
+    model_text: str = ""
+    token_view: list[TokenPosition] = field(default_factory=list)
+    model_calls: list[ModelCall] = field(default_factory=list)
+    tokens_in: int = 0
+    tokens_out: int = 0
+    seconds: float = 0.0
+    note: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ChainTriplet:
+    """One triplet a method cites, and whether the graph supports it."""
+
+    head: str
+    relation: str
+    tail: str
+    triplet_id: int | None = None
+    in_graph: bool = False
+    grounded: bool = False
+    reason: str = ""
+
+
+@dataclass
+class FaithfulnessReport:
+    """Every triplet a method cites, checked against the graph.
+
+    ``ill_triplets`` counts triplets that break well-formedness (DoG §2.2):
+    absent from the graph, or touching no entity visited before or a topic
+    entity.
+    """
+
+    checked: int = 0
+    in_graph: int = 0
+    ill_triplets: int = 0
+    answers_in_graph: int = 0
+    answers_total: int = 0
+    details: list[ChainTriplet] = field(default_factory=list)
+
+    @property
+    def ill_rate(self) -> float:
+        return self.ill_triplets / self.checked if self.checked else 0.0
+
+
+@dataclass
+class Answer:
+    """A final answer, linked to a graph entity when possible."""
+
+    text: str
+    entity: str | None = None
+    in_graph: bool = False
+    score: float | None = None
+
+
+@dataclass
+class Trace:
+    """Everything one method did for one question."""
+
+    method: str
+    question: str
+    model: str = ""
+    model_revision: str = ""
+    parameters: dict[str, Any] = field(default_factory=dict)
+    seed: int | None = None
+    graph_fingerprint: str = ""
+    graph_name: str = ""
+    topic_entities: list[str] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
+    answers: list[Answer] = field(default_factory=list)
+    chains: list[list[ChainTriplet]] = field(default_factory=list)
+    chain_scores: list[float] = field(default_factory=list)
+    faithfulness: FaithfulnessReport = field(default_factory=FaithfulnessReport)
+    raw_output: str = ""
+    model_calls: int = 0
+    forward_passes: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    seconds: float = 0.0
+    error: str = ""
+    notes: list[str] = field(default_factory=list)
+    created_at: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+    schema_version: int = SCHEMA_VERSION
+
+    # ------------------------------------------------------------------ JSON
+    def to_dict(self) -> dict[str, Any]:
+        return _to_jsonable(self)
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Trace":
+        version = data.get("schema_version", SCHEMA_VERSION)
+        if version > SCHEMA_VERSION:
+            raise TraceFormatError(
+                f"trace schema version {version} is newer than this workbench supports ({SCHEMA_VERSION})"
+            )
+        return _from_jsonable(cls, data)
+
+    @classmethod
+    def from_json(cls, text: str) -> "Trace":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise TraceFormatError(f"not valid JSON: line {exc.lineno}: {exc.msg}") from None
+        if not isinstance(data, dict) or "method" not in data or "question" not in data:
+            raise TraceFormatError("not a trace: expected an object with 'method' and 'question'")
+        return cls.from_dict(data)
+
+    # --------------------------------------------------------------- helpers
+    @property
+    def answer_texts(self) -> list[str]:
+        return [a.text for a in self.answers]
+
+    @property
+    def best_chain(self) -> list[ChainTriplet]:
+        return self.chains[0] if self.chains else []
+
+    def add_step(self, step: Step) -> Step:
+        step.index = len(self.steps)
+        self.steps.append(step)
+        return step
+
+
+class TraceFormatError(ValueError):
+    """A file that is not a trace this workbench can read."""
+
+
+def save_trace(trace: Trace, path: str | Path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(trace.to_json(), encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def load_trace(path: str | Path) -> Trace:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise TraceFormatError(f"{path}: not UTF-8 text") from None
+    try:
+        return Trace.from_json(text)
+    except TraceFormatError as exc:
+        raise TraceFormatError(f"{path}: {exc}") from None
+
+
+# ---------------------------------------------------------------- internals
+def _to_jsonable(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (list, tuple)):
+        return [_to_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return None if value != value else (1e308 if value > 0 else -1e308)
+    return value
+
+
+def _from_jsonable(cls: type, data: Any) -> Any:
+    import typing
+
+    hints = typing.get_type_hints(cls)
+    kwargs = {}
+    names = {f.name for f in dataclasses.fields(cls)}
+    for name, raw in data.items():
+        if name not in names:
+            continue
+        kwargs[name] = _coerce(hints[name], raw)
+    return cls(**kwargs)
+
+
+def _coerce(hint: Any, raw: Any) -> Any:
+    import typing
+
+    if raw is None:
+        return None
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (typing.Union, getattr(__import__("types"), "UnionType", typing.Union)):
+        non_none = [a for a in args if a is not type(None)]
+        return _coerce(non_none[0], raw) if non_none else raw
+    if dataclasses.is_dataclass(hint):
+        return _from_jsonable(hint, raw)
+    if origin is list:
+        return [_coerce(args[0], v) for v in raw] if args else list(raw)
+    if origin is tuple:
+        return tuple(raw)
+    if origin is dict:
+        return dict(raw)
+    if hint is float and isinstance(raw, int):
+        return float(raw)
+    return raw

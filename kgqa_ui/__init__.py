@@ -1,0 +1,9 @@
+"""kgqa_ui: rendering helpers for the Streamlit workbench.
+
+Everything here turns `kgqa_core.trace.schema.Trace` objects (and the graph
+they ran on) into HTML, plotly figures and tables.  Nothing here calls a
+model: the UI replays what a trace recorded.  The pure modules (``scene``,
+``vis_html``, ``charts``, ``text_view``, ``run_store``, ``trace_tables``) do
+not import Streamlit, so they are unit-tested without an app; the Streamlit
+glue lives in ``panels``, ``state``, ``resources`` and ``running``.
+"""

@@ -1,0 +1,69 @@
+"""The colour language shared by every graph, chart and legend of the workbench.
+
+One place so that "orange bold = the chosen chain" means the same thing on the
+Replay, Compare and Explore pages and in downloaded graph HTML.
+"""
+
+from __future__ import annotations
+
+from plotly.colors import sample_colorscale
+
+# node roles
+TOPIC = "#f59f00"          # topic entity (gold diamond)
+ANSWER = "#2f9e44"         # final answer (green star)
+CHAIN = "#e8590c"          # the chosen chain (orange, bold)
+NEW_BORDER = "#d6336c"     # entity added at this step (magenta ring)
+SUBGRAPH = "#4dabf7"       # in the query-centric subgraph
+CANDIDATE_NODE = "#a5d8ff"  # reached only by a candidate triplet
+CONTEXT = "#dee2e6"        # context shown around the subgraph
+KEY_ENTITY = "#7048e8"     # RoK key entity
+ILL = "#e03131"            # cited but not in the graph / ill-formed
+MISSING_NODE = "#ffc9c9"
+
+# edge roles
+SUBGRAPH_EDGE = "#5c7cfa"
+CONTEXT_EDGE = "#ced4da"
+DROPPED_EDGE = "#ced4da"
+
+# score colour scale: low (pale) -> high (dark); kept away from the chain's orange
+SCORE_SCALE = "YlGnBu"
+_SCORE_LO, _SCORE_HI = 0.2, 1.0
+
+# categorical colours for sub-questions, paths and methods (Okabe-Ito, colour-blind safe;
+# orange is left out so the chosen chain stays unique)
+CATEGORICAL = ["#0072B2", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#6a4c93", "#999933", "#882255"]
+
+
+def categorical(i: int) -> str:
+    return CATEGORICAL[i % len(CATEGORICAL)]
+
+
+def normalise(values: list[float]) -> list[float]:
+    """Min-max scale to [0, 1]; a single value or all-equal values map to 1."""
+    if not values:
+        return []
+    lo, hi = min(values), max(values)
+    if hi - lo < 1e-12:
+        return [1.0 for _ in values]
+    return [(v - lo) / (hi - lo) for v in values]
+
+
+def score_color(t: float) -> str:
+    """Colour for a normalised score in [0, 1] (clamped)."""
+    t = min(1.0, max(0.0, float(t)))
+    rgb = sample_colorscale(SCORE_SCALE, [_SCORE_LO + t * (_SCORE_HI - _SCORE_LO)])[0]
+    return _rgb_to_hex(rgb)
+
+
+def _rgb_to_hex(rgb: str) -> str:
+    if rgb.startswith("#"):
+        return rgb
+    parts = rgb[rgb.index("(") + 1 : rgb.index(")")].split(",")
+    r, g, b = (int(round(float(p))) for p in parts[:3])
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
+def score_gradient_css() -> str:
+    """A CSS linear-gradient of the score scale, for legends."""
+    stops = [score_color(i / 4) for i in range(5)]
+    return f"linear-gradient(to right, {', '.join(stops)})"

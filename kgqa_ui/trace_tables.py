@@ -1,0 +1,144 @@
+"""Tables from traces: per-step scores (CSV download), side-by-side summaries (Compare).
+
+Pure functions over `Trace`, so the Runs page's CSV and the Compare table are
+unit-tested without Streamlit.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from kgqa_core.trace.schema import Step, Trace
+
+SCORE_COLUMNS = ["step", "kind", "title", "beam", "label", "score", "prob", "kept", "triplet_id", "head", "relation", "tail"]
+
+
+def scores_rows(trace: Trace) -> list[dict[str, Any]]:
+    """One row per candidate per step."""
+    rows = []
+    for step in trace.steps:
+        for cand in step.candidates:
+            h, r, t = (list(cand.triplet) + ["", "", ""])[:3] if cand.triplet else ("", "", "")
+            rows.append({
+                "step": step.index + 1, "kind": step.kind, "title": step.title, "beam": step.beam,
+                "label": cand.label, "score": cand.score, "prob": cand.prob, "kept": cand.kept,
+                "triplet_id": cand.triplet_id, "head": h, "relation": r, "tail": t,
+            })
+    return rows
+
+
+def scores_csv(trace: Trace) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=SCORE_COLUMNS)
+    writer.writeheader()
+    for row in scores_rows(trace):
+        writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+    return buf.getvalue()
+
+
+def normalise_answer(text: str) -> str:
+    text = unicodedata.normalize("NFKC", str(text)).casefold().strip()
+    text = re.sub(r"\s+", " ", text)
+    return text.strip(" .,;:'\"")
+
+
+@dataclass
+class Correctness:
+    hit_at_1: bool
+    matched: int
+    predicted: int
+    gold: int
+
+    @property
+    def label(self) -> str:
+        mark = "\u2705" if self.hit_at_1 else ("\u26a0\ufe0f" if self.matched else "\u274c")
+        return f"{mark} {self.matched}/{self.gold} gold found"
+
+
+def correctness(trace: Trace, gold: Iterable[str]) -> Correctness | None:
+    """Hit@1 and how many gold answers the trace found; None when there is no gold."""
+    gold_set = {normalise_answer(g) for g in gold if str(g).strip()}
+    if not gold_set:
+        return None
+    preds = [normalise_answer(a.entity or a.text) for a in trace.answers]
+    preds_alt = [normalise_answer(a.text) for a in trace.answers]
+    found = {p for p in preds + preds_alt if p in gold_set}
+    hit = bool(trace.answers) and (preds[0] in gold_set or preds_alt[0] in gold_set)
+    return Correctness(hit_at_1=hit, matched=len(found), predicted=len(trace.answers), gold=len(gold_set))
+
+
+@dataclass
+class Badge:
+    label: str
+    color: str  # streamlit badge colour name
+    help: str
+
+
+def faithfulness_badge(trace: Trace) -> Badge:
+    """A one-glance verdict on the cited triplets."""
+    f = trace.faithfulness
+    if trace.error:
+        return Badge("run failed", "red", trace.error)
+    if not f.checked:
+        if trace.chains:
+            return Badge("chain not checked", "gray", "The trace has chains but no faithfulness report.")
+        return Badge("no chain cited", "gray", "This method gave no reasoning chain to check.")
+    if f.ill_triplets == 0:
+        return Badge(f"faithful: {f.in_graph}/{f.checked} triplets in graph", "green",
+                     "Every cited triplet is in the graph and connected to the topic entities.")
+    return Badge(f"{f.ill_triplets} ill triplet(s) of {f.checked}", "red" if f.ill_rate > 0.3 else "orange",
+                 "Ill triplets are absent from the graph or not connected to what was visited before (DoG §2.2).")
+
+
+def chain_text(trace: Trace, k: int = 0) -> str:
+    if k >= len(trace.chains):
+        return ""
+    return " \u2192 ".join(f"({c.head} \u2192 {c.relation} \u2192 {c.tail})" for c in trace.chains[k])
+
+
+def summary_row(trace: Trace, gold: Iterable[str] = (), label: str | None = None) -> dict[str, Any]:
+    """One Compare-table row."""
+    corr = correctness(trace, gold)
+    f = trace.faithfulness
+    return {
+        "run": label or trace.method,
+        "method": trace.method,
+        "model": trace.model,
+        "answers": ", ".join(trace.answer_texts) or ("(error)" if trace.error else "(none)"),
+        "correct": corr.label if corr else "no gold",
+        "hit@1": None if corr is None else corr.hit_at_1,
+        "ill triplets": f"{f.ill_triplets}/{f.checked}" if f.checked else "-",
+        "model calls": trace.model_calls or sum(len(s.model_calls) for s in trace.steps),
+        "forward passes": trace.forward_passes,
+        "tokens in": trace.tokens_in,
+        "tokens out": trace.tokens_out,
+        "wall time (s)": round(trace.seconds, 2),
+        "steps": len(trace.steps),
+        "error": trace.error,
+    }
+
+
+def step_facts(step: Step) -> dict[str, Any]:
+    """The numbers shown beside a step."""
+    return {
+        "kind": step.kind,
+        "beam": step.beam,
+        "candidates": len(step.candidates),
+        "kept": sum(1 for c in step.candidates if c.kept),
+        "subgraph triplets": len(step.subgraph_after or step.subgraph_before),
+        "new entities": len(step.added_entities),
+        "model calls": len(step.model_calls),
+        "tokens in/out": f"{step.tokens_in}/{step.tokens_out}",
+        "seconds": round(step.seconds, 3),
+    }
+
+
+def trace_label(trace: Trace, run_id: str | None = None) -> str:
+    q = trace.question if len(trace.question) <= 60 else trace.question[:59] + "\u2026"
+    when = (trace.created_at or "")[:19].replace("T", " ")
+    return f"{trace.method} · {q}" + (f" · {when}" if when else "") + (f" · {run_id}" if run_id else "")
