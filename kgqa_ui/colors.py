@@ -21,13 +21,13 @@ ILL = "#e03131"            # cited but not in the graph / ill-formed
 MISSING_NODE = "#ffc9c9"
 
 # edge roles
-SUBGRAPH_EDGE = "#5c7cfa"
-CONTEXT_EDGE = "#ced4da"
+SUBGRAPH_EDGE = "#868e96"
+CONTEXT_EDGE = "#dee2e6"
 DROPPED_EDGE = "#ced4da"
 
 # score colour scale: low (pale) -> high (dark); kept away from the chain's orange
 SCORE_SCALE = "YlGnBu"
-_SCORE_LO, _SCORE_HI = 0.2, 1.0
+_SCORE_LO, _SCORE_HI = 0.35, 1.0
 
 # categorical colours for sub-questions, paths and methods (Okabe-Ito, colour-blind safe;
 # orange is left out so the chosen chain stays unique)

@@ -158,10 +158,13 @@ def step_scene(
     if pagerank:
         vals = [float(v) for v in pagerank.values() if isinstance(v, (int, float))]
         top = max(vals) if vals else 0.0
+        sized = 0
         for ent, val in pagerank.items():
             if isinstance(val, (int, float)) and top > 0 and ent in b._nodes:
                 b.node(ent, b._nodes[ent].role, size=10 + 30 * float(val) / top, info=f"PageRank {float(val):.4f}")
-        b.notes.append("Node size shows PageRank.")
+                sized += 1
+        if sized:
+            b.notes.append("Node size shows PageRank.")
 
     focus = list(trace.topic_entities) + [n for n in list(b._nodes) if b._nodes[n].role != "context"]
     b.context(focus, budget=context)

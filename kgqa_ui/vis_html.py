@@ -111,7 +111,7 @@ def render_html(scene: GraphScene, height: int = 560, title: str | None = None) 
 <html><head><meta charset="utf-8"><title>{esc(heading or "graph")}</title>
 <style>
 body {{ margin:0; font-family: -apple-system, "Segoe UI", Roboto, sans-serif; font-size: 12px; color:#343a40; }}
-#graph {{ width:100%; height:{int(height)}px; border:1px solid #e9ecef; border-radius:6px; background:#fff; }}
+#graph {{ box-sizing:border-box; width:100%; height:{int(height)}px; border:1px solid #e9ecef; border-radius:6px; background:#fff; }}
 .head {{ font-weight:600; margin:2px 0 4px 2px; }}
 .note {{ color:#868e96; margin:2px 0 4px 2px; }}
 .legend {{ display:flex; flex-wrap:wrap; gap:4px 12px; margin:6px 2px; }}

@@ -159,7 +159,7 @@ def _fill_faithfulness(trace: Trace, graph) -> None:
     except ImportError:
         return
     try:
-        trace.faithfulness = check_chains(graph, trace.chains, trace.topic_entities, trace.answer_texts)
+        trace.faithfulness = check_chains(graph, trace.chains, trace.topic_entities, trace.answers)
     except Exception as exc:  # a checker bug must not lose the result; note it on the trace
         trace.notes.append(f"eval: faithfulness check failed: {type(exc).__name__}: {exc}")
 
@@ -260,6 +260,7 @@ def run_eval(
 
         bar = tqdm(total=len(pending), disable=not progress, unit="run", desc="eval", dynamic_ncols=True)
         results_path = out_dir / RESULTS_FILE
+        _drop_torn_tail(results_path)
         try:
             with results_path.open("a", encoding="utf-8") as fh:
                 for i, (q, m) in enumerate(pending, start=1):
@@ -284,6 +285,15 @@ def run_eval(
     summary.overall, summary.by_type = summarize_records(summary.records, methods, n_boot=n_boot, seed=seed)
     (out_dir / SUMMARY_FILE).write_text(json.dumps(summary.to_dict(), indent=2, ensure_ascii=False), encoding="utf-8")
     return summary
+
+
+def _drop_torn_tail(path: Path) -> None:
+    """Cut a half-written last line (a run killed mid-write) so appends start on a fresh line."""
+    if not path.exists():
+        return
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        path.write_bytes(data[: data.rfind(b"\n") + 1])
 
 
 def _evaluate_pair(

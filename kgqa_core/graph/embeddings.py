@@ -45,7 +45,8 @@ class Embedder:
 
     @property
     def dimension(self) -> int:
-        return int(self.model.get_sentence_embedding_dimension())
+        getter = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        return int(getter())
 
     def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
         """Embeddings of `texts` as a (len(texts), dim) float32 array, unit length rows."""

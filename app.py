@@ -1,0 +1,54 @@
+"""The KGQA workbench: ask, replay step by step, compare methods, explore the graph.
+
+Start with ``streamlit run app.py``.  Pages live in ``pages/`` and are wired
+here with ``st.navigation`` (the Evaluate page is included when present).
+The sidebar holds settings every page shares: where runs are saved and how
+much of a graph is drawn.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import streamlit as st
+
+ROOT = Path(__file__).resolve().parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from kgqa_ui import state  # noqa: E402
+from kgqa_ui.run_store import default_runs_dir  # noqa: E402
+
+st.set_page_config(page_title="KGQA workbench", page_icon=":material/hub:", layout="wide")
+
+PAGES = [
+    ("ask.py", "Ask", ":material/question_answer:"),
+    ("replay.py", "Replay", ":material/slow_motion_video:"),
+    ("compare.py", "Compare", ":material/compare_arrows:"),
+    ("explore.py", "Explore", ":material/travel_explore:"),
+    ("evaluate.py", "Evaluate", ":material/analytics:"),
+    ("runs.py", "Runs", ":material/history:"),
+]
+pages = [
+    st.Page(str(ROOT / "pages" / fname), title=title, icon=icon, default=(fname == "ask.py"))
+    for fname, title, icon in PAGES
+    if (ROOT / "pages" / fname).is_file()
+]
+nav = st.navigation(pages)
+
+with st.sidebar:
+    graph = state.ensure_graph()
+    if graph is not None:
+        st.caption(f"Graph: **{graph.name}** · {len(graph):,} triplets · {len(graph.entities):,} entities")
+    elif st.session_state.get("graph_autoload_failed"):
+        st.caption(f"No graph loaded ({st.session_state['graph_autoload_failed']}); load one on the Ask page.")
+    with st.expander("Settings", icon=":material/settings:"):
+        st.text_input("Runs directory", value=str(default_runs_dir()), key="set_runs_dir",
+                      help="Every run's trace is saved here (default: $KGQA_RUNS_DIR or runs/ beside app.py).")
+        st.number_input("Max nodes drawn", min_value=20, max_value=2000, value=state.DEFAULT_MAX_NODES, step=20,
+                        key="set_max_nodes", help="Graphs never draw more entities than this; a note says what was left out.")
+        st.slider("Context entities around the subgraph", 0, 150, state.DEFAULT_CONTEXT, key="set_context",
+                  help="Faded neighbours drawn around the query-centric subgraph.")
+
+nav.run()

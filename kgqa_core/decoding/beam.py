@@ -1,0 +1,293 @@
+"""Decoding one triplet under the trie, and the chains of the triplet-level beam (DoG §2.4).
+
+Token level (inside a triplet).  With width 1 this is greedy constrained
+decoding: at each position the allowed token with the highest logit wins.
+Positions where the trie allows a single token need no decision, so those
+tokens are fed to the model together with the next decision point in one
+forward pass ("jump-forward"); their probabilities still come out of that
+pass, so scores and the token view are exact, and a triplet never costs more
+forward passes than the same tokens would in unconstrained decoding.  With
+width w > 1, `TripletBeamSearch` runs a token-level beam search over the
+trie (the paper's choice: it returns several triplets) with a batched KV
+cache and returns the w best complete triplets.
+
+Scores.  A triplet's score is the sum of its tokens' log-probabilities under
+the model (Eq. 3), as in transformers' beam search, where the constraint
+masks the log-softmax of the unconstrained logits.  Candidates the search
+did not complete get an upper bound instead: the log-probability of the
+prefix they share with a decoded path plus that of their first diverging
+token (log-probabilities only decrease as tokens are added).
+
+A triplet that ends where a longer one continues (names containing " >")
+ends when the model's unconstrained choice would leave the trie there.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import torch
+
+from ..models.local_model import PromptState
+from ..trace.schema import TokenOption, TokenPosition
+from .constraint import TripletGuide
+from .query_subgraph import QueryCentricSubgraph
+
+
+@dataclass
+class Position:
+    """One decoded position inside a triplet: the node, the token, allowed log-probs."""
+
+    node: int
+    token: int
+    logprob: float
+    allowed_logprobs: dict[int, float]  # every allowed token -> its model log-prob
+
+
+@dataclass
+class TripletHypothesis:
+    """A complete triplet decoded under the trie, with its Eq. 3 score."""
+
+    triplet_ids: tuple[int, ...]
+    token_ids: list[int]
+    positions: list[Position]
+    score: float
+    state: PromptState | None = None  # the state after the triplet (greedy path only)
+    note: str = ""
+
+    @property
+    def triplet_id(self) -> int:
+        return self.triplet_ids[0]
+
+
+@dataclass
+class CandidateScore:
+    triplet_id: int
+    score: float
+    exact: bool
+
+
+@dataclass
+class TripletSearchResult:
+    hypotheses: list[TripletHypothesis]  # best first
+    candidates: dict[int, CandidateScore]  # every triplet of the trie
+    forward_passes: int = 0
+
+
+def token_view(model: Any, positions: Sequence[Position], cap: int = 20) -> list[TokenPosition]:
+    """The token-level view of a decoded triplet: allowed tokens and their probabilities."""
+    out = []
+    for p in positions:
+        ranked = sorted(p.allowed_logprobs.items(), key=lambda kv: -kv[1])[:cap]
+        out.append(
+            TokenPosition(
+                chosen=model.token_text(p.token),
+                chosen_id=int(p.token),
+                chosen_prob=float(torch.tensor(p.logprob).exp()),
+                allowed=[
+                    TokenOption(token=model.token_text(t), token_id=int(t), prob=float(torch.tensor(lp).exp()))
+                    for t, lp in ranked
+                ],
+                n_allowed=len(p.allowed_logprobs),
+            )
+        )
+    return out
+
+
+def candidate_scores(
+    guide: TripletGuide, decoded: Sequence[TripletHypothesis]
+) -> dict[int, CandidateScore]:
+    """Exact scores of decoded triplets, upper bounds for every other triplet of the trie."""
+    trie = guide.trie
+    out: dict[int, CandidateScore] = {}
+    for hyp in decoded:
+        for tid in hyp.triplet_ids:
+            out[tid] = CandidateScore(tid, hyp.score, True)
+    for hyp in decoded:
+        prefix = 0.0
+        for p in hyp.positions:
+            for tid in trie.triplets_at(p.node):  # complete here, before this token: exact
+                if tid not in out or not out[tid].exact:
+                    out[tid] = CandidateScore(tid, prefix, True)
+            for tok, lp in p.allowed_logprobs.items():
+                if tok == p.token:
+                    continue
+                child = trie.advance(p.node, tok)
+                bound = prefix + lp
+                for tid in trie.triplets_under(child):
+                    old = out.get(tid)
+                    if old is None or (not old.exact and bound < old.score):
+                        out[tid] = CandidateScore(tid, bound, False)
+            prefix += p.logprob
+    for tid in trie.sequences:  # not reached by any decoded path (cannot happen after one token)
+        out.setdefault(tid, CandidateScore(tid, float("-inf"), False))
+    return out
+
+
+def _feed(model: Any, state: PromptState, ids: list[int]) -> torch.Tensor:
+    """Extend `state` by `ids` in one forward pass; the log-prob rows after each id."""
+    logits, cache = model.forward(torch.tensor([ids], dtype=torch.long), state.cache)
+    state.ids.extend(ids)
+    state.cache = cache
+    state.logits = logits[0, -1]
+    return torch.log_softmax(logits[0], dim=-1)
+
+
+def _allowed_logprobs(row: torch.Tensor, allowed: torch.Tensor) -> dict[int, float]:
+    return dict(zip(allowed.tolist(), row[allowed].tolist()))
+
+
+def greedy_triplet(model: Any, state: PromptState, guide: TripletGuide) -> TripletHypothesis:
+    """Greedy constrained decoding of one triplet; `state` is extended in place (jump-forward)."""
+    trie = guide.trie
+    node = trie.ROOT
+    rows: list[torch.Tensor] = [torch.log_softmax(state.logits, dim=-1)]
+    tokens: list[int] = []
+    nodes: list[int] = []
+    pending: list[int] = []
+    while True:
+        allowed = guide.allowed(node)
+        ends_here = trie.is_end(node)
+        if allowed.numel() == 0:
+            break  # a leaf: the triplet is complete
+        decide = allowed.numel() > 1 or ends_here
+        if decide and len(rows) <= len(tokens):
+            rows.extend(_feed(model, state, pending))
+            pending = []
+        if decide:
+            row = rows[len(tokens)]
+            if ends_here and trie.advance(node, int(torch.argmax(row))) is None:
+                break  # the model would leave the trie: the shorter triplet ends here
+            tok = int(allowed[int(torch.argmax(row[allowed]))])
+        else:
+            tok = int(allowed[0])
+        tokens.append(tok)
+        nodes.append(node)
+        pending.append(tok)
+        node = guide.advance(node, tok)
+    if pending:
+        rows.extend(_feed(model, state, pending))
+    positions = []
+    for i, (nd, tok) in enumerate(zip(nodes, tokens)):
+        allowed = trie.allowed_tensor(nd)
+        positions.append(Position(nd, tok, float(rows[i][tok]), _allowed_logprobs(rows[i], allowed)))
+    model.counter.tokens_out += len(tokens)
+    return TripletHypothesis(
+        triplet_ids=trie.triplets_at(node),
+        token_ids=tokens,
+        positions=positions,
+        score=float(sum(p.logprob for p in positions)),
+        state=state,
+        note="" if len(trie.triplets_at(node)) == 1 else
+        f"triplets {list(trie.triplets_at(node))} render to the same text; the first is cited",
+    )
+
+
+@dataclass
+class _Hyp:
+    node: int
+    tokens: list[int]
+    positions: list[Position]
+    score: float
+
+
+class TripletBeamSearch:
+    """Token-level search for the best triplets of a trie after a prompt state.
+
+    ``width`` 1 is greedy (and extends the state in place); larger widths run
+    a beam search with a batched copy of the cache, leaving `state` as it was.
+    """
+
+    def __init__(self, model: Any, width: int = 1) -> None:
+        if width < 1:
+            raise ValueError("beam width must be at least 1")
+        self.model = model
+        self.width = width
+
+    def search(self, state: PromptState, guide: TripletGuide) -> TripletSearchResult:
+        before = self.model.counter.forward_passes
+        with self.model.lock:
+            if self.width == 1:
+                hyps = [greedy_triplet(self.model, state, guide)]
+            else:
+                hyps = self._beam(state, guide)
+        return TripletSearchResult(hyps, candidate_scores(guide, hyps), self.model.counter.forward_passes - before)
+
+    def _beam(self, state: PromptState, guide: TripletGuide) -> list[TripletHypothesis]:
+        model, width, trie = self.model, self.width, guide.trie
+        guide.allowed(trie.ROOT)  # an empty trie fails here, loudly
+        live = [_Hyp(trie.ROOT, [], [], 0.0)]
+        finished: list[_Hyp] = []
+        cache = copy.deepcopy(state.cache)
+        logits = state.logits.unsqueeze(0)
+        generated = 0
+        while live:
+            logprobs = torch.log_softmax(logits, dim=-1)
+            expansions: list[tuple[float, int, int, dict[int, float]]] = []
+            for i, h in enumerate(live):
+                allowed = guide.allowed(h.node)
+                row = logprobs[i]
+                lps = _allowed_logprobs(row, allowed)
+                top = torch.topk(row[allowed], min(width, allowed.numel()))
+                for v, j in zip(top.values.tolist(), top.indices.tolist()):
+                    expansions.append((h.score + v, i, int(allowed[j]), lps))
+            expansions.sort(key=lambda e: -e[0])
+            new_live: list[_Hyp] = []
+            parents: list[int] = []
+            for score, i, tok, lps in expansions[:width]:
+                h = live[i]
+                node = trie.advance(h.node, tok)
+                nh = _Hyp(node, h.tokens + [tok], h.positions + [Position(h.node, tok, lps[tok], lps)], score)
+                if trie.is_end(node):
+                    finished.append(nh)
+                if not trie.is_leaf(node):
+                    new_live.append(nh)
+                    parents.append(i)
+            generated += len(new_live)
+            finished.sort(key=lambda h: -h.score)
+            if len(finished) >= width and (not new_live or max(h.score for h in new_live) <= finished[width - 1].score):
+                break
+            live = new_live
+            if not live:
+                break
+            cache.reorder_cache(torch.tensor(parents, dtype=torch.long))
+            out, cache = model.forward(torch.tensor([[h.tokens[-1]] for h in live], dtype=torch.long), cache)
+            logits = out[:, -1]
+        model.counter.tokens_out += generated
+        finished.sort(key=lambda h: -h.score)
+        return [
+            TripletHypothesis(trie.triplets_at(h.node), h.tokens, h.positions, h.score)
+            for h in finished[:width]
+        ]
+
+
+@dataclass
+class BeamCandidate:
+    """One chain of the triplet-level beam: its own KV state, G_q, triplets and text."""
+
+    state: PromptState
+    subgraph: QueryCentricSubgraph
+    chain: list[int] = field(default_factory=list)  # triplet ids
+    triplet_scores: list[float] = field(default_factory=list)
+    text: str = ""  # everything generated after the prompt
+    generated_ids: list[int] = field(default_factory=list)
+    finished: bool = False
+    stop: str = ""
+    beam_id: int = 0
+    parent_id: int | None = None
+    answer_text: str = ""
+
+    @property
+    def score(self) -> float:
+        """Chain score: the sum of its triplet scores (§2.4)."""
+        return float(sum(self.triplet_scores))
+
+
+def select_chains(candidates: Sequence[BeamCandidate], k: int) -> tuple[list[BeamCandidate], list[BeamCandidate]]:
+    """The k best chains by chain score (kept) and the rest (dropped); ties keep the earlier one."""
+    order = sorted(range(len(candidates)), key=lambda i: (-candidates[i].score, i))
+    kept = [candidates[i] for i in order[:k]]
+    dropped = [candidates[i] for i in order[k:]]
+    return kept, dropped

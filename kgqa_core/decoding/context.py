@@ -1,0 +1,157 @@
+"""What DoG, CoT and Direct share before decoding: topic entities, the pruned context, the prompt.
+
+Keeping this in one place is what makes the baselines comparable: the three
+methods see the same pruned graph in the same order and the same Tab. 6
+prompt (Direct: its documented variant).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from ..trace.schema import Answer, Trace
+from .prompt import PromptParts, build_prompt
+
+
+@dataclass
+class DecodingContext:
+    """Everything a decoding method needs about one question, decided before the model runs."""
+
+    params: dict[str, Any]
+    topics: list[str]
+    context_ids: list[int]  # triplets in the prompt, in prompt order
+    context_graph: Any  # the source graph restricted to context_ids (same ids)
+    prompt: PromptParts
+    prune_method: str = ""
+    prune_note: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+class ContextError(ValueError):
+    """A question DoG cannot run on (no topic entity in the graph, ...)."""
+
+
+def read_params(request: Any, defaults: dict[str, Any]) -> dict[str, Any]:
+    """Defaults overridden by the request's params; unknown names are kept (and recorded)."""
+    params = dict(defaults)
+    for name, value in (request.params or {}).items():
+        if value is not None:
+            params[name] = value
+    for name in ("beam_size", "max_steps", "max_new_tokens", "max_prompt_triplets"):
+        if name in params:
+            try:
+                params[name] = int(params[name])
+            except (TypeError, ValueError):
+                raise ContextError(f"parameter {name} must be a whole number, got {params[name]!r}") from None
+            if params[name] < (0 if name == "max_steps" else 1):
+                raise ContextError(f"parameter {name} must be at least {0 if name == 'max_steps' else 1}")
+    for name in ("local_visibility", "strict", "chat_template"):
+        if name in params:
+            params[name] = bool(params[name])
+    return params
+
+
+def topic_entities(request: Any, notes: list[str]) -> list[str]:
+    """The request's topic entities that are in the graph; linked from the question if none were given."""
+    graph = request.graph
+    given = [e for e in request.topic_entities if e]
+    if not given:
+        from ..graph.linking import link_entities
+
+        found = link_entities(request.question, graph)
+        if found:
+            best = found[0]
+            notes.append(f"no topic entity given: linked {best.entity!r} from the question ({best.method}, {best.score:.2f})")
+            given = [best.entity]
+    present = [e for e in dict.fromkeys(given) if graph.has_entity(e)]
+    missing = [e for e in given if not graph.has_entity(e)]
+    if missing:
+        notes.append(f"topic entities not in the graph were ignored: {', '.join(missing)}")
+    if not present:
+        raise ContextError(
+            "no topic entity of the question is in the graph"
+            + (f" (given: {', '.join(given)})" if given else "")
+            + "; DoG's chains must start from one"
+        )
+    return present
+
+
+def prepare(request: Any, variant: str, defaults: dict[str, Any]) -> DecodingContext:
+    """Parameters, topic entities, the context pruned to the budget, and the prompt."""
+    from ..graph.pruning import prune_to_budget
+
+    params = read_params(request, defaults)
+    notes: list[str] = []
+    topics = topic_entities(request, notes)
+    graph = request.graph
+    pruned = prune_to_budget(graph, request.question, topics, max_triplets=params["max_prompt_triplets"])
+    ids = list(pruned.triplet_ids)
+    context_graph = graph.subgraph(ids, name=f"{graph.name} (prompt context)") if len(ids) < len(graph) else graph
+    if params.get("local_visibility"):
+        from .query_subgraph import QueryCentricSubgraph
+
+        shown = QueryCentricSubgraph(context_graph, topics).triplet_ids
+        order = {tid: i for i, tid in enumerate(ids)}
+        shown.sort(key=lambda t: order.get(t, t))
+    else:
+        shown = ids
+    prompt = build_prompt(
+        request.model, request.question, graph.triplets_by_ids(shown), variant,
+        chat_template=params.get("chat_template", True), triplet_ids=shown,
+    )
+    return DecodingContext(params, topics, ids, context_graph, prompt, pruned.method, pruned.note, notes)
+
+
+def context_prompt(ctx: DecodingContext, request: Any, subgraph_ids: Sequence[int]) -> PromptParts:
+    """The prompt showing only `subgraph_ids` (local visibility, §5.2), in context order."""
+    order = {tid: i for i, tid in enumerate(ctx.context_ids)}
+    shown = sorted(subgraph_ids, key=lambda t: order.get(t, t))
+    return build_prompt(
+        request.model, request.question, request.graph.triplets_by_ids(shown), ctx.prompt.variant,
+        chat_template=ctx.params.get("chat_template", True), triplet_ids=shown,
+    )
+
+
+def resolve_answers(texts: Sequence[str], graph: Any) -> list[Answer]:
+    """Each parsed answer, linked to a graph entity when it names one."""
+    from ..graph.linking import resolve_entity
+
+    out: list[Answer] = []
+    for text in texts:
+        entity, score = resolve_entity(text, graph)
+        out.append(Answer(text=text, entity=entity, in_graph=entity is not None, score=score if entity else None))
+    return out
+
+
+def new_trace(method: str, request: Any, ctx: DecodingContext) -> Trace:
+    """A trace with the fields every decoding method fills the same way."""
+    trace = Trace(
+        method=method,
+        question=request.question,
+        model=request.model.name,
+        model_revision=request.model.revision,
+        parameters=dict(ctx.params),
+        seed=request.seed,
+        graph_fingerprint=request.graph.fingerprint,
+        graph_name=request.graph.name,
+        topic_entities=list(ctx.topics),
+    )
+    trace.notes.extend(ctx.notes)
+    if ctx.prune_note:
+        trace.notes.append(f"prompt context: {ctx.prune_note}")
+    trace.extra.update(
+        {
+            "prompt": ctx.prompt.text,
+            "prompt_variant": ctx.prompt.variant,
+            "chat_template": ctx.prompt.chat_template,
+            "context_triplet_ids": list(ctx.context_ids),
+            "prune_method": ctx.prune_method,
+        }
+    )
+    return trace
+
+
+def logprob_to_prob(score: float) -> float:
+    return math.exp(score) if score > -700 else 0.0

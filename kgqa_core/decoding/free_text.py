@@ -1,0 +1,110 @@
+"""Greedy free-text decoding between triplets, and where it stops.
+
+DoG's reasoning alternates: free text ("1.", "This tells us ...") until the
+model opens a triplet, a constrained triplet, free text again, until the
+"Therefore, the answer is ..." line ends or the model emits EOS (§2.3).  The
+decision to open is taken at token level: when the greedy next token
+contains ``<`` (``" <"``, ``"<<"``, ``'("<'``), the text up to and including
+that ``<`` is committed and the constraint takes over; anything after the
+``<`` inside that token is dropped (the trie decides what follows).
+
+The same loop with opening detection off is the CoT / Direct decoder, so the
+baselines and DoG share one code path apart from the constraint.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+
+from ..models.local_model import PromptState
+from .constraint import OpeningDetector
+from .prompt import answer_line_done, find_runaway
+
+StopFn = Callable[[str], int | None]
+
+
+def default_stop(text: str) -> int | None:
+    """Where DoG/CoT free text ends: a finished answer line, or the start of a new example."""
+    cuts = [c for c in (answer_line_done(text), find_runaway(text)) if c is not None]
+    return min(cuts) if cuts else None
+
+
+def direct_stop(text: str) -> int | None:
+    """Direct answers are one line: stop at the first line break after some text."""
+    stripped = text.lstrip()
+    if not stripped:
+        return None
+    offset = len(text) - len(stripped)
+    nl = stripped.find("\n")
+    run = find_runaway(text)
+    cuts = [c for c in ((offset + nl) if nl >= 0 else None, run) if c is not None]
+    return min(cuts) if cuts else None
+
+
+@dataclass
+class FreeText:
+    """One stretch of free text.
+
+    ``stop`` is ``"open"`` (the model opened a triplet; ``opener`` holds the
+    committed text up to ``<``), ``"eos"``, ``"stop"`` (answer line finished or
+    runaway example), or ``"length"``.  ``ids`` are the committed ids (the
+    opener's included); ``text`` is the visible text without the opener.
+    """
+
+    text: str
+    ids: list[int]
+    stop: str
+    opener: str = ""
+    opener_ids: list[int] = field(default_factory=list)
+    forward_passes: int = 0
+
+
+def decode_free_text(
+    model: Any,
+    state: PromptState,
+    max_tokens: int,
+    detector: OpeningDetector | None,
+    allow_open: bool = True,
+    stop: StopFn = default_stop,
+) -> FreeText:
+    """Greedy decoding from `state` (extended in place) until a triplet opens or the text ends.
+
+    `detector` None means never open (CoT / Direct).  With ``allow_open``
+    False the opening tokens are masked out (a chain at its triplet limit must
+    conclude).
+    """
+    eos = model.eos_ids
+    before = model.counter.forward_passes
+    ids: list[int] = []
+    text = ""
+    forbid = None
+    if detector is not None and not allow_open:
+        forbid = detector.forbid_mask(state.logits.shape[-1])
+    for _ in range(max_tokens):
+        logits = state.logits if forbid is None else state.logits + forbid
+        tok = int(torch.argmax(logits))
+        if tok in eos:
+            return _done(model, FreeText(text, ids, "eos"), before)
+        if detector is not None and allow_open and detector.is_opening(tok):
+            opener = detector.opener_text(tok)
+            opener_ids = [tok] if detector.is_pure(tok) else model.encode(opener)
+            model.step(state, opener_ids)
+            ids.extend(opener_ids)
+            visible = text + opener[:-1]
+            return _done(model, FreeText(visible, ids, "open", opener, opener_ids), before)
+        ids.append(tok)
+        text = model.decode(ids)
+        cut = stop(text)
+        if cut is not None:
+            return _done(model, FreeText(text[:cut], ids, "stop"), before)
+        model.step(state, [tok])
+    return _done(model, FreeText(text, ids, "length"), before)
+
+
+def _done(model: Any, result: FreeText, passes_before: int) -> FreeText:
+    result.forward_passes = model.counter.forward_passes - passes_before
+    model.counter.tokens_out += len(result.ids)
+    return result

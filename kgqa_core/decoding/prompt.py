@@ -1,0 +1,320 @@
+"""The DoG prompt (paper, Appendix A, Tab. 6), its Direct variant, and answer parsing.
+
+DoG, CoT and Direct must see the same context so that their differences come
+from decoding alone (paper §3.3, §4).  The instructions and the three
+in-context examples are the paper's, with these fixes of obvious typos
+(recorded here because the prompt is part of the method):
+
+* "irrelvant" -> "irrelevant";
+* the second example was labelled "Example 1" -> "Example 2";
+* the examples' headers read ``*Example N:**`` in the paper (a markdown bold
+  that lost a star in extraction) -> ``**Example N:**``;
+* "William Shakespeare is was playwright" -> "William Shakespeare was a playwright";
+* typographic apostrophes (``Let’s``) -> ASCII (``Let's``).
+
+Layout.  The paper prints the prompt as one run of text; we put each
+example's Context / Question / Answer on its own line.  With a chat model the
+instructions, the examples and the question go into the user turn, and the
+answer prefix "Let's break down the steps to find the answer to the
+question." opens the assistant turn, so the model *continues* it exactly as
+in the examples.  Without a chat template the whole Tab. 6 text is used raw.
+
+Direct variant (paper §3.3: "similar to the one used in DoG except that the
+triplet chains are omitted"): the same instructions' first sentence, the same
+three contexts and questions, and answers written straight after "Answer:"
+(``* Bahamas.``); the model continues after "Answer:".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from ..graph.linearize import linearize
+
+ANSWER_PREFIX = "Let's break down the steps to find the answer to the question."
+
+INSTRUCTIONS = (
+    "You are a helpful assistant that can analyse the knowledge graphs in the contexts and then "
+    "answer the questions based on the knowledge graphs. The answers should give the grounded "
+    "reasoning chains and think step by step, and the reasoning chains should be logically complete "
+    "but have as fewer steps as possible. Do not include information irrelevant to the question."
+)
+
+DIRECT_INSTRUCTIONS = (
+    "You are a helpful assistant that can analyse the knowledge graphs in the contexts and then "
+    "answer the questions based on the knowledge graphs. Give the answers directly, each one marked "
+    "with *. Do not include information irrelevant to the question."
+)
+
+
+@dataclass(frozen=True)
+class Example:
+    context: str
+    question: str
+    reasoning: str  # the DoG/CoT answer after the answer prefix
+    direct: str  # the Direct answer
+
+
+EXAMPLES: tuple[Example, ...] = (
+    Example(
+        context=(
+            "Bahamas -> location.country.first_level_divisions -> Grand Cay | Grand Bahama -> "
+            "location.location.containedby -> Bahamas | Bahamas -> location.location.contains -> Grand Cay | "
+            "Bahamas -> location.location.contains -> Grand Bahama | Grand Cay -> location.location.containedby "
+            "-> Bahamas | Bahamas -> location.country.first_level_divisions -> East Grand Bahama | Bahamas -> "
+            "location.country.first_level_divisions -> West Grand Bahama | Grand Bahama -> "
+            "location.location.contains -> Grand Bahama International Airport | Bahamas -> "
+            "location.location.contains -> East Grand Bahama | Bahamas -> location.location.contains -> West "
+            "Grand Bahama | East Grand Bahama -> location.location.containedby -> Bahamas | Bahamas -> "
+            "location.location.contains -> Grand Bahama International Airport | Grand Bahama -> "
+            "location.location.people_born_here -> Hubert Ingraham | Grand Cay -> "
+            "location.administrative_division.first_level_division_of -> Bahamas | Bahamas -> "
+            "location.country.administrative_divisions -> Cat Island, Bahamas | Bahamas -> "
+            "location.country.administrative_divisions -> Long Island | West Grand Bahama -> "
+            "location.location.containedby -> Bahamas | Bahamas -> location.country.capital -> Nassau | "
+            "Bahamas -> location.country.administrative_divisions -> Inagua | Bahamas -> "
+            "location.country.administrative_divisions -> Exuma | Grand Bahama International Airport -> "
+            "location.location.containedby -> Bahamas | Grand Bahama -> location.location.people_born_here -> "
+            "Juan Lewis | Grand Bahama -> location.location.contains -> West End Airport"
+        ),
+        question="What country is the grand bahama island in?",
+        reasoning=(
+            "1. < Grand Bahama -> location.location.containedby -> Bahamas > This tells us Grand Bahama is "
+            "located in Bahamas. Grand Bahama is in Bahamas. Therefore, the answer is * Bahamas."
+        ),
+        direct="* Bahamas.",
+    ),
+    Example(
+        context=(
+            "William Shakespeare -> people.person.profession -> Playwright | William Shakespeare -> "
+            "people.person.profession -> Poet | William Shakespeare -> base.kwebbase.kwtopic.has_sentences -> "
+            "By the time these works were published in 1609, Shakespeare was an acknowledged master of drama "
+            "and an established country gentleman. | William Shakespeare -> people.person.profession -> Actor "
+            "| William Shakespeare -> people.person.profession -> Author | William Shakespeare -> "
+            "people.person.profession -> Lyricist | In the 21 years between 1592 and 1613, Shakespeare "
+            "produced more than 30 plays. -> base.kwebbase.kwsentence.previous_sentence -> Above all, his "
+            "humanity spanned all classes and circumstances"
+        ),
+        question="What did William Shakespeare do for a living?",
+        reasoning=(
+            "1. < William Shakespeare -> people.person.profession -> Playwright > This tells us William "
+            "Shakespeare was a playwright. 2. < William Shakespeare -> people.person.profession -> Poet > "
+            "This tells us William Shakespeare was a poet. William Shakespeare was a playwright, and poet. "
+            "Therefore, the answer is * playwright, and * poet."
+        ),
+        direct="* playwright, and * poet.",
+    ),
+    Example(
+        context=(
+            "Carlton the Bear -> sports.mascot.team -> Toronto Maple Leafs | Toronto Maple Leafs -> "
+            "sports.sports_team.team_mascot -> Carlton the Bear | Carlton the Bear -> "
+            "common.topic.notable_types -> Mascot | Mascot -> type.type.properties -> Team | Toronto Maple "
+            "Leafs -> sports.sports_team.previously_known_as -> Toronto St. Patricks | Team -> "
+            "type.property.master_property -> Team Mascot | Toronto Maple Leafs -> "
+            "sports.sports_team.previously_known_as -> Toronto Arenas | m.0crt465 -> "
+            "sports.sports_league_participation.team -> Toronto Maple Leafs | Toronto St. Patricks -> "
+            "sports.defunct_sports_team.later_known_as -> Toronto Maple Leafs | Toronto Maple Leafs -> "
+            "sports.sports_team.sport -> Ice Hockey | Toronto St. Patricks -> sports.sports_team.sport -> Ice "
+            "Hockey | Toronto Arenas -> sports.defunct_sports_team.later_known_as -> Toronto Maple Leafs | "
+            "Toronto -> sports.sports_team_location.teams -> Toronto Maple Leafs | Toronto Maple Leafs -> "
+            "sports.sports_team.location -> Toronto"
+        ),
+        question="What is the sport played by the team with a mascot known as Carlton the Bear?",
+        reasoning=(
+            "1. < Carlton the Bear -> sports.mascot.team -> Toronto Maple Leafs > This tells us Carlton the "
+            "Bear is the mascot of the team Toronto Maple Leafs. 2. < Toronto Maple Leafs -> "
+            "sports.sports_team.sport -> Ice Hockey > This tells us Toronto Maple Leafs plays Ice Hockey. "
+            "Carlton the Bear is the mascot of the team Toronto Maple Leafs which plays Ice Hockey. "
+            "Therefore, the answer is * Ice Hockey."
+        ),
+        direct="* Ice Hockey.",
+    ),
+)
+
+# Text that means the model has started another example instead of finishing this one.
+RUNAWAY_MARKERS: tuple[str, ...] = ("*Example", "Example 5:", "Context:", "Question:", "\n\n\n")
+
+
+@dataclass
+class PromptParts:
+    """A built prompt: the exact string fed to the model and its pieces (for the trace)."""
+
+    variant: str  # "dog" (also CoT) or "direct"
+    text: str  # the full model input, chat template applied, ending where generation starts
+    system: str | None
+    user: str
+    assistant_prefix: str
+    context: str  # the linearised graph inside "Context: [ ... ]"
+    triplet_ids: list[int] = field(default_factory=list)
+    chat_template: bool = True
+
+
+def _example_block(n: int, context: str, question: str, answer: str) -> str:
+    return f"**Example {n}:**\nContext: [ {context} ]\nQuestion: {question}\nAnswer: {answer}"
+
+
+def build_user_text(context: str, question: str, variant: str = "dog") -> tuple[str, str]:
+    """(user text, assistant prefix) of the Tab. 6 prompt or its Direct variant."""
+    if variant not in ("dog", "direct"):
+        raise ValueError(f"unknown prompt variant {variant!r}; use 'dog' or 'direct'")
+    blocks = []
+    for i, ex in enumerate(EXAMPLES, start=1):
+        answer = f"{ANSWER_PREFIX} {ex.reasoning}" if variant == "dog" else ex.direct
+        blocks.append(_example_block(i, ex.context, ex.question, answer))
+    n = len(EXAMPLES) + 1
+    blocks.append(f"**Example {n}:**\nContext: [ {context} ]\nQuestion: {question.strip()}\nAnswer:")
+    instructions = INSTRUCTIONS if variant == "dog" else DIRECT_INSTRUCTIONS
+    user = instructions + "\n\n" + "\n\n".join(blocks)
+    prefix = ANSWER_PREFIX if variant == "dog" else ""
+    return user, prefix
+
+
+def build_prompt(
+    model: Any,
+    question: str,
+    triplets: Sequence[Any],
+    variant: str = "dog",
+    chat_template: bool = True,
+    triplet_ids: Sequence[int] | None = None,
+) -> PromptParts:
+    """The full model input for `question` over `triplets` (already pruned to the budget).
+
+    With ``chat_template`` and a model that has one, the user turn holds the
+    instructions, examples and question, and the assistant turn starts with
+    the answer prefix (DoG/CoT) or is empty (Direct).  Otherwise the raw text
+    ends with ``Answer: <prefix>``.
+    """
+    context = linearize(triplets)
+    user, prefix = build_user_text(context, question, variant)
+    has_template = bool(getattr(getattr(model, "tokenizer", None), "chat_template", None))
+    if chat_template and has_template:
+        head = model.chat_prompt(user)
+        text = head + prefix
+        used_chat = True
+    else:
+        text = user + (" " + prefix if prefix else "")
+        used_chat = False
+    ids = list(triplet_ids) if triplet_ids is not None else [getattr(t, "id", i) for i, t in enumerate(triplets)]
+    return PromptParts(variant, text, None, user, prefix, context, ids, used_chat)
+
+
+# ------------------------------------------------------------------ parsing
+_ANSWER_IS = re.compile(r"answers?\s+(?:is|are)\b", re.IGNORECASE)
+
+
+def find_runaway(text: str) -> int | None:
+    """Index where the model started a new example (or None)."""
+    hits = [text.find(m) for m in RUNAWAY_MARKERS if m in text]
+    return min(hits) if hits else None
+
+
+def answer_line_done(text: str) -> int | None:
+    """If `text` has a finished "... the answer is ..." line, the index where that line ends."""
+    m = None
+    for m in _ANSWER_IS.finditer(text):
+        pass
+    if m is None:
+        return None
+    nl = text.find("\n", m.end())
+    if nl >= 0 and text[m.end():nl].strip():
+        return nl
+    return None
+
+
+def _clean_answer(piece: str) -> str:
+    s = piece.strip()
+    # Separators between markers: "playwright, and * poet." -> "playwright"
+    s = re.sub(r"(?:,\s*|\s+)(?:and|or)\s*$", "", s, flags=re.IGNORECASE).strip()
+    s = s.rstrip(",;").strip()
+    if s.endswith(".") and not re.search(r"\b[A-Z]\.$|\.\.\.$", s):
+        s = s[:-1].rstrip()
+    return s.strip(" \t\"'`")
+
+
+def parse_answers(text: str) -> list[str]:
+    """The answers a model marked with ``* X`` (Tab. 6 format), in order, de-duplicated.
+
+    The markers after the last "the answer is" win; without such a phrase
+    every ``* X`` of the text counts; without any marker, the words after
+    "the answer is" up to the end of the sentence are the single answer.
+    Markdown bold (``**Example``) is not an answer marker.
+    """
+    cut = find_runaway(text)
+    if cut is not None:
+        text = text[:cut]
+    last = None
+    for last in _ANSWER_IS.finditer(text):
+        pass
+    tail = text[last.end():] if last is not None else text
+    line_end = tail.find("\n", 1 if tail.startswith("\n") else 0)
+    segment = tail if line_end < 0 or last is None else tail[:line_end]
+    pieces = re.split(r"(?<!\*)\*(?!\*)", segment)
+    out: list[str] = []
+    if len(pieces) > 1:
+        for piece in pieces[1:]:
+            # a marker answer runs until the next marker or the end of its sentence/line
+            piece = piece.split("\n", 1)[0]
+            ans = _clean_answer(piece)
+            if ans and ans not in out:
+                out.append(ans)
+        return out
+    if last is not None:
+        sentence = re.split(r"(?<![A-Z])\.(?:\s|$)|\n", segment.strip(" :"), maxsplit=1)[0]
+        ans = _clean_answer(sentence.strip(" :"))
+        if ans:
+            return [ans]
+    return []
+
+
+@dataclass(frozen=True)
+class WrittenTriplet:
+    """A ``< h -> r -> t >`` the model wrote, as text (CoT output)."""
+
+    raw: str
+    head: str
+    relation: str
+    tail: str
+    start: int  # character offset of "<" in the text
+    end: int  # offset just after ">"
+    well_split: bool = True  # False when the text did not split into exactly three parts
+
+
+_TRIPLET_SPAN = re.compile(r"<([^<>\n]*?->[^<>\n]*?)>")
+
+
+def parse_written_triplets(text: str, graph: Any = None) -> list[WrittenTriplet]:
+    """Every ``< h -> r -> t >`` in `text`.
+
+    Names may themselves contain ``->``; when a span splits into more than
+    three parts, the split that names a graph triplet (if `graph` is given)
+    wins, else the first part is the head, the last the tail and the middle
+    the relation (``well_split`` False).
+    """
+    out: list[WrittenTriplet] = []
+    for m in _TRIPLET_SPAN.finditer(text):
+        body = m.group(1)
+        parts = body.split("->")
+        if len(parts) < 3:
+            continue
+        chosen: tuple[str, str, str] | None = None
+        if len(parts) == 3:
+            chosen = (parts[0], parts[1], parts[2])
+        elif graph is not None:
+            for i in range(1, len(parts) - 1):
+                for j in range(i + 1, len(parts)):
+                    h = "->".join(parts[:i])
+                    r = "->".join(parts[i:j])
+                    t = "->".join(parts[j:])
+                    if graph.find(h.strip(), r.strip(), t.strip()) is not None:
+                        chosen = (h, r, t)
+                        break
+                if chosen:
+                    break
+        well = chosen is not None
+        if chosen is None:
+            chosen = (parts[0], "->".join(parts[1:-1]), parts[-1])
+        h, r, t = (p.strip() for p in chosen)
+        out.append(WrittenTriplet(m.group(0), h, r, t, m.start(), m.end(), well))
+    return out

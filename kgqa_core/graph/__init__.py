@@ -1,0 +1,35 @@
+"""Knowledge graphs: loading, indexing, entity linking and prompt-budget pruning.
+
+Methods reach a graph only through `GraphView`; `KnowledgeGraph` is the
+in-memory implementation.  Importing this package is cheap: the embedding
+model loads only when `load_embedder` (or pruning with ``embedder="auto"``)
+is called.
+"""
+
+from .embeddings import Embedder, load_embedder
+from .knowledge_graph import GraphView, KnowledgeGraph, Triplet
+from .linearize import linearize, parse_linearized
+from .linking import EntityCandidate, UnknownEntityError, link_entities, resolve_entity, search_entity_names
+from .loaders import DEFAULT_MAX_BYTES, GraphFormatError, load_graph, parse_graph_bytes
+from .pruning import PruneResult, prune_to_budget
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "Embedder",
+    "EntityCandidate",
+    "GraphFormatError",
+    "GraphView",
+    "KnowledgeGraph",
+    "PruneResult",
+    "Triplet",
+    "UnknownEntityError",
+    "linearize",
+    "link_entities",
+    "load_embedder",
+    "load_graph",
+    "parse_graph_bytes",
+    "parse_linearized",
+    "prune_to_budget",
+    "resolve_entity",
+    "search_entity_names",
+]

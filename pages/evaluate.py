@@ -1,0 +1,412 @@
+"""Evaluate: run methods over a benchmark, compare their metrics, open any answer in Replay.
+
+The page is a thin shell over `kgqa_core.eval.runner.run_eval`: the same output
+directory layout as the CLI (traces, results.jsonl, summary.json), so a run
+started here resumes from the CLI and the other way round.  It works inside the
+app's navigation and on its own (``streamlit run pages/evaluate.py``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # standalone `streamlit run pages/evaluate.py`
+    sys.path.insert(0, str(ROOT))
+
+import pandas as pd  # noqa: E402
+import plotly.graph_objects as go  # noqa: E402
+import streamlit as st  # noqa: E402
+
+from kgqa_core.eval.dataset import Dataset, DatasetFormatError, load_dataset, parse_dataset  # noqa: E402
+from kgqa_core.eval.metrics import ERROR_CLASSES, GroupSummary  # noqa: E402
+from kgqa_core.eval.runner import EvalConfigError, load_results, run_eval, summarize_records  # noqa: E402
+from kgqa_core.eval.taxonomy import ERROR_CLASS_DESCRIPTIONS  # noqa: E402
+
+SAMPLE = ROOT / "datasets" / "metaqa_sample" / "metaqa_dev_50.jsonl"
+SRC_SAMPLE = "MetaQA sample (50 questions)"
+SRC_UPLOAD = "Upload a JSONL dataset"
+SRC_FILE = "A dataset file on disk"
+SRC_GENERATE = "Generate from a graph (LPKG patterns)"
+LPKG_PATTERNS = ["1p", "2p", "3p", "2i", "3i", "2u", "ip", "pi", "compare"]
+HEADLINE = [("hits1", "Hits@1"), ("f1", "F1"), ("exact_match", "Exact match"), ("triplet_f1", "Triplet-F1")]
+
+
+# ------------------------------------------------------------------ helpers
+def runs_dir() -> Path:
+    env = os.environ.get("KGQA_RUNS_DIR")
+    return (Path(env).expanduser() if env else ROOT / "runs") / "eval"
+
+
+@st.cache_resource(show_spinner="Loading the model (once per session)...")
+def get_model(name: str):
+    from kgqa_core.models import load_model
+
+    return load_model(name)
+
+
+def model_choices() -> tuple[list[str], int]:
+    try:
+        from kgqa_core.models import DEFAULT_APP_MODEL, PACKAGED_MODELS
+
+        names = list(PACKAGED_MODELS)
+        return names, names.index(DEFAULT_APP_MODEL) if DEFAULT_APP_MODEL in names else 0
+    except ImportError:
+        return ["smollm2-135m", "qwen2.5-coder-1.5b"], 1
+
+
+def method_choices() -> tuple[dict[str, str], set[str]]:
+    """All registered methods with descriptions, and the names whose modules import."""
+    from kgqa_core.methods.base import METHODS, available_methods
+
+    return {m: d for m, (_, d) in METHODS.items()}, set(available_methods())
+
+
+def generator_available() -> bool:
+    """Whether the LPKG question generator (`python -m kgqa_core generate`) is installed."""
+    import importlib.util
+
+    for mod in ("kgqa_core.lpkg.generate", "kgqa_core.methods.lpkg_patterns"):
+        try:
+            if importlib.util.find_spec(mod) is not None:
+                return True
+        except ModuleNotFoundError:
+            continue
+    return False
+
+
+def run_slug(dataset_path: Path, model: str, params: dict) -> str:
+    """One output directory per (dataset content, model, parameters): re-running resumes it."""
+    digest = hashlib.sha256(dataset_path.read_bytes()).hexdigest()[:8]
+    pdig = hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:6]
+    clean = lambda s: re.sub(r"[^A-Za-z0-9._-]+", "_", s)[:40]  # noqa: E731
+    return f"{clean(dataset_path.stem)}-{digest}--{clean(model)}--{pdig}"
+
+
+def _save_upload(data: bytes, name: str) -> Path:
+    folder = runs_dir() / "datasets"
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(name).stem)[:40] or "upload"
+    path = folder / f"{stem}-{hashlib.sha256(data).hexdigest()[:8]}.jsonl"
+    if not path.exists():
+        path.write_bytes(data)
+    return path
+
+
+def _session_graph():
+    """The graph the user is working with in the app, if another page put one in the session."""
+    from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+
+    for key in ("graph", "kg", "current_graph"):
+        g = st.session_state.get(key)
+        if isinstance(g, KnowledgeGraph) and len(g):
+            return g
+    return None
+
+
+def generate_dataset(graph, patterns: list[str], n: int, seed: int) -> Path:
+    """Ground LPKG patterns in the graph via the `generate` command; returns the JSONL path."""
+    from kgqa_core.cli import main as cli_main
+
+    folder = runs_dir() / "datasets"
+    folder.mkdir(parents=True, exist_ok=True)
+    graph_file = folder / f"graph-{graph.fingerprint}.tsv"
+    if not graph_file.exists():
+        graph_file.write_text("".join(f"{t.head}\t{t.relation}\t{t.tail}\n" for t in graph), encoding="utf-8")
+    out = folder / f"generated-{graph.fingerprint}-{'_'.join(patterns)}-{n}-{seed}.jsonl"
+    import contextlib
+    import io
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = cli_main([
+            "generate", "--graph", str(graph_file), "--patterns", ",".join(patterns), "--n", str(n),
+            "--seed", str(seed), "--out", str(out),
+        ])
+    if code != 0 or not out.exists():
+        raise ValueError(err.getvalue().strip() or f"the generator exited with code {code}")
+    return out
+
+
+# ------------------------------------------------------------------ charts
+def _est(g: GroupSummary, key: str):
+    return getattr(g, key)
+
+
+def metric_figure(groups: list[GroupSummary], keys=HEADLINE, title: str = "Answer quality per method") -> go.Figure:
+    fig = go.Figure()
+    for g in groups:
+        xs, ys, hi, lo = [], [], [], []
+        for key, label in keys:
+            e = _est(g, key)
+            if e is None:
+                continue
+            xs.append(label)
+            ys.append(e.value)
+            hi.append(e.high - e.value)
+            lo.append(e.value - e.low)
+        fig.add_bar(name=g.method, x=xs, y=ys, error_y=dict(type="data", array=hi, arrayminus=lo, visible=True))
+    fig.update_layout(barmode="group", title=title, yaxis=dict(range=[0, 1.05], title="score (95% CI)"),
+                      height=360, margin=dict(l=10, r=10, t=40, b=10), legend_title_text="method")
+    return fig
+
+
+def type_figure(groups: list[GroupSummary], key: str = "hits1", label: str = "Hits@1") -> go.Figure:
+    fig = go.Figure()
+    for m in dict.fromkeys(g.method for g in groups):
+        rows = [g for g in groups if g.method == m and _est(g, key) is not None]
+        fig.add_bar(
+            name=m, x=[g.type for g in rows], y=[_est(g, key).value for g in rows],
+            error_y=dict(type="data", visible=True, array=[_est(g, key).high - _est(g, key).value for g in rows],
+                         arrayminus=[_est(g, key).value - _est(g, key).low for g in rows]),
+            customdata=[g.n for g in rows], hovertemplate="%{x}: %{y:.3f} (n=%{customdata})",
+        )
+    fig.update_layout(barmode="group", title=f"{label} per question type", yaxis=dict(range=[0, 1.05]),
+                      height=340, margin=dict(l=10, r=10, t=40, b=10))
+    return fig
+
+
+def time_figure(records: list[dict]) -> go.Figure:
+    fig = go.Figure()
+    for m in dict.fromkeys(r["method"] for r in records):
+        fig.add_box(name=m, y=[r["metrics"]["seconds"] for r in records if r["method"] == m], boxpoints="all")
+    fig.update_layout(title="Wall time per question (s)", height=320, margin=dict(l=10, r=10, t=40, b=10),
+                      showlegend=False)
+    return fig
+
+
+def taxonomy_figure(groups: list[GroupSummary]) -> go.Figure | None:
+    rows = [g for g in groups if g.error_classes]
+    if not rows:
+        return None
+    fig = go.Figure()
+    for c in ERROR_CLASSES:
+        fig.add_bar(name=c, x=[g.method for g in rows], y=[g.error_classes.get(c, 0) for g in rows],
+                    hovertext=ERROR_CLASS_DESCRIPTIONS[c])
+    fig.update_layout(barmode="stack", title="READS error taxonomy (methods that expose their subgraph)",
+                      height=320, margin=dict(l=10, r=10, t=40, b=10))
+    return fig
+
+
+def summary_frame(groups: list[GroupSummary]) -> pd.DataFrame:
+    fmt = lambda e: e.fmt() if e is not None else "-"  # noqa: E731
+    return pd.DataFrame([
+        {
+            "method": g.method, "type": g.type, "n": g.n, "Hits@1 [95% CI]": fmt(g.hits1), "F1": fmt(g.f1),
+            "precision": fmt(g.precision), "recall": fmt(g.recall), "exact match": fmt(g.exact_match),
+            "lenient hits (not Hits@1)": fmt(g.hits_any), "triplet-F1": fmt(g.triplet_f1),
+            "ill triplets": f"{g.ill_triplets}/{g.cited_triplets}", "model calls": round(g.model_calls_mean, 1),
+            "tokens in/request": round(g.tokens_in_per_request), "tokens out/request": round(g.tokens_out_per_request),
+            "wall p50 s": round(g.seconds_p50, 2), "wall p95 s": round(g.seconds_p95, 2), "method errors": g.errors,
+        }
+        for g in groups
+    ])
+
+
+def question_frame(records: list[dict]) -> pd.DataFrame:
+    return pd.DataFrame([
+        {
+            "id": r["id"], "type": r.get("type", ""), "method": r["method"], "question": r["question"],
+            "answers": ", ".join(r.get("answers", [])[:5]), "gold": ", ".join(r.get("gold", [])[:5]),
+            "Hits@1": r["metrics"]["hits1"], "F1": round(r["metrics"]["f1"], 3),
+            "class": r["metrics"].get("error_class") or "", "error": r.get("error", ""),
+        }
+        for r in records
+    ])
+
+
+# ------------------------------------------------------------------ page
+def choose_dataset() -> tuple[Path | None, Dataset | None]:
+    sources = [SRC_SAMPLE, SRC_UPLOAD, SRC_FILE] + ([SRC_GENERATE] if generator_available() else [])
+    source = st.radio("Dataset", sources, horizontal=True, key="eval_source")
+    path: Path | None = None
+    if source == SRC_SAMPLE:
+        path = SAMPLE
+        st.caption("25 one-hop and 25 two-hop MetaQA development questions, each with its own subgraph "
+                   "(≤ 200 triplets). MetaQA: Zhang et al., AAAI 2018, CC BY 3.0.")
+    elif source == SRC_UPLOAD:
+        up = st.file_uploader("JSONL, one question a line (see docs/evaluation.md)", type=["jsonl", "json"],
+                              key="eval_upload")
+        if up is None:
+            return None, None
+        data = up.getvalue()
+        try:
+            parse_dataset(data, up.name)
+        except DatasetFormatError as exc:
+            st.error("This file is not a valid dataset.")
+            st.code(str(exc), language=None)
+            return None, None
+        path = _save_upload(data, up.name)
+    elif source == SRC_FILE:
+        text = st.text_input("Path to a .jsonl dataset", key="eval_path",
+                             placeholder="e.g. runs/metaqa_dev_200.jsonl (python -m kgqa_core.datasets metaqa ...)")
+        if not text.strip():
+            return None, None
+        path = Path(text.strip()).expanduser()
+        if not path.is_absolute():
+            path = ROOT / path
+    else:
+        path = _generate_ui()
+        if path is None:
+            return None, None
+    try:
+        ds = load_dataset(path)
+    except DatasetFormatError as exc:
+        st.error("This dataset cannot be used.")
+        st.code(str(exc), language=None)
+        return None, None
+    types = ", ".join(f"{t}: {sum(q.type == t for q in ds)}" for t in ds.types) or "no types"
+    st.caption(f"**{len(ds)} questions** ({types}) · `{path.name}`")
+    for w in ds.warnings[:3]:
+        st.warning(w)
+    return path, ds
+
+
+def _generate_ui() -> Path | None:
+    graph = _session_graph()
+    if graph is None:
+        up = st.file_uploader("Graph file to generate questions from", key="eval_gen_graph")
+        if up is not None:
+            from kgqa_core.graph.loaders import GraphFormatError, parse_graph_bytes
+
+            try:
+                graph = parse_graph_bytes(up.getvalue(), up.name)
+            except GraphFormatError as exc:
+                st.error(str(exc))
+                return None
+    else:
+        st.caption(f"Generating from the current graph **{graph.name}** ({len(graph)} triplets).")
+    if graph is None:
+        st.info("Load a graph (here or on the graph page) to generate questions from it.")
+        return None
+    c1, c2, c3 = st.columns([3, 1, 1])
+    patterns = c1.multiselect("Patterns", LPKG_PATTERNS, default=["1p", "2p", "2i"], key="eval_gen_patterns")
+    n = c2.number_input("Questions", 1, 500, 20, key="eval_gen_n")
+    seed = c3.number_input("Seed", 0, 10_000, 0, key="eval_gen_seed")
+    if st.button("Generate questions", key="eval_gen_go", disabled=not patterns):
+        try:
+            st.session_state["eval_generated_path"] = str(generate_dataset(graph, patterns, int(n), int(seed)))
+        except ValueError as exc:
+            st.error(f"Question generation failed: {exc}")
+    path = st.session_state.get("eval_generated_path")
+    return Path(path) if path else None
+
+
+def run_panel(path: Path, ds: Dataset) -> Path | None:
+    descriptions, available = method_choices()
+    models, default_model = model_choices()
+    c1, c2 = st.columns([3, 2])
+    default_methods = [m for m in ("dog", "cot", "direct") if m in available] or sorted(available)[:1]
+    methods = c1.multiselect(
+        "Methods", list(descriptions), default=default_methods, key="eval_methods",
+        format_func=lambda m: m if m in available else f"{m} (not available yet)",
+        help="\n\n".join(f"**{m}**: {d}" for m, d in descriptions.items()),
+    )
+    model = c2.selectbox("Model", models, index=default_model, key="eval_model")
+    c3, c4 = st.columns(2)
+    limit = c3.number_input("Questions (first N)", 1, len(ds), min(10, len(ds)), key="eval_limit")
+    beam = c4.number_input("Beam size (0 = each method's default)", 0, 16, 0, key="eval_beam")
+    params = {"beam_size": int(beam)} if beam else {}
+    out_dir = runs_dir() / run_slug(path, model, params)
+    missing = [m for m in methods if m not in available]
+    if missing:
+        st.warning(f"Not available yet (module missing): {', '.join(missing)}; they will be skipped.")
+    runnable = [m for m in methods if m in available]
+    st.caption(f"Results go to `{out_dir}`; running again resumes (finished questions are skipped).")
+    if st.button("Run evaluation", type="primary", disabled=not runnable, key="eval_run"):
+        bar = st.progress(0.0, text="Loading the model...")
+        try:
+            loaded = get_model(model)
+
+            def on_progress(done: int, total: int, rec: dict) -> None:
+                mark = "✓" if rec["metrics"]["hits1"] else ("⚠" if rec["error"] else "✗")
+                bar.progress(done / total, text=f"{done}/{total} · {rec['method']} · {rec['id']} {mark}")
+
+            summary = run_eval(path, runnable, model, out_dir, limit=int(limit), params=params, progress=False,
+                               model=loaded, on_progress=on_progress)
+            bar.progress(1.0, text=f"Done: ran {summary.ran}, resumed {summary.skipped}, errors {summary.failed}")
+        except (DatasetFormatError, EvalConfigError, ValueError, OSError, RuntimeError) as exc:
+            bar.empty()
+            st.error(f"The evaluation stopped: {exc}")
+    return out_dir
+
+
+def results_panel(out_dir: Path, ds: Dataset) -> None:
+    records = load_results(out_dir)
+    if not records:
+        st.info("No results yet for this dataset, model and settings: press **Run evaluation**.")
+        return
+    overall, by_type = summarize_records(records, n_boot=500)
+    st.subheader("Results")
+    st.caption("Hits@1 is strict (the first answer must be gold, READS App. C); F1 is macro; intervals are "
+               "95% bootstrap over questions. Matching normalises case, punctuation and articles.")
+    st.dataframe(summary_frame(overall), hide_index=True, width="stretch")
+    c1, c2 = st.columns(2)
+    c1.plotly_chart(metric_figure(overall), key="eval_fig_metrics")
+    if len({g.type for g in by_type}) > 1:
+        c2.plotly_chart(type_figure(by_type), key="eval_fig_types")
+    else:
+        c2.plotly_chart(time_figure(records), key="eval_fig_time_alt")
+    c3, c4 = st.columns(2)
+    if len({g.type for g in by_type}) > 1:
+        c3.plotly_chart(time_figure(records), key="eval_fig_time")
+    tax = taxonomy_figure(overall)
+    if tax is not None:
+        c4.plotly_chart(tax, key="eval_fig_taxonomy")
+    with st.expander("Per question type"):
+        st.dataframe(summary_frame(by_type), hide_index=True, width="stretch")
+
+    st.subheader("Per question")
+    frame = question_frame(records)
+    event = st.dataframe(frame, hide_index=True, width="stretch", on_select="rerun",
+                         selection_mode="single-row", key="eval_table")
+    rows = list(getattr(getattr(event, "selection", None), "rows", []) or []) if event is not None else []
+    labels = [f"{r['method']} · {r['id']} · {r['question'][:70]}" for r in records]
+    index = rows[0] if rows else 0
+    choice = st.selectbox("Question and method", range(len(records)), index=index, key=f"eval_pick_{index}",
+                          format_func=lambda i: labels[i])
+    rec = records[choice]
+    st.markdown(f"**{rec['question']}**  \ngold: {', '.join(rec['gold'])}  \n"
+                f"answers: {', '.join(rec['answers']) or '(none)'}")
+    if rec.get("error"):
+        st.error(rec["error"])
+    if rec["metrics"].get("error_class"):
+        c = rec["metrics"]["error_class"]
+        st.caption(f"{c}: {ERROR_CLASS_DESCRIPTIONS.get(c, '')}")
+    if st.button("Open this trace in Replay", key="eval_open_replay"):
+        open_in_replay(out_dir / rec["trace"], ds, rec["id"])
+
+
+def open_in_replay(trace_file: Path, ds: Dataset, qid: str) -> None:
+    """Hand the trace to Replay; its graph is saved where the run store looks graphs up by fingerprint."""
+    st.session_state["replay_trace_path"] = str(trace_file)
+    try:
+        from kgqa_ui.run_store import RunStore, default_runs_dir
+
+        RunStore(default_runs_dir()).save_graph(ds.by_id(qid).graph())
+    except (ImportError, KeyError, OSError, ValueError):
+        pass  # Replay still shows the trace; the graph drawing needs the snapshot
+    try:
+        st.switch_page("pages/replay.py")
+    except Exception:  # standalone or no Replay page registered
+        st.info(f"Replay is not available here; the trace is `{trace_file}`.")
+
+
+def main() -> None:
+    st.title("Evaluate")
+    st.caption("Run methods over a benchmark and compare them: strict Hits@1, F1, exact match, triplet-F1, "
+               "ill triplets, the READS error taxonomy, cost and wall time. Open any answer in Replay.")
+    path, ds = choose_dataset()
+    if path is None or ds is None:
+        return
+    out_dir = run_panel(path, ds)
+    if out_dir is not None:
+        results_panel(out_dir, ds)
+
+
+main()

@@ -1,0 +1,212 @@
+"""Explore: search entities, expand neighbourhoods, relation statistics, and edit-then-re-ask (counterfactuals)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+from kgqa_ui import charts, panels, state
+from kgqa_ui.nav import ensure_app_navigation
+from kgqa_ui.running import methods_available, run_with_status
+from kgqa_ui.trace_scene import explore_scene
+
+ensure_app_navigation()
+
+
+def working_graph() -> KnowledgeGraph:
+    """The edited copy if there is one, else the loaded graph (edits never touch the original)."""
+    return st.session_state.get("edited_graph") or state.active_graph()
+
+
+def search_tab(graph: KnowledgeGraph) -> None:
+    expanded: list[str] = st.session_state.setdefault("explore_expanded", [])
+    c1, c2 = st.columns([3, 2])
+    with c1:
+        q = st.text_input("Search entities", key="explore_q", placeholder="a name, or part of one")
+    hits = graph.search_entities(q, limit=15) if q.strip() else []
+    with c2:
+        if q.strip() and not hits:
+            st.caption("No entity matches.")
+        pick = st.selectbox("Entity", [h for h, _ in hits], key="explore_pick",
+                            format_func=lambda e: f"{e}  (degree {graph.degree(e)})") if hits else None
+    b = st.columns([1, 1, 4])
+    if b[0].button("Expand", key="explore_expand", disabled=pick is None, icon=":material/add_circle:"):
+        if pick not in expanded:
+            expanded.append(pick)
+    if b[1].button("Clear", key="explore_clear", disabled=not expanded):
+        expanded.clear()
+    if not expanded:
+        seeds = st.session_state.get("ask_topics") or []
+        seeds = [s for s in seeds if graph.has_entity(s)]
+        if seeds:
+            expanded.extend(seeds[:2])
+            st.caption("Starting from the Ask page's topic entities; search to expand others.")
+        else:
+            st.info("Search an entity and press **Expand** to draw its neighbourhood.")
+            return
+    st.caption("Expanded: " + ", ".join(f"`{panels._md(e)}`" for e in expanded))
+    cfg = state.settings()
+    highlight = [t.id for t in graph if t.id in set(st.session_state.get("edit_added_ids", []))]
+    scene = explore_scene(graph, expanded, selected=pick, highlight=highlight, max_nodes=cfg.max_nodes)
+    panels.show_graph(scene, height=520, alt="explored neighbourhoods")
+    focus = pick or expanded[-1]
+    trips = graph.neighbours(focus)
+    st.markdown(f"**Triplets of {panels._md(focus)}** ({len(trips)}; showing up to 500)")
+    st.dataframe(pd.DataFrame([{"id": t.id, "head": t.head, "relation": t.relation, "tail": t.tail}
+                               for t in trips[:500]]), hide_index=True, width="stretch")
+    neighbours = sorted({t.other(focus) for t in trips[:500]} - set(expanded))
+    if neighbours:
+        nxt = st.selectbox("Expand a neighbour", neighbours, index=None, key="explore_next",
+                           placeholder="pick a neighbour to expand…")
+        if nxt and st.button("Expand neighbour", key="explore_expand_next"):
+            expanded.append(nxt)
+            st.rerun()
+
+
+def stats_tab(graph: KnowledgeGraph) -> None:
+    m = st.columns(3)
+    m[0].metric("triplets", f"{len(graph):,}")
+    m[1].metric("entities", f"{len(graph.entities):,}")
+    m[2].metric("relations", f"{len(graph.relations):,}")
+    c1, c2 = st.columns(2)
+    fig = charts.relation_stats_figure(graph)
+    if fig is not None:
+        c1.plotly_chart(fig, width="stretch", key="explore_rel")
+    fig = charts.degree_figure(graph)
+    if fig is not None:
+        c2.plotly_chart(fig, width="stretch", key="explore_deg")
+
+
+def edit_tab(original: KnowledgeGraph) -> None:
+    st.markdown("Edit a **copy** of the graph (triplet ids are kept, so traces stay comparable), then ask the same "
+                "question of both graphs: does the answer follow the evidence?")
+    log: list[str] = st.session_state.setdefault("edit_log", [])
+    edited: KnowledgeGraph | None = st.session_state.get("edited_graph")
+
+    def copy() -> KnowledgeGraph:
+        g = st.session_state.get("edited_graph")
+        if g is None:
+            g = original.copy(name=f"{original.name} (edited)")
+            st.session_state["edited_graph"] = g
+        return g
+
+    c1, c2 = st.columns(2)
+    with c1, st.container(border=True):
+        st.markdown("**Remove a triplet**")
+        g = edited or original
+        focus = st.session_state.get("explore_pick") or next(iter(st.session_state.get("explore_expanded") or []), None)
+        pool = g.neighbours(focus)[:300] if focus and g.has_entity(focus) else []
+        if pool:
+            tid = st.selectbox("Triplet", [t.id for t in pool], key="edit_rm_pick",
+                               format_func=lambda i: f"#{i}  {g.triplet(i).linearized()}")
+        else:
+            st.caption("Expand an entity on the Search tab to pick from its triplets, or give an id.")
+            tid = st.number_input("Triplet id", min_value=0, step=1, key="edit_rm_id")
+        if st.button("Remove", key="edit_rm", icon=":material/remove_circle:"):
+            g2 = copy()
+            if g2.has_triplet_id(int(tid)):
+                t = g2.remove(int(tid))
+                log.append(f"removed #{t.id}: {t.linearized()}")
+                st.rerun()
+            else:
+                st.error(f"No triplet with id {int(tid)} in the edited graph.")
+    with c2, st.container(border=True):
+        st.markdown("**Add a triplet**")
+        h = st.text_input("Head", key="edit_h")
+        r = st.text_input("Relation", key="edit_r")
+        t = st.text_input("Tail", key="edit_t")
+        if st.button("Add", key="edit_add", icon=":material/add_circle:"):
+            if not (h.strip() and r.strip() and t.strip()):
+                st.error("Head, relation and tail must all be non-empty.")
+            else:
+                g2 = copy()
+                existed = g2.find(h.strip(), r.strip(), t.strip())
+                trip = g2.add(h.strip(), r.strip(), t.strip())
+                if existed:
+                    st.warning("That triplet is already in the graph.")
+                else:
+                    log.append(f"added #{trip.id}: {trip.linearized()}")
+                    st.session_state.setdefault("edit_added_ids", []).append(trip.id)
+                    st.rerun()
+    if log:
+        st.markdown("**Edits so far**")
+        st.code("\n".join(log), language=None)
+        if st.button("Discard edits", key="edit_reset"):
+            st.session_state.pop("edited_graph", None)
+            st.session_state["edit_log"] = []
+            st.session_state["edit_added_ids"] = []
+            st.rerun()
+    reask(original)
+
+
+def reask(original: KnowledgeGraph) -> None:
+    edited = st.session_state.get("edited_graph")
+    st.markdown("#### Re-ask on both graphs")
+    if edited is None:
+        st.caption("Make an edit first.")
+        return
+    methods = methods_available()
+    if not methods:
+        st.info("No reasoning method is installed yet, so the counterfactual run is not available.")
+        return
+    from kgqa_core.models.registry import PACKAGED_MODELS, is_installed
+
+    models = [n for n, spec in PACKAGED_MODELS.items() if is_installed(spec)]
+    question = st.text_input("Question", value=st.session_state.get("ask_question", ""), key="edit_q")
+    topics = [t for t in (st.session_state.get("ask_topics") or []) if edited.has_entity(t)]
+    topics = st.multiselect("Topic entities", sorted(set(topics) | set(st.session_state.get("explore_expanded") or [])),
+                            default=topics, key="edit_topics")
+    c = st.columns(2)
+    method = c[0].selectbox("Method", list(methods), key="edit_method")
+    model = c[1].selectbox("Model", models, key="edit_model") if models else None
+    if st.button("Run on original and edited graph", key="edit_run", type="primary",
+                 disabled=not (question.strip() and topics and model)):
+        params = {"beam_size": st.session_state.get("ask_beam", 3), "max_steps": st.session_state.get("ask_steps", 3)}
+        out = {}
+        for label, g in (("original", original), ("edited", edited)):
+            out[label] = run_with_status(method, g, question.strip(), topics, params, model)
+        st.session_state["edit_results"] = {k: (v.run_id, v.error) for k, v in out.items()}
+    res = st.session_state.get("edit_results")
+    if res:
+        cols = st.columns(2)
+        answers = {}
+        for col, label in zip(cols, ("original", "edited")):
+            run_id, err = res[label]
+            with col.container(border=True):
+                st.markdown(f"**{label} graph**")
+                if not run_id:
+                    st.error(err or "no run")
+                    continue
+                tr = state.load_run(run_id)
+                answers[label] = set(tr.answer_texts)
+                panels.trace_summary(tr, compact=True)
+                st.page_link("pages/replay.py", label="Replay", query_params={"run": run_id})
+        if len(answers) == 2:
+            if answers["original"] == answers["edited"]:
+                st.info("The answer did not change after the edit.")
+            else:
+                st.success("The answer changed with the edit: the method follows the graph's evidence.")
+
+
+def main() -> None:
+    st.title("Explore the graph")
+    original = state.active_graph()
+    if original is None:
+        st.info("Load a graph on the **Ask** page first.")
+        return
+    graph = working_graph()
+    if st.session_state.get("edited_graph") is not None:
+        st.caption(f"Showing the **edited copy** ({len(st.session_state.get('edit_log', []))} edits); "
+                   "the loaded graph is unchanged.")
+    t1, t2, t3 = st.tabs(["Search & expand", "Relation statistics", "Edit & re-ask"])
+    with t1:
+        search_tab(graph)
+    with t2:
+        stats_tab(graph)
+    with t3:
+        edit_tab(original)
+
+
+with panels.page_guard("Explore"):
+    main()

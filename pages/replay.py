@@ -1,0 +1,134 @@
+"""Replay: step through a saved trace; the model is never re-run and stepping reruns only the player."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from kgqa_core.trace.schema import Trace
+from kgqa_ui import panels, state
+from kgqa_ui.nav import ensure_app_navigation
+from kgqa_ui.trace_tables import trace_label
+
+PLAY_INTERVAL = 1.6  # seconds per step while playing
+
+ensure_app_navigation()
+
+
+def pick_run() -> str | None:
+    store = state.store()
+    infos = store.list()
+    if store.problems:
+        with st.expander(f"{len(store.problems)} file(s) in the runs directory could not be read"):
+            for p in store.problems:
+                st.caption(p)
+    if not infos:
+        st.info("No runs yet. Ask a question on the **Ask** page (every run is saved to "
+                f"`{store.root}`), or import a trace JSON on the **Runs** page.", icon=":material/info:")
+        return None
+    mine = set(state.session_runs())
+    ids = [i.run_id for i in infos]
+    labels = {i.run_id: ("● " if i.run_id in mine else "") + f"{i.method} · {i.question[:70]} · "
+              f"{(i.created_at or '')[:19].replace('T', ' ')}" for i in infos}
+    wanted = state.query_param("run")
+    if wanted and wanted not in ids:
+        st.warning(f"Run `{wanted}` is not in {store.root}; showing the newest run instead.")
+        wanted = None
+    if st.session_state.get("replay_pick") not in ids or (wanted and st.session_state.get("replay_url_seen") != wanted):
+        st.session_state["replay_pick"] = wanted or ids[0]
+        st.session_state["replay_url_seen"] = wanted
+    run_id = st.selectbox("Run", ids, key="replay_pick", format_func=lambda r: labels[r],
+                          help="● = run in this session. Newest first.")
+    if st.query_params.get("run") != run_id:
+        st.query_params["run"] = run_id
+        st.query_params.pop("step", None)
+    return run_id
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _load(root: str, run_id: str, mtime: float) -> Trace:
+    from kgqa_ui.run_store import RunStore
+
+    return RunStore(root).load(run_id)
+
+
+def player(run_id: str, trace: Trace, was_playing: bool) -> None:
+    graph, where = state.graph_for_trace(trace)
+    cfg = state.settings()
+    n = len(trace.steps)
+    key = f"replay_step::{run_id}"
+    if key not in st.session_state:
+        url_step = state.query_param("step")
+        st.session_state[key] = int(url_step) if url_step and url_step.isdigit() and int(url_step) <= n else 0
+    playing = st.session_state.get("replay_playing") == run_id
+    if playing != was_playing:
+        st.rerun()  # play/pause changes the fragment's timer, which needs one whole-page run
+    if playing:
+        if st.session_state[key] >= n:
+            st.session_state["replay_playing"] = None
+            st.rerun()
+        elif st.session_state.get("replay_tick_seen"):
+            st.session_state[key] = min(n, st.session_state[key] + 1)
+        st.session_state["replay_tick_seen"] = True
+
+    def move(delta: int) -> None:
+        st.session_state[key] = max(0, min(n, st.session_state[key] + delta))
+
+    def toggle() -> None:
+        if st.session_state.get("replay_playing") == run_id:
+            st.session_state["replay_playing"] = None
+        else:
+            if st.session_state[key] >= n:
+                st.session_state[key] = 0
+            st.session_state["replay_playing"] = run_id
+            st.session_state["replay_tick_seen"] = False
+
+    c = st.columns([1, 1, 1, 9])
+    c[0].button("◀", key="replay_prev", on_click=move, args=(-1,), help="Previous step", disabled=playing)
+    c[1].button("⏸" if playing else "▶", key="replay_play", on_click=toggle,
+                help="Pause" if playing else "Play through the steps")
+    c[2].button("▶|", key="replay_next", on_click=move, args=(1,), help="Next step", disabled=playing)
+    options = list(range(n + 1))
+
+    def fmt(i: int) -> str:
+        return "final" if i == n else f"{i + 1} · {trace.steps[i].kind}"
+
+    with c[3]:
+        idx = st.select_slider("Step", options, key=key, format_func=fmt, label_visibility="collapsed")
+    if state.query_param("step") != str(idx):
+        st.query_params["step"] = str(idx)
+    if graph is None or where.startswith("no graph"):
+        st.caption(f"Graph: {where}.")
+    panels.step_view(trace, idx, graph, cfg.max_nodes, cfg.context)
+
+
+def main() -> None:
+    st.title("Replay")
+    st.caption("Step through what a method did: the query-centric subgraph, candidates and their scores, the "
+               "chosen chain, and the model's own text. Nothing is re-run.")
+    run_id = pick_run()
+    if run_id is None:
+        return
+    store = state.store()
+    try:
+        path = store.path(run_id)
+        trace = _load(str(store.root), run_id, path.stat().st_mtime)
+    except Exception as exc:
+        st.error(f"Could not load run {run_id}: {exc}")
+        return
+    with st.container(border=True):
+        st.markdown(f"**{panels._md(trace.question)}**")
+        gold = st.session_state.get("ask_gold") if st.session_state.get("ask_question", "").strip() == trace.question else []
+        panels.trace_summary(trace, gold=gold, compact=True)
+        with st.expander("Run details: cost, parameters, all chains"):
+            panels.trace_summary(trace, gold=gold)
+    if not trace.steps:
+        st.info("This trace has no steps to replay; the final result is shown below.")
+    playing = st.session_state.get("replay_playing") == run_id
+    fragment = st.fragment(player, run_every=PLAY_INTERVAL if playing else None)
+    with panels.page_guard("Replay"):
+        fragment(run_id, trace, playing)
+    st.caption(f"Run `{run_id}` · {trace_label(trace)}")
+
+
+with panels.page_guard("Replay"):
+    main()

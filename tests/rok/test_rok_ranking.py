@@ -1,0 +1,51 @@
+"""PageRank buckets: fullest bucket first, mean PageRank inside a bucket."""
+
+from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+from kgqa_core.rok.paths import pairwise_paths
+from kgqa_core.rok.ranking import rank_paths, subgraph_pagerank
+
+
+def _fan_out() -> KnowledgeGraph:
+    """A and B are joined through a Hub (which also reaches C, D, E) and through a Leaf."""
+    return KnowledgeGraph.from_triplets([
+        ("A", "r", "Hub"), ("Hub", "r", "B"), ("Hub", "r", "C"), ("Hub", "r", "D"), ("Hub", "r", "E"),
+        ("A", "s", "Leaf"), ("Leaf", "s", "B"),
+    ])
+
+
+def test_pagerank_prefers_the_hub_path():
+    g = _fan_out()
+    keys = ["A", "B", "C", "D", "E"]
+    search = pairwise_paths(g, keys, max_hops=2, max_paths=50)
+    pr = subgraph_pagerank(g, search.triplet_ids, damping=0.85)
+    assert max(pr, key=pr.get) == "Hub"
+    ranking = rank_paths(search.paths, keys, pr, top_k=1)
+    (best,) = ranking.selected
+    assert best.path.entities == ("A", "Hub", "B")
+    leaf = next(r for r in ranking.ranked if "Leaf" in r.path.entities)
+    assert not leaf.selected and leaf.mean_pagerank < best.mean_pagerank
+    assert leaf.key_count == best.key_count == 2
+
+
+def test_fullest_bucket_first_then_next_until_k():
+    g = KnowledgeGraph.from_triplets([
+        ("K1", "r", "K2"), ("K2", "r", "K3"), ("K1", "r", "X"), ("X", "r", "K3"), ("K3", "r", "Y"),
+    ])
+    search = pairwise_paths(g, ["K1", "K3"], max_hops=2, max_paths=50)
+    paths = search.paths
+    pr = {"K1": 0.1, "K2": 0.1, "K3": 0.1, "X": 0.9, "Y": 0.0}
+    ranking = rank_paths(paths, ["K1", "K2", "K3"], pr, top_k=2)
+    # K1-K2-K3 holds 3 key entities: chosen first despite X's higher PageRank
+    assert ranking.selected[0].path.entities == ("K1", "K2", "K3")
+    assert ranking.selected[1].path.entities == ("K1", "X", "K3")
+    assert set(ranking.buckets) == {3, 2}
+    assert ranking.buckets[3] == [paths.index(ranking.selected[0].path)]
+
+
+def test_damping_is_used():
+    g = _fan_out()
+    ids = [t.id for t in g]
+    low = subgraph_pagerank(g, ids, damping=0.5)
+    high = subgraph_pagerank(g, ids, damping=0.95)
+    assert high["Hub"] > low["Hub"]
+    assert abs(sum(low.values()) - 1.0) < 1e-6

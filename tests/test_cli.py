@@ -1,0 +1,115 @@
+"""The command line contract: answers, JSON traces, one-line errors, exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kgqa_core.cli import main
+from kgqa_core.trace.schema import Trace, load_trace
+
+ROOT = Path(__file__).resolve().parents[1]
+
+GRAPH_TSV = """head\trelation\ttail
+Carlton the Bear\tsports.mascot.team\tToronto Maple Leafs
+Toronto Maple Leafs\tsports.sports_team.sport\tIce Hockey
+Toronto Maple Leafs\tsports.sports_team.location\tToronto
+"""
+
+
+@pytest.fixture()
+def graph_file(tmp_path) -> Path:
+    path = tmp_path / "hockey.tsv"
+    path.write_text(GRAPH_TSV, encoding="utf-8")
+    return path
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "kgqa_core", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_models_lists_packaged_models(capsys):
+    assert main(["models"]) == 0
+    out = capsys.readouterr().out
+    assert "smollm2-135m" in out and "qwen2.5-coder-1.5b" in out
+    assert "installed" in out
+
+
+def test_methods_lists_all_six(capsys):
+    assert main(["methods"]) == 0
+    out = capsys.readouterr().out
+    for name in ("dog", "cot", "direct", "reads", "rok", "lpkg"):
+        assert name in out
+
+
+def test_bad_graph_is_one_line_error_without_traceback(tmp_path):
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("a\tb\tc\nonly\ttwo\n", encoding="utf-8")
+    proc = run_cli("ask", "--graph", str(bad), "--question", "q", "--method", "direct", "--topic", "a")
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr
+    lines = [ln for ln in proc.stderr.strip().splitlines() if ln.startswith("error:")]
+    assert len(lines) == 1 and "bad.tsv" in lines[0] and "line 2" in lines[0]
+
+
+def test_missing_graph_file(capsys, tmp_path):
+    assert main(["ask", "--graph", str(tmp_path / "nope.tsv"), "--question", "q", "--method", "dog"]) == 1
+    assert "not found" in capsys.readouterr().err
+
+
+def test_unknown_method(capsys, graph_file):
+    assert main(["ask", "--graph", str(graph_file), "--question", "q", "--method", "magic"]) == 1
+    err = capsys.readouterr().err
+    assert "unknown method 'magic'" in err and "dog" in err
+
+
+def test_unknown_topic_entity_suggests_names(capsys, graph_file):
+    code = main(["ask", "--graph", str(graph_file), "--question", "q", "--method", "direct",
+                 "--topic", "Carlton the Bearr"])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "not in the graph" in err and "Carlton the Bear" in err
+
+
+def test_debug_shows_traceback(tmp_path):
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("x\n", encoding="utf-8")
+    proc = run_cli("--debug", "ask", "--graph", str(bad), "--question", "q", "--method", "direct", "--topic", "x")
+    assert proc.returncode != 0 and "Traceback" in proc.stderr
+
+
+def test_ask_json_prints_a_trace_and_saves_it(graph_file, tmp_path):
+    out = tmp_path / "trace.json"
+    proc = run_cli("ask", "--graph", str(graph_file), "--question",
+                   "What sport does the team with the mascot Carlton the Bear play?",
+                   "--topic", "Carlton the Bear", "--method", "dog", "--model", "smollm2-135m",
+                   "--json", "--trace-out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    trace = Trace.from_json(proc.stdout)
+    assert trace.method == "dog" and trace.model == "smollm2-135m"
+    assert trace.topic_entities == ["Carlton the Bear"]
+    assert trace.faithfulness.ill_triplets == 0
+    assert load_trace(out) == trace
+    # the human summary of the saved trace
+    shown = run_cli("show", str(out))
+    assert shown.returncode == 0 and "answer:" in shown.stdout
+
+
+def test_ask_links_topic_entities_when_not_given(graph_file):
+    proc = run_cli("ask", "--graph", str(graph_file), "--question",
+                   "what sport does the team of [Carlton the Bear] play", "--method", "direct")
+    assert proc.returncode == 0, proc.stderr
+    assert "Carlton the Bear" in proc.stderr  # the linked topic is reported
+    assert "answer:" in proc.stdout
+
+
+def test_show_rejects_a_non_trace(tmp_path, capsys):
+    p = tmp_path / "x.json"
+    p.write_text(json.dumps({"a": 1}))
+    assert main(["show", str(p)]) == 1
+    assert "not a trace" in capsys.readouterr().err

@@ -1,0 +1,224 @@
+"""AppTest checks of every page: what a user sees, clicks and gets back."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import ui_fixtures as F
+from conftest import APP
+from kgqa_ui.run_store import RunStore
+
+TIMEOUT = 120
+
+
+def _app(page: str | None = None, **query) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    if page:
+        at.switch_page(page)
+    for k, v in query.items():
+        at.query_params[k] = v
+    return at.run()
+
+
+def _ok(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def _srcdoc(at: AppTest) -> list[str]:
+    return [el.proto.srcdoc for el in at.get("iframe")]
+
+
+@pytest.mark.parametrize("page", ["pages/ask.py", "pages/replay.py", "pages/compare.py", "pages/explore.py",
+                                  "pages/runs.py"])
+def test_every_page_loads_with_saved_runs(saved_runs, page):
+    at = _app(page)
+    _ok(at)
+    assert at.title, "page has a title"
+
+
+@pytest.mark.parametrize("page", ["pages/replay.py", "pages/compare.py", "pages/runs.py"])
+def test_pages_have_helpful_empty_states(runs_dir, page):
+    at = _app(page)
+    _ok(at)
+    assert any("No saved runs" in i.value or "No runs yet" in i.value for i in at.info)
+
+
+def test_ask_loads_a_sample_and_links_the_example_question(runs_dir):
+    at = _app()
+    _ok(at)
+    assert "metaqa_movies" in at.success[0].value
+    at.selectbox(key="ask_example").set_value(0).run()
+    _ok(at)
+    question = at.text_area(key="ask_question").value
+    assert question
+    assert at.multiselect(key="ask_topics").value, "a topic entity was suggested"
+
+
+def test_bad_upload_shows_the_line_and_keeps_the_previous_graph(runs_dir):
+    at = _app()
+    at.segmented_control(key="ask_source").set_value("Upload a file").run()
+    good = "\n".join("\t".join(t) for t in F.TRIPLETS).encode()
+    at.file_uploader(key="ask_upload").set_value(("tate.tsv", good, "text/tab-separated-values")).run()
+    _ok(at)
+    assert "tate" in at.success[0].value and f"{len(F.TRIPLETS)} triplets" in at.success[0].value
+    bad = b"a\tb\tc\nonly two\tfields\nd\te\tf\n"
+    at.file_uploader(key="ask_upload").set_value(("broken.tsv", bad, "text/tab-separated-values")).run()
+    assert not at.exception
+    assert at.error and "broken.tsv" in at.error[0].value and "line 2" in at.error[0].value
+    assert any("still loaded" in c.value for c in at.caption)
+    assert at.session_state["graph"].name == "tate" and len(at.session_state["graph"]) == len(F.TRIPLETS)
+
+
+def test_oversized_upload_is_refused_with_a_clear_message(runs_dir, monkeypatch):
+    monkeypatch.setenv("KGQA_MAX_UPLOAD_MB", "0.001")
+    at = _app()
+    at.segmented_control(key="ask_source").set_value("Upload a file").run()
+    at.file_uploader(key="ask_upload").set_value(("big.tsv", b"a\tb\tc\n" * 1000, "text/plain")).run()
+    assert not at.exception
+    assert "upload limit" in at.error[0].value and "KGQA_MAX_UPLOAD_MB" in at.error[0].value
+    assert at.session_state["graph"].name == "metaqa_movies"
+
+
+def test_replay_steps_through_a_saved_trace(saved_runs):
+    run_id = saved_runs["dog"]
+    at = _app("pages/replay.py", run=run_id)
+    _ok(at)
+    assert at.selectbox(key="replay_pick").value == run_id
+    n = len(F.dog_trace().steps)
+    titles = []
+    for _ in range(n):
+        docs = _srcdoc(at)
+        assert docs and "const SCENE" in docs[0]
+        titles.append(docs[0].split("<title>", 1)[1].split("</title>", 1)[0])
+        at.button(key="replay_next").click().run()
+        _ok(at)
+    assert titles[0].startswith("Step 1/") and titles[-1].startswith(f"Step {n}/")
+    assert at.select_slider[0].value == n  # final
+    assert "Final result" in _srcdoc(at)[0]
+    assert at.query_params["step"] == [str(n)] or at.query_params["step"] == str(n)
+    # the plotly chart of candidate scores is shown on candidate steps; the token view on DoG triplet steps
+    at.button(key="replay_prev").click().run()
+    at2 = _app("pages/replay.py", run=run_id, step="3")
+    _ok(at2)
+    assert at2.select_slider[0].value == 3
+    assert len(at2.get("plotly_chart")) >= 2  # scores + token heatmap
+
+
+def test_replay_play_button_toggles(saved_runs):
+    at = _app("pages/replay.py", run=saved_runs["rok"])
+    at.button(key="replay_play").click().run()
+    _ok(at)
+    assert at.session_state["replay_playing"] == saved_runs["rok"]
+    at.button(key="replay_play").click().run()
+    assert at.session_state["replay_playing"] is None
+
+
+@pytest.mark.parametrize("method", ["reads", "rok", "lpkg", "cot"])
+def test_replay_renders_each_method_at_every_step(saved_runs, method):
+    at = _app("pages/replay.py", run=saved_runs[method])
+    _ok(at)
+    n = len(at.select_slider[0].options) - 1
+    for i in range(n + 1):
+        at.select_slider[0].set_value(i).run()
+        _ok(at)
+    if method == "reads":
+        at.select_slider[0].set_value(1).run()
+        assert any("Abstract structure" in d for d in _srcdoc(at))
+
+
+def test_replay_of_a_malformed_trace_shows_json_not_a_traceback(runs_dir, graph):
+    run_id = RunStore(runs_dir).save(F.weird_trace(graph), graph).run_id
+    at = _app("pages/replay.py", run=run_id)
+    assert not at.exception
+    assert any("not in this graph" in d for d in _srcdoc(at))
+    assert at.get("json"), "unknown extras shown as JSON"
+
+
+def test_runs_page_downloads_and_delete(saved_runs, runs_dir):
+    at = _app("pages/runs.py", run=saved_runs["dog"])
+    _ok(at)
+    assert at.selectbox(key="runs_pick").value == saved_runs["dog"]
+    assert len(at.dataframe[0].value) == len(saved_runs)
+    assert len(at.get("download_button")) == 3
+    assert at.button(key="runs_delete").disabled  # needs the confirmation first
+    at.checkbox(key=f"runs_confirm::{saved_runs['dog']}").check().run()
+    at.button(key="runs_delete").click().run()
+    assert not at.exception
+    assert not (runs_dir / f"{saved_runs['dog']}.json").exists()
+    assert len(RunStore(runs_dir).list()) == len(saved_runs) - 1
+
+
+def test_runs_page_imports_a_trace_and_rejects_garbage(runs_dir):
+    at = _app("pages/runs.py")
+    at.file_uploader(key="runs_import").set_value(("t.json", F.dog_trace().to_json().encode(), "application/json")).run()
+    assert not at.exception and at.success
+    assert len(RunStore(runs_dir).list()) == 1
+    at.file_uploader(key="runs_import").set_value(("bad.json", b'{"x": 1}', "application/json")).run()
+    assert at.error and "bad.json" in at.error[0].value
+
+
+def test_compare_table_and_overlay(saved_runs):
+    at = _app("pages/compare.py")
+    _ok(at)
+    at.multiselect(key="cmp_pick").set_value([saved_runs["dog"], saved_runs["cot"]]).run()
+    _ok(at)
+    at.text_input(key=f"cmp_gold::{F.QUESTION}").set_value("1967 | 1968").run()
+    df = at.dataframe[0].value
+    assert list(df["method"]) == ["dog", "cot"]
+    assert df["ill triplets"].tolist() == ["0/4", "2/2"]
+    assert df["correct"].iloc[0].startswith("\u2705")
+    assert any("Chains overlaid" in d for d in _srcdoc(at))
+
+
+def test_explore_search_expand_and_edit_a_copy(runs_dir):
+    at = _app("pages/explore.py")
+    _ok(at)
+    at.text_input(key="explore_q").set_value("Sharon Tate").run()
+    at.button(key="explore_expand").click().run()
+    _ok(at)
+    assert "Sharon Tate" in at.session_state["explore_expanded"]
+    assert any("Explored neighbourhoods" in d for d in _srcdoc(at))
+    original = at.session_state["graph"]
+    n = len(original)
+    at.button(key="edit_rm").click().run()
+    _ok(at)
+    assert len(at.session_state["edited_graph"]) == n - 1 and len(at.session_state["graph"]) == n
+    at.text_input(key="edit_h").set_value("Sharon Tate")
+    at.text_input(key="edit_r").set_value("born_in")
+    at.text_input(key="edit_t").set_value("Dallas").run()
+    at.button(key="edit_add").click().run()
+    _ok(at)
+    assert at.session_state["edited_graph"].find("Sharon Tate", "born_in", "Dallas") is not None
+    assert original.find("Sharon Tate", "born_in", "Dallas") is None
+
+
+def _a_method() -> str | None:
+    from kgqa_core.methods.base import available_methods
+    from kgqa_core.models.registry import PACKAGED_MODELS, is_installed
+
+    if not is_installed(PACKAGED_MODELS["smollm2-135m"]):
+        return None
+    methods = available_methods()
+    return next((m for m in ("dog", "reads", "rok", "lpkg", "cot", "direct") if m in methods), None)
+
+
+def test_ask_runs_a_method_with_the_small_model_and_saves_the_trace(runs_dir, monkeypatch):
+    method = _a_method()
+    if method is None:
+        pytest.skip("no reasoning method module or the smollm2-135m model package is not installed yet")
+    monkeypatch.setenv("KGQA_APP_MODEL", "smollm2-135m")
+    at = _app()
+    at.selectbox(key="ask_example").set_value(0).run()
+    at.multiselect(key="ask_methods").set_value([method]).run()
+    at.button(key="ask_run").click().run(timeout=900)
+    assert not at.exception, [e.value for e in at.exception]
+    runs = RunStore(runs_dir).list()
+    assert len(runs) == 1 and runs[0].method == method and runs[0].model == "smollm2-135m"
+    assert at.session_state["ask_last_runs"][0]["run_id"] == runs[0].run_id
+    assert any("Answer" in m.value for m in at.markdown)
+    replay = _app("pages/replay.py", run=runs[0].run_id)
+    assert not replay.exception and _srcdoc(replay)

@@ -1,0 +1,251 @@
+"""Unit tests of the rendering helpers: scenes, HTML, escaping, node cap, colours, tables, run store."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+import ui_fixtures as F
+from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+from kgqa_core.trace.schema import Candidate, Step, Trace
+from kgqa_ui import colors as C
+from kgqa_ui.charts import step_scores_figure, token_figure
+from kgqa_ui.html_utils import script_json
+from kgqa_ui.run_store import RunStore, RunStoreError
+from kgqa_ui.scene import EDGE_STYLE
+from kgqa_ui.text_view import highlight_model_text, token_view_html
+from kgqa_ui.trace_scene import abstract_structure_scene, compare_scene, explore_scene, step_scene
+from kgqa_ui.trace_tables import correctness, faithfulness_badge, scores_csv, summary_row
+from kgqa_ui.vis_html import VIS_JS, render_html, scene_data
+
+
+def _payload(html: str) -> dict:
+    """The JSON scene the page hands to vis-network."""
+    m = re.search(r"const SCENE = (\{.*?\});\n", html)
+    assert m, "scene JSON not found"
+    return json.loads(m.group(1))
+
+
+def _edge(scene, tid):
+    return next(e for e in scene.edges if e.triplet_id == tid)
+
+
+# ------------------------------------------------------------------ escaping
+def test_script_names_are_escaped_in_html_json_and_tooltips():
+    g = F.xss_graph()
+    tr = F.xss_trace(g)
+    for i in range(len(tr.steps) + 1):
+        html = render_html(step_scene(tr, i, g), title="<b>evil</b>")
+        body = html.split("<script>", 1)[0] + html.rsplit("</script>", 2)[-2]  # everything but the vis bundle
+        assert "<script>alert" not in html
+        assert "<img src=x" not in html
+        assert "</script><b>bold" not in html
+        assert "<b>evil</b>" not in body
+        assert "&lt;b&gt;evil&lt;/b&gt;" in html
+        data = _payload(html)
+        labels = {n["label"] for n in data["nodes"]}
+        assert "<script>alert('x')</script>" in labels  # shown as text, drawn on canvas
+        # tooltips go into the DOM through textContent, never innerHTML
+        assert "d.textContent = text" in html and "innerHTML" not in body
+
+
+def test_script_json_cannot_close_the_script_element():
+    text = script_json({"a": "</script><script>alert(1)</script>", "b": "<!-- x -->"})
+    assert "</" not in text and "<!--" not in text
+    assert json.loads(text) == {"a": "</script><script>alert(1)</script>", "b": "<!-- x -->"}
+
+
+def test_model_text_and_tokens_are_escaped():
+    g = F.xss_graph()
+    tr = F.xss_trace(g)
+    html = highlight_model_text(tr.steps[0].model_text, g)
+    assert "<script>alert" not in html and "&lt;script&gt;alert(2)&lt;/script&gt;" in html
+    assert 'class="kg-ok"' in html  # the triplet itself is in the graph
+    tok = token_view_html(tr.steps[0].token_view)
+    assert "<script>" not in tok.replace("<style>", "") and "&lt;/b&gt;" in tok
+
+
+def test_model_text_marks_chain_graph_and_ill_triplets(graph):
+    text = ("Valley of the Dolls -> release_year -> 1967 | The Wrecking Crew -> release_year -> 1968\n"
+            "Sharon Tate -> starred_in -> Rosemary's Baby")
+    html = highlight_model_text(text, graph, chain=[("Valley of the Dolls", "release_year", "1967")])
+    html = html.split('<div class="kg-text">', 1)[1]  # the text, not the legend
+    assert html.count('class="kg-chain"') == 1
+    assert html.count('class="kg-ok"') == 1
+    assert html.count('class="kg-ill"') == 1
+
+
+# ------------------------------------------------------------------ scenes
+def test_dog_step_roles_and_score_colours(graph):
+    tr = F.dog_trace(graph)
+    step = tr.steps[3]  # beam 0, second triplet: 3 candidates
+    scene = step_scene(tr, 3, graph)
+    chosen = _edge(scene, step.chosen_triplet_id)
+    assert chosen.role == "chain" and chosen.color == C.CHAIN and chosen.width >= 5
+    first = _edge(scene, tr.steps[0].chosen_triplet_id)
+    assert first.role == "chain"  # the chain so far is bold too
+    worst = min(step.candidates, key=lambda c: c.score)
+    middle = sorted(step.candidates, key=lambda c: c.score)[1]
+    assert _edge(scene, worst.triplet_id).color == C.score_color(0.0)
+    assert _edge(scene, middle.triplet_id).role == "candidate"
+    assert scene.score_range == (min(c.score for c in step.candidates), max(c.score for c in step.candidates))
+    topic = next(n for n in scene.nodes if n.title.startswith("Sharon Tate\n"))
+    assert topic.role == "topic" and topic.shape == "diamond"
+    assert any(item.kind == "gradient" for item in scene.legend)
+
+
+def test_new_entities_marked_and_dropped_beams_faded(graph):
+    tr = F.dog_trace(graph)
+    first = step_scene(tr, 0, graph)
+    new = {n.title.split("\n")[0] for n in first.nodes if n.new}
+    assert new == {"Valley of the Dolls", "The Wrecking Crew"}
+    assert all(n.border == C.NEW_BORDER for n in first.nodes if n.new)
+    beam = step_scene(tr, 5, graph)  # chain C (has_genre) is dropped
+    genre = graph.find("Valley of the Dolls", "has_genre", "Drama").id
+    dropped = _edge(beam, genre)
+    assert dropped.role == "dropped" and dropped.dashes and dropped.opacity < 0.7
+    kept = _edge(beam, graph.find("The Wrecking Crew", "release_year", "1968").id)
+    assert kept.role == "beam"
+
+
+def test_final_scene_has_answers_and_ill_triplets(graph):
+    tr = F.dog_trace(graph)
+    final = step_scene(tr, len(tr.steps), graph)
+    stars = {n.title.split("\n")[0] for n in final.nodes if n.role == "answer"}
+    assert stars == {"1967", "1968"}
+    cot = F.cot_trace_with_ill(graph)
+    scene = step_scene(cot, 1, graph)
+    ill = scene.edges_by_role("ill")
+    assert len(ill) == 1 and ill[0].color == C.ILL and ill[0].dashes
+    missing = scene.node(next(n.id for n in scene.nodes if n.title.startswith("Rosemary's Baby")))
+    assert missing.role == "missing"
+
+
+def test_node_cap_keeps_query_subgraph_and_says_what_was_left_out():
+    hub = KnowledgeGraph.from_triplets([("Hub", "links", f"E{i}") for i in range(2000)]
+                                       + [("E1", "next", "Answer")], name="big")
+    t0 = hub.find("Hub", "links", "E1").id
+    tr = Trace(method="dog", question="q", topic_entities=["Hub"])
+    tr.add_step(Step(index=0, kind="dog.triplet", subgraph_after=[t.id for t in hub.neighbours("Hub")],
+                     candidates=[Candidate("c", -0.1, triplet_id=t0, kept=True)], chosen_triplet_id=t0,
+                     extra={"chain": [t0]}))
+    scene = step_scene(tr, 0, hub, max_nodes=50, context=30)
+    assert len(scene.nodes) == 50
+    names = {n.title.split("\n")[0] for n in scene.nodes}
+    assert {"Hub", "E1"} <= names  # topic and chain survive the cap
+    assert "Showing 50 of" in scene.note and "left out" in scene.note
+    assert len(scene_data(scene)["nodes"]) == 50
+    assert all(e.source in {n.id for n in scene.nodes} for e in scene.edges)
+
+
+def test_reads_rok_lpkg_panels(graph):
+    reads = F.reads_trace(graph)
+    s_k = abstract_structure_scene(reads.steps[1].extra["abstract_structure"])
+    assert s_k.layout == "hierarchical" and len(s_k.nodes) == 3 and len(s_k.edges) == 2
+    assert "starred_actors" in {e.label for e in s_k.edges}
+    rok = F.rok_trace(graph)
+    scene = step_scene(rok, 2, graph)
+    sizes = {n.title.split("\n")[0]: n.size for n in scene.nodes}
+    assert sizes["Sharon Tate"] > sizes["Drama"]  # PageRank drives node size
+    assert {n.title.split("\n")[0] for n in scene.nodes if n.role == "key"} >= {"Valley of the Dolls", "1967"}
+    lpkg = F.lpkg_trace(graph)
+    scene = step_scene(lpkg, 2, graph)
+    colours = {e.color for e in scene.edges_by_role("path")}
+    assert colours == {C.categorical(0), C.categorical(1)}
+    assert any("sub-question 2" in item.label for item in scene.legend)
+
+
+def test_weird_trace_renders_without_crashing(graph):
+    tr = F.weird_trace(graph)
+    for g in (graph, None):
+        for i in range(len(tr.steps) + 1):
+            html = render_html(step_scene(tr, i, g))
+            assert "const SCENE" in html
+    scene = step_scene(tr, 0, graph)
+    assert "not in this graph" in scene.note
+    assert abstract_structure_scene(5) is None
+
+
+def test_trace_renders_without_its_graph_from_repeated_triplets(graph):
+    tr = F.dog_trace(graph)
+    scene = step_scene(tr, 3, None)
+    chosen = _edge(scene, tr.steps[3].chosen_triplet_id)
+    assert chosen.role == "chain" and chosen.label == "release_year"
+
+
+def test_compare_and_explore_scenes(graph):
+    traces = [F.dog_trace(graph), F.cot_trace_with_ill(graph)]
+    scene = compare_scene(traces, graph, labels=["dog", "cot"])
+    assert {e.color for e in scene.edges_by_role("path")} >= {C.categorical(0), C.categorical(1)}
+    assert scene.edges_by_role("ill")
+    ex = explore_scene(graph, ["Sharon Tate"], selected="Sharon Tate")
+    assert len(ex.nodes) == 3 and len(ex.edges) == 2
+
+
+def test_vis_bundle_is_inlined_and_physics_stops():
+    assert VIS_JS.is_file() and "vis-network" in VIS_JS.read_text(encoding="utf-8")[:300]
+    html = render_html(step_scene(F.dog_trace(), 0, F.sample_graph()))
+    assert "https://" not in html.split("<script>", 1)[0]  # no CDN
+    assert "@version 10.0.2" in html
+    assert "stabilizationIterationsDone" in html and "physics: { enabled: false }" in html
+
+
+# ------------------------------------------------------------------ charts and tables
+def test_scores_chart_sorted_and_coloured(graph):
+    step = F.dog_trace(graph).steps[3]
+    fig = step_scores_figure(step)
+    xs = list(fig.data[0].x)
+    assert xs == sorted(xs, reverse=True)
+    assert fig.data[0].marker.color[0] == C.score_color(1.0)
+    assert step_scores_figure(Step(index=0, kind="x")) is None
+    tok = token_figure(step.token_view)
+    assert len(tok.data[0].x) == len(step.token_view)
+
+
+def test_tables_csv_correctness_and_badges(graph):
+    tr = F.dog_trace(graph)
+    csv_text = scores_csv(tr)
+    assert csv_text.splitlines()[0].startswith("step,kind,title")
+    assert len(csv_text.strip().splitlines()) == 1 + sum(len(s.candidates) for s in tr.steps)
+    corr = correctness(tr, F.GOLD)
+    assert corr.hit_at_1 and corr.matched == 2
+    assert correctness(tr, []) is None
+    assert faithfulness_badge(tr).color == "green"
+    ill = F.cot_trace_with_ill(graph)
+    assert faithfulness_badge(ill).color in ("red", "orange") and "ill" in faithfulness_badge(ill).label
+    row = summary_row(ill, F.GOLD)
+    assert row["ill triplets"] == "2/2" and row["answers"] == "1967"
+
+
+# ------------------------------------------------------------------ run store
+def test_run_store_round_trip_and_delete(tmp_path, graph):
+    store = RunStore(tmp_path / "runs")
+    info = store.save(F.dog_trace(graph), graph)
+    assert store.load(info.run_id) == F.dog_trace(graph) or store.load(info.run_id).answers == F.dog_trace(graph).answers
+    listed = store.list()
+    assert [r.run_id for r in listed] == [info.run_id] and listed[0].has_graph
+    (tmp_path / "runs" / "garbage.json").write_text("{not json", encoding="utf-8")
+    assert len(store.list()) == 1 and store.problems and "garbage.json" in store.problems[0]
+    store.delete(info.run_id)
+    assert store.list() == [] and not any((tmp_path / "runs" / "graphs").glob("*.json"))
+
+
+def test_graph_snapshot_keeps_triplet_ids_of_edited_graphs(tmp_path, graph):
+    edited = graph.copy(name="edited")
+    removed = edited.remove(3)
+    added = edited.add("X", "y", "Z")
+    store = RunStore(tmp_path)
+    store.save_graph(edited)
+    back = store.load_graph(edited.fingerprint)
+    assert back.fingerprint == edited.fingerprint
+    assert not back.has_triplet_id(removed.id)
+    assert back.triplet(added.id).as_tuple == ("X", "y", "Z")
+    assert all(back.triplet(t.id).as_tuple == t.as_tuple for t in edited)
+
+
+@pytest.mark.parametrize("bad", ["../etc/passwd", "a/b", "", ".hidden", "x" * 200])
+def test_run_ids_from_urls_are_validated(tmp_path, bad):
+    with pytest.raises(RunStoreError):
+        RunStore(tmp_path).load(bad)
