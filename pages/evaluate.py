@@ -33,7 +33,7 @@ SRC_SAMPLE = "MetaQA sample (50 questions)"
 SRC_UPLOAD = "Upload a JSONL dataset"
 SRC_FILE = "A dataset file on disk"
 SRC_GENERATE = "Generate from a graph (LPKG patterns)"
-LPKG_PATTERNS = ["1p", "2p", "3p", "2i", "3i", "2u", "ip", "pi", "compare"]
+SRC_SAMPLE_GRAPH = "Questions of a sample graph"
 HEADLINE = [("hits1", "Hits@1"), ("f1", "F1"), ("exact_match", "Exact match"), ("triplet_f1", "Triplet-F1")]
 
 
@@ -67,11 +67,30 @@ def method_choices() -> tuple[dict[str, str], set[str]]:
     return {m: d for m, (_, d) in METHODS.items()}, set(available_methods())
 
 
+def lpkg_patterns() -> list[str]:
+    try:
+        from kgqa_core.lpkg.patterns import PATTERNS
+
+        return list(PATTERNS)
+    except ImportError:
+        return ["1p", "2p", "3p", "2i", "3i", "2u", "ip", "pi", "compare"]
+
+
+def sample_question_sets() -> dict[str, Path]:
+    """The question files shipped with the app's sample graphs (title -> path)."""
+    try:
+        from kgqa_core.samples import list_samples
+
+        return {s.title: s.questions_path for s in list_samples() if s.questions_path and s.questions_path.is_file()}
+    except (ImportError, AttributeError, OSError):
+        return {}
+
+
 def generator_available() -> bool:
     """Whether the LPKG question generator (`python -m kgqa_core generate`) is installed."""
     import importlib.util
 
-    for mod in ("kgqa_core.lpkg.generate", "kgqa_core.methods.lpkg_patterns"):
+    for mod in ("kgqa_core.lpkg.cli", "kgqa_core.lpkg.generate", "kgqa_core.methods.lpkg_patterns"):
         try:
             if importlib.util.find_spec(mod) is not None:
                 return True
@@ -111,7 +130,18 @@ def _session_graph():
 
 def generate_dataset(graph, patterns: list[str], n: int, seed: int) -> Path:
     """Ground LPKG patterns in the graph via the `generate` command; returns the JSONL path."""
-    from kgqa_core.cli import main as cli_main
+    import argparse
+
+    try:
+        from kgqa_core.lpkg.cli import add_generate_parser
+
+        def cli_main(argv: list[str]) -> int:
+            parser = argparse.ArgumentParser(prog="kgqa_core", exit_on_error=False)
+            add_generate_parser(parser.add_subparsers(dest="command"))
+            args = parser.parse_args(argv)
+            return int(args.func(args) or 0)
+    except ImportError:
+        from kgqa_core.cli import main as cli_main
 
     folder = runs_dir() / "datasets"
     folder.mkdir(parents=True, exist_ok=True)
@@ -222,13 +252,18 @@ def question_frame(records: list[dict]) -> pd.DataFrame:
 
 # ------------------------------------------------------------------ page
 def choose_dataset() -> tuple[Path | None, Dataset | None]:
-    sources = [SRC_SAMPLE, SRC_UPLOAD, SRC_FILE] + ([SRC_GENERATE] if generator_available() else [])
+    sample_sets = sample_question_sets()
+    sources = [SRC_SAMPLE] + ([SRC_SAMPLE_GRAPH] if sample_sets else []) + [SRC_UPLOAD, SRC_FILE]
+    sources += [SRC_GENERATE] if generator_available() else []
     source = st.radio("Dataset", sources, horizontal=True, key="eval_source")
     path: Path | None = None
     if source == SRC_SAMPLE:
         path = SAMPLE
         st.caption("25 one-hop and 25 two-hop MetaQA development questions, each with its own subgraph "
                    "(≤ 200 triplets). MetaQA: Zhang et al., AAAI 2018, CC BY 3.0.")
+    elif source == SRC_SAMPLE_GRAPH:
+        title = st.selectbox("Sample graph", list(sample_sets), key="eval_sample_graph")
+        path = sample_sets[title]
     elif source == SRC_UPLOAD:
         up = st.file_uploader("JSONL, one question a line (see docs/evaluation.md)", type=["jsonl", "json"],
                               key="eval_upload")
@@ -285,7 +320,7 @@ def _generate_ui() -> Path | None:
         st.info("Load a graph (here or on the graph page) to generate questions from it.")
         return None
     c1, c2, c3 = st.columns([3, 1, 1])
-    patterns = c1.multiselect("Patterns", LPKG_PATTERNS, default=["1p", "2p", "2i"], key="eval_gen_patterns")
+    patterns = c1.multiselect("Patterns", lpkg_patterns(), default=["1p", "2p", "2i"], key="eval_gen_patterns")
     n = c2.number_input("Questions", 1, 500, 20, key="eval_gen_n")
     seed = c3.number_input("Seed", 0, 10_000, 0, key="eval_gen_seed")
     if st.button("Generate questions", key="eval_gen_go", disabled=not patterns):

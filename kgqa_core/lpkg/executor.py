@@ -97,7 +97,7 @@ class ExecutorSettings:
     relevance_weight: float = 0.5
     max_options: int = 8
     max_listed: int = 6
-    max_info_triplets: int = 40
+    max_info_triplets: int = 24
     max_new_tokens: int = 48
 
 
@@ -362,12 +362,11 @@ class PlanExecutor:
         rep = retrievals[0]
         rep_groups: dict[tuple[str, bool], HopGroup] = {}
         for key in options:
-            for r in retrievals:
+            for r in retrievals:  # the representative's own group if it has one
                 gs = r.group(key)
                 if gs:
                     rep_groups[key] = gs[0]
-                    if r is rep:
-                        break
+                    break
         info_triplets = []
         per_group = max(2, self.settings.max_info_triplets // max(1, len(options)))
         for key in options:

@@ -15,8 +15,8 @@ Three model calls (the paper's promise):
 
 Parameters (recorded in ``Trace.parameters``): ``hops`` (2), ``max_paths``
 (200 per pair), ``top_k`` (5), ``damping`` (0.85), ``max_key_entities``
-(6), ``min_link_score`` (0.6), ``embed_threshold`` (0.8), ``fanout`` (3),
-``max_listed`` (8), ``max_branches`` (40), ``sibling_rule`` ("drop"),
+(6), ``min_link_score`` (0.65), ``embed_threshold`` (0.8), ``fanout`` (3),
+``max_listed`` (8), ``max_branches`` (40), ``sibling_rule`` ("compact"),
 ``cot_max_tokens`` (160), ``filter_max_tokens`` (64),
 ``answer_max_tokens`` (48), ``use_embedder`` (True).
 """
@@ -31,6 +31,7 @@ from rapidfuzz import fuzz, process
 
 from ..graph.knowledge_graph import KnowledgeGraph
 from ..graph.linking import normalize_name, resolve_entity
+from ..models.local_model import PromptTooLongError
 from ..rok import prompts
 from ..rok.branches import Branch, candidate_branches, numbered_list, parse_relevance
 from ..rok.key_entities import find_key_entities
@@ -46,12 +47,12 @@ DEFAULTS: dict[str, Any] = {
     "top_k": 5,
     "damping": 0.85,
     "max_key_entities": 6,
-    "min_link_score": 0.6,
+    "min_link_score": 0.65,
     "embed_threshold": 0.8,
     "fanout": 3,
     "max_listed": 8,
     "max_branches": 40,
-    "sibling_rule": "drop",
+    "sibling_rule": "compact",
     "cot_max_tokens": 160,
     "filter_max_tokens": 64,
     "answer_max_tokens": 48,
@@ -80,15 +81,42 @@ class _Calls:
         self.trace = trace
 
     def generate(self, purpose: str, user: str, max_new_tokens: int, prefix: str = "",
-                 stop: tuple[str, ...] = ()) -> tuple[str, ModelCall, Any]:
+                 stop: tuple[str, ...] = (), non_empty_start: bool = False) -> tuple[str, ModelCall, Any]:
         prompt = self.model.chat_prompt(user, system=prompts.SYSTEM) + prefix
-        gen = self.model.generate(prompt, max_new_tokens=max_new_tokens, stop=stop)
+        processor = _NonEmptyStart(self.model) if non_empty_start else None
+        gen = self.model.generate(prompt, max_new_tokens=max_new_tokens, stop=stop, logits_processor=processor)
         call = self.model.call_record(purpose, gen, prompt)
         self.trace.model_calls += 1
         self.trace.forward_passes += gen.forward_passes
         self.trace.tokens_in += gen.prompt_tokens
         self.trace.tokens_out += gen.output_tokens
         return gen.text, call, gen
+
+
+class _NonEmptyStart:
+    """Logits processor: the first generated token must carry visible text.
+
+    The answer is read from one line after ``Answer:``; a small model that
+    opens with a newline or end-of-turn would otherwise stop with an empty
+    answer.  Only the first position is touched (greedy argmax is re-taken
+    after masking blank tokens), so the rest of the decode is the model's.
+    """
+
+    def __init__(self, model: Any, tries: int = 32) -> None:
+        self.model = model
+        self.tries = tries
+
+    def __call__(self, generated: list[int], logits: Any) -> Any:
+        if generated:
+            return logits
+        logits = logits.clone()
+        eos = getattr(self.model, "eos_ids", set())
+        for _ in range(self.tries):
+            best = int(logits.argmax())
+            if best not in eos and self.model.decode([best]).strip():
+                break
+            logits[best] = float("-inf")
+        return logits
 
 
 def _step(trace: Trace, request: MethodRequest, step: Step, started: float) -> Step:
@@ -104,11 +132,22 @@ def _path_triplets(graph: KnowledgeGraph, path: KGPath) -> str:
 
 
 def run(request: MethodRequest) -> Trace:
+    """Answer ``request.question`` with RoK; every stage is a streamed trace step."""
     started_all = time.perf_counter()
-    graph = request.graph
     p = _params(request)
     trace = Trace(method="rok", question=request.question, parameters=dict(p),
                   topic_entities=list(request.topic_entities), seed=request.seed)
+    try:
+        _run(request, trace, p)
+    except PromptTooLongError as exc:
+        # the steps so far stay in the trace; the user sees which prompt overflowed
+        trace.error = f"RoK stopped at step {len(trace.steps) + 1}: {exc}"
+    trace.seconds = time.perf_counter() - started_all
+    return trace
+
+
+def _run(request: MethodRequest, trace: Trace, p: dict[str, Any]) -> None:
+    graph = request.graph
     calls = _Calls(request, trace)
 
     # ---- 1. CoT expansion -------------------------------------------------
@@ -280,7 +319,7 @@ def run(request: MethodRequest) -> Trace:
     path_texts = [_path_triplets(graph, pth) for pth in main_paths if pth.steps]
     user = prompts.answer_user(request.question, path_texts, [b.label for b in kept_branches])
     answer_text, call, gen = calls.generate("rok.answer", user, p["answer_max_tokens"],
-                                            prefix=prompts.ANSWER_PREFIX + " ", stop=("\n",))
+                                            prefix=prompts.ANSWER_PREFIX, stop=("\n",), non_empty_start=True)
     evidence_entities = graph.entities_of(evidence_ids) | set(key_entities)
     answers = link_answers(answer_text, graph, evidence_entities, exclude=set(request.topic_entities))
     chains, chain_scores, cited = _chains(graph, selected, kept_branches, answers, key_entities)
@@ -313,8 +352,6 @@ def run(request: MethodRequest) -> Trace:
         "faithfulness_topics": "key entities",
     }
     trace.notes.append("faithfulness is checked from the key entities (RoK's seeds), not only the topic entities")
-    trace.seconds = time.perf_counter() - started_all
-    return trace
 
 
 # ---------------------------------------------------------------- answers

@@ -6,9 +6,14 @@ direction):
 
 * when a group already has a member on a main path, the paper keeps the
   main-path entity and deletes the other neighbours of that relation
-  (``sibling_rule="drop"``); ``"keep"`` lists them instead;
+  (``sibling_rule="drop"``).  That loses every other answer of a list
+  question ("what films did Joel Zwick direct": the main path holds one
+  film, the others are exactly these siblings), so the default
+  ``"compact"`` keeps the main-path entity on its path and folds the
+  siblings into ONE compact candidate; ``"keep"`` treats them like any
+  other neighbours;
 * when a group fans out to many entities it becomes one compact candidate,
-  ``Joel Zwick <- directed_by <- (Film A; Film B; ... +3 more)``, holding
+  ``(Film A; Film B; ... +3 more) -> directed_by -> Joel Zwick``, holding
   the triplet ids it lists, so the relevance prompt stays short.
 
 All candidates go to the model in one numbered list; `parse_relevance`
@@ -26,6 +31,9 @@ from rapidfuzz import fuzz
 
 from ..graph.knowledge_graph import KnowledgeGraph
 from .paths import KGPath
+
+
+SIBLING_RULES = ("compact", "drop", "keep")
 
 
 @dataclass
@@ -65,7 +73,7 @@ def candidate_branches(
     fanout: int = 3,
     max_listed: int = 8,
     max_branches: int = 40,
-    sibling_rule: str = "drop",
+    sibling_rule: str = "compact",
 ) -> BranchCandidates:
     """First-order neighbour branches of the entities on the main paths.
 
@@ -73,8 +81,8 @@ def candidate_branches(
     than ``fanout`` members becomes one compact candidate listing up to
     ``max_listed`` of them.
     """
-    if sibling_rule not in ("drop", "keep"):
-        raise ValueError(f"sibling_rule must be 'drop' or 'keep', not {sibling_rule!r}")
+    if sibling_rule not in SIBLING_RULES:
+        raise ValueError(f"sibling_rule must be one of {', '.join(SIBLING_RULES)}, not {sibling_rule!r}")
     on_path: set[int] = set()
     anchors: list[str] = []
     for p in main_paths:
@@ -93,12 +101,13 @@ def candidate_branches(
             fresh = [t for t in trips if t.id not in used]
             if not fresh:
                 continue
-            if sibling_rule == "drop" and any(t.id in on_path for t in trips):
+            siblings = sibling_rule != "keep" and any(t.id in on_path for t in trips)
+            if siblings and sibling_rule == "drop":
                 out.dropped_siblings += len(fresh)
                 used.update(t.id for t in fresh)
                 continue
             used.update(t.id for t in fresh)
-            if len(fresh) > fanout:
+            if siblings or len(fresh) > fanout:
                 listed = fresh[:max_listed]
                 out.branches.append(
                     Branch(anchor, relation, forward, [t.other(anchor) for t in listed],
@@ -163,12 +172,19 @@ def parse_relevance(text: str, labels: Sequence[str]) -> RelevanceJudgement:
     rejected: dict[int, None] = {}
 
     def resolve_triplet(segment: str, hint: int | None) -> int | None:
+        """The candidate an echoed triplet names: exact, or a cut-off echo of one."""
         s = _norm(segment)
+        if hint is not None and 1 <= hint <= n:
+            lab = normed[hint - 1]
+            if s == lab or (len(s) > 8 and s in lab) or fuzz.ratio(s, lab) >= 85:
+                return hint
         for i, lab in enumerate(normed):
-            if s == lab or (len(s) > 8 and (s in lab or lab in s)):
+            if s == lab:
                 return i + 1
-        if hint is not None and 1 <= hint <= n and fuzz.ratio(s, normed[hint - 1]) >= 85:
-            return hint
+        if len(s) > 8:
+            partial = [i for i, lab in enumerate(normed) if s in lab or lab in s]
+            if len(partial) == 1:
+                return partial[0] + 1
         return None
 
     stripped = text.strip()

@@ -214,7 +214,7 @@ def find_key_entities(
     topic_entities: Sequence[str] = (),
     embedder: object | None = None,
     max_key_entities: int = 6,
-    min_link_score: float = 0.6,
+    min_link_score: float = 0.65,
     embed_threshold: float = 0.8,
 ) -> KeyEntityResult:
     """The ordered key entities: given topic entities, question links, then CoT links.
@@ -256,12 +256,23 @@ def find_key_entities(
     result.links.extend(sorted(cot_links.values(), key=lambda l: l.position))
 
     order = {"topic": 0, "question": 1, "cot": 2}
+    # one mention names one thing: "Titanic" is the film, not also the tag "titanic"
+    best_for_mention: dict[str, MentionLink] = {}
+    for link in result.links:
+        if link.entity is None:
+            continue
+        k = link.mention.casefold()
+        old = best_for_mention.get(k)
+        if old is None or (order[link.source], -link.score) < (order[old.source], -old.score):
+            best_for_mention[k] = link
     chosen: list[str] = []
     for link in sorted(
         (l for l in result.links if l.entity is not None),
         key=lambda l: (order[l.source], -l.score if l.source != "cot" else 0.0, l.position),
     ):
         if link.source != "topic" and link.score < min_link_score:
+            continue
+        if best_for_mention[link.mention.casefold()].entity != link.entity:
             continue
         if link.entity not in chosen:
             chosen.append(link.entity)

@@ -47,3 +47,19 @@ def test_page_reports_bad_upload_by_line(page_env):
     at.text_input(key="eval_path").input(str(bad)).run()
     assert not at.exception
     assert any("line 1" in c.value for c in at.code)
+
+
+def test_page_generates_questions_from_the_session_graph(page_env):
+    pytest.importorskip("kgqa_core.lpkg.cli")
+    from kgqa_core.samples import load_sample
+
+    graph = load_sample("metaqa_movies")[0]
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.session_state["graph"] = graph
+    at.run()
+    at.radio(key="eval_source").set_value("Generate from a graph (LPKG patterns)").run()
+    at.multiselect(key="eval_gen_patterns").set_value(["1p", "2p"]).run()
+    at.number_input(key="eval_gen_n").set_value(4).run()
+    at.button(key="eval_gen_go").click().run()
+    assert not at.exception and not at.error
+    assert any("4 questions" in c.value and "1p" in c.value for c in at.caption)

@@ -35,7 +35,7 @@ def test_rok_smoke_with_smollm2(model):
     steps = []
     req = MethodRequest(graph=g, question="who directed [The Fugitive] starring Harrison Ford",
                         model=model, topic_entities=["The Fugitive"],
-                        params={"cot_max_tokens": 48, "filter_max_tokens": 24, "answer_max_tokens": 16},
+                        params={"cot_max_tokens": 24, "filter_max_tokens": 16, "answer_max_tokens": 12},
                         on_step=steps.append)
     trace = run_method("rok", req)
     assert not trace.error
@@ -54,4 +54,4 @@ def test_rok_smoke_with_smollm2(model):
     for chain in trace.chains:
         assert all(c.in_graph and c.triplet_id is not None for c in chain)
     assert Trace.from_json(trace.to_json()) == trace
-    print(trace.to_json())
+

@@ -79,3 +79,15 @@ def test_branches_truncation_is_noted():
     cands = candidate_branches(g, [path], fanout=100, max_branches=4)
     assert len(cands.branches) == 4 and cands.truncated > 0
     assert any("max_branches=4" in n for n in cands.notes)
+
+
+def test_default_compact_rule_folds_siblings_into_one_branch():
+    trips = [("Film X", "directed_by", "Zwick"), ("Film X", "release_year", "2002")]
+    trips += [(f"Film {i}", "directed_by", "Zwick") for i in range(5)]
+    g = KnowledgeGraph.from_triplets(trips)
+    (path,), _ = paths_between(g, "Zwick", "2002", max_hops=2, max_paths=10)
+    cands = candidate_branches(g, [path], fanout=10)  # below the fan-out threshold, still one branch
+    sib = [b for b in cands.branches if b.relation == "directed_by"]
+    assert len(sib) == 1 and cands.dropped_siblings == 0
+    assert sib[0].label == "(Film 0; Film 1; Film 2; Film 3; Film 4) -> directed_by -> Zwick"
+    assert len(sib[0].triplet_ids) == 5

@@ -97,3 +97,17 @@ def test_link_answers_prefers_evidence_and_reads_sentences():
     assert [a.entity for a in sentence] == ["Film X"]
     outside = link_answers("Casablanca", g, ev)
     assert outside[0].entity is None and outside[0].text == "Casablanca"
+
+
+def test_prompt_too_long_keeps_the_steps_and_reports_the_error(scripted):
+    from kgqa_core.models.local_model import PromptTooLongError
+
+    class Overflowing(scripted):
+        def generate(self, prompt, **kw):
+            if "Knowledge graph evidence" in prompt:
+                raise PromptTooLongError("prompt has 9000 tokens but scripted takes at most 8192")
+            return super().generate(prompt, **kw)
+
+    trace, _ = _run(Overflowing(cot="Bob Stone", branches="1", answer="x"))
+    assert [s.kind for s in trace.steps] == KINDS[:5]
+    assert "9000 tokens" in trace.error and "step 6" in trace.error
