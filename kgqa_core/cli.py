@@ -201,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     show.set_defaults(func=cmd_show)
 
     _optional_subcommand(sub, "kgqa_core.eval.cli", "add_eval_parser", "run_eval_command")
-    _optional_subcommand(sub, "kgqa_core.lpkg.generate", "add_generate_parser", "run_generate_command")
+    _optional_subcommand(sub, "kgqa_core.lpkg.cli", "add_generate_parser", "run_generate_command")
     return parser
 
 

@@ -21,7 +21,7 @@ from .trace_scene import abstract_structure_scene, step_scene
 from .trace_tables import chain_text, correctness, faithfulness_badge, step_facts
 from .vis_html import render_html
 
-KNOWN_EXTRAS = {"chain", "chain_score", "chains", "abstract_structure", "key_entities", "paths", "pagerank",
+KNOWN_EXTRAS = {"chain", "chain_score", "chains", "chain_scores", "dropped", "abstract_structure", "key_entities", "paths", "pagerank",
                 "subquestion", "sub_question", "answers", "sub_questions"}
 
 

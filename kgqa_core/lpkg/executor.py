@@ -172,6 +172,8 @@ class PlanExecutor:
     # ------------------------------------------------------------ driver
     def run(self, plan: Plan) -> AnswerSet:
         self._plan = plan
+        if plan.variable("Original_Question") is None:
+            self.env["Original_Question"] = Text((plan.original_question or self.question,))
         for a in plan.assignments:
             self.env[a.target] = self._evaluate(a.line, a.target, a.value)
         final = self.env.get(plan.final)

@@ -172,8 +172,13 @@ def question_type_of(text: str) -> str:
     return m.group(1).strip() if m else ""
 
 
-def parse_plan(text: str) -> Plan:
-    """Parse and validate a plan; raise `PlanParseError` naming the first bad line."""
+def parse_plan(text: str, original_question: str | None = None) -> Plan:
+    """Parse and validate a plan; raise `PlanParseError` naming the first bad line.
+
+    With ``original_question``, a plan that does not assign
+    ``Original_Question`` itself may still use it (line numbers then stay
+    those of the text as given).
+    """
     if not text.strip():
         raise PlanParseError(0, "the plan is empty")
     try:
@@ -181,7 +186,7 @@ def parse_plan(text: str) -> Plan:
     except SyntaxError as exc:
         raise PlanParseError(exc.lineno or 0, f"not valid plan syntax ({exc.msg})") from None
     lines = text.splitlines()
-    defined: set[str] = set()
+    defined: set[str] = {"Original_Question"} if original_question is not None else set()
     assignments: list[Assignment] = []
     for stmt in tree.body:
         line = stmt.lineno
@@ -223,6 +228,8 @@ def parse_plan(text: str) -> Plan:
     oq = plan.variable("Original_Question")
     if oq is not None and isinstance(oq.value, Text):
         plan.original_question = oq.value.render()
+    elif original_question is not None:
+        plan.original_question = original_question
     plan.final = _final_variable(assignments)
     return plan
 

@@ -194,16 +194,26 @@ def demonstrations(
     return demos
 
 
-def build_prompt(question: str, demos: Sequence[Demonstration]) -> str:
-    """Instruction (tool code) + demonstrations + the new question, App. C.2 layout."""
+def prompt_prefix(demos: Sequence[Demonstration]) -> str:
+    """Everything before the question: the same for every question on one graph."""
     parts = [TOOL_HEADER]
     for i, d in enumerate(demos):
         parts.append(f"{_SEPARATOR}\n# Example {i}:\n{_SEPARATOR}\n{d.plan}\n")
-    parts.append(
-        f"{_SEPARATOR}\n# Your turn! Just complete the code below and do not return other things.\n{_SEPARATOR}\n"
-        f"Original_Question: str = {quote(question)}\n### Question Type:"
-    )
+    parts.append(f"{_SEPARATOR}\n# Your turn! Just complete the code below and do not return other things.\n{_SEPARATOR}\n")
     return "\n".join(parts)
+
+
+def prompt_question(question: str) -> str:
+    return f"Original_Question: str = {quote(question)}\n### Question Type:"
+
+
+def build_prompt(question: str, demos: Sequence[Demonstration]) -> str:
+    """Instruction (tool code) + demonstrations + the new question, App. C.2 layout."""
+    return prompt_prefix(demos) + prompt_question(question)
+
+
+# The prefix's KV cache, reused across questions (the demonstrations are long).
+_PREFIX_CACHE: dict[tuple, object] = {}
 
 
 @dataclass
@@ -233,12 +243,25 @@ class Planner:
 
     def plan(self, question: str) -> PlannerOutput:
         demos = demonstrations(self.graph, self.patterns, self.seed)
-        prompt = build_prompt(question, demos)
-        gen = self.model.generate(
-            prompt,
-            max_new_tokens=self.max_new_tokens,
-            stop=[_SEPARATOR, "# Example", "\nOriginal_Question", "```\n"],
-        )
+        prefix = prompt_prefix(demos)
+        prompt = prefix + prompt_question(question)
+        model = self.model
+        with model.lock:
+            key = (id(model), model.name, prefix)
+            cached = _PREFIX_CACHE.get(key)
+            if cached is None:
+                cached = model.prefill(model.encode(prefix))
+                if len(_PREFIX_CACHE) >= 4:
+                    _PREFIX_CACHE.clear()
+                _PREFIX_CACHE[key] = cached
+            state = cached.fork()  # type: ignore[attr-defined]
+            model.step(state, model.encode(prompt_question(question)))
+            gen = model.generate(
+                prompt,
+                max_new_tokens=self.max_new_tokens,
+                stop=[_SEPARATOR, "# Example", "\nOriginal_Question", "```\n"],
+                state=state,
+            )
         raw = "### Question Type:" + gen.text
         plan_text = extract_plan(raw, question)
         return PlannerOutput(prompt=prompt, raw=raw, plan_text=plan_text, generation=gen)

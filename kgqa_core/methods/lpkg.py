@@ -25,7 +25,7 @@ import time
 
 from ..lpkg.executor import AnswerSet, ExecutorSettings, PlanExecutionError, PlanExecutor
 from ..lpkg.patterns import PATTERN_NAMES, parse_pattern_list
-from ..lpkg.plan_parser import Plan, PlanParseError, extract_plan, parse_plan, question_type_of, quote
+from ..lpkg.plan_parser import Plan, PlanParseError, parse_plan, question_type_of, quote
 from ..lpkg.planner import Planner
 from ..trace.faithfulness import check_chains, ground_chain
 from ..trace.schema import Answer, Step, Trace
@@ -77,8 +77,7 @@ def run(request: MethodRequest) -> Trace:
     plan_step = Step(index=0, kind="lpkg.plan", title="Plan")
     given = request.params.get("plan")
     if given:
-        raw = str(given)
-        plan_text = extract_plan(raw, request.question)
+        raw = plan_text = str(given)  # as given, so error line numbers are the caller's
         plan_step.note = "plan supplied by the caller"
     else:
         planner = Planner(model, graph, patterns=params["patterns"], seed=request.seed,
@@ -99,7 +98,7 @@ def run(request: MethodRequest) -> Trace:
     }
     plan: Plan | None = None
     try:
-        plan = parse_plan(plan_text)
+        plan = parse_plan(plan_text, original_question=request.question)
         plan_step.extra["sub_questions"] = [a.value.render() for a in plan.sub_questions]
         plan_step.title = f"Plan ({qtype or 'no question type'}): {len(plan.sub_questions)} sub-question(s)"
     except PlanParseError as exc:

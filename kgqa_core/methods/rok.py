@@ -207,6 +207,19 @@ def _run(request: MethodRequest, trace: Trace, p: dict[str, Any]) -> None:
                 p["hops"], key_entities[0]))
             fallback.pairs = search.pairs + fallback.pairs
             search = fallback
+        else:
+            # A question entity no path reaches would leave the paths to CoT
+            # guesses alone; its own neighbourhood keeps it in the evidence.
+            on_paths = {e for pth in search.paths for e in pth.entities}
+            stranded = [e for e in keys.question_entities if e not in on_paths]
+            if stranded:
+                extra = neighbourhood_paths(graph, stranded, p["hops"], p["max_paths"])
+                search.paths.extend(extra.paths)
+                search.pairs.extend(extra.pairs)
+                search.notes.append(
+                    f"question entities on no path between key entities: {', '.join(stranded)}; "
+                    f"added paths of at most {p['hops']} hops out of them")
+                search.notes.extend(extra.notes)
     elif len(key_entities) == 1:
         search = neighbourhood_paths(graph, key_entities, p["hops"], p["max_paths"])
         search.notes.insert(0, f"only one key entity linked: using paths of at most {p['hops']} hops out of it")

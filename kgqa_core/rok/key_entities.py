@@ -92,6 +92,12 @@ class KeyEntityResult:
     notes: list[str] = field(default_factory=list)
 
     @property
+    def question_entities(self) -> list[str]:
+        """Key entities the question itself names (given topic entities or linked in it)."""
+        named = {l.entity for l in self.links if l.entity and l.source in ("topic", "question")}
+        return [e for e in self.key_entities if e in named]
+
+    @property
     def unlinked(self) -> list[MentionLink]:
         return [l for l in self.links if l.entity is None]
 

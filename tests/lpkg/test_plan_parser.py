@@ -69,6 +69,15 @@ def test_placeholder_without_f_prefix_is_understood():
     assert plan.original_question == "what is {this}?"
 
 
+def test_original_question_may_be_supplied_by_the_caller():
+    text = 'Sub_Question_1: str = Original_Question\nInfo_1 = Search(query = Sub_Question_1)\nAns_1 = Get_Answer(Sub_Question_1, Info_1)'
+    with pytest.raises(PlanParseError, match="plan line 1: 'Original_Question' is used before it is assigned"):
+        parse_plan(text)
+    plan = parse_plan(text, original_question="Who directed Heat?")
+    assert plan.original_question == "Who directed Heat?"
+    assert plan.assignments[0].line == 1
+
+
 def test_plan_without_final_call_uses_last_answer():
     plan = parse_plan(PREFIX)
     assert plan.final == "Ans_1"

@@ -111,3 +111,16 @@ def test_prompt_too_long_keeps_the_steps_and_reports_the_error(scripted):
     trace, _ = _run(Overflowing(cot="Bob Stone", branches="1", answer="x"))
     assert [s.kind for s in trace.steps] == KINDS[:5]
     assert "9000 tokens" in trace.error and "step 6" in trace.error
+
+
+def test_question_entity_off_every_path_gets_its_own_paths(scripted):
+    g = _graph()
+    g.add("Carol", "knows", "Dave")
+    # the CoT names two entities joined to each other but not to the topic Carol
+    model = scripted(cot="Bob Stone and Drama.", branches="", answer="Dave")
+    trace, _ = _run(model, g, question="who does [Carol] know", topic_entities=["Carol"])
+    step = trace.steps[2]
+    assert "question entities on no path" in step.note and "Carol" in step.note
+    knows = g.find("Carol", "knows", "Dave").id
+    assert [knows] in step.extra["paths"]
+    assert trace.answers[0].entity == "Dave"
