@@ -212,9 +212,6 @@ def build_prompt(question: str, demos: Sequence[Demonstration]) -> str:
     return prompt_prefix(demos) + prompt_question(question)
 
 
-# The prefix's KV cache, reused across questions (the demonstrations are long).
-_PREFIX_CACHE: dict[tuple, object] = {}
-
 
 @dataclass
 class PlannerOutput:
@@ -245,23 +242,13 @@ class Planner:
         demos = demonstrations(self.graph, self.patterns, self.seed)
         prefix = prompt_prefix(demos)
         prompt = prefix + prompt_question(question)
-        model = self.model
-        with model.lock:
-            key = (id(model), model.name, prefix)
-            cached = _PREFIX_CACHE.get(key)
-            if cached is None:
-                cached = model.prefill(model.encode(prefix))
-                if len(_PREFIX_CACHE) >= 4:
-                    _PREFIX_CACHE.clear()
-                _PREFIX_CACHE[key] = cached
-            state = cached.fork()  # type: ignore[attr-defined]
-            model.step(state, model.encode(prompt_question(question)))
-            gen = model.generate(
-                prompt,
-                max_new_tokens=self.max_new_tokens,
-                stop=[_SEPARATOR, "# Example", "\nOriginal_Question", "```\n"],
-                state=state,
-            )
+        # The prefix (tool code + demonstrations) is the same for every question
+        # on a graph; LocalModel.prefill reuses its cached keys/values.
+        gen = self.model.generate(
+            prompt,
+            max_new_tokens=self.max_new_tokens,
+            stop=[_SEPARATOR, "# Example", "\nOriginal_Question", "```\n"],
+        )
         raw = "### Question Type:" + gen.text
         plan_text = extract_plan(raw, question)
         return PlannerOutput(prompt=prompt, raw=raw, plan_text=plan_text, generation=gen)

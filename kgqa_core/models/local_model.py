@@ -62,6 +62,7 @@ class ForwardCounter:
     forward_passes: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
+    prefix_tokens_reused: int = 0
 
     def snapshot(self) -> tuple[int, int, int]:
         return (self.forward_passes, self.tokens_in, self.tokens_out)
@@ -95,6 +96,12 @@ class LocalModel:
     context_length: int = 8192
     counter: ForwardCounter = field(default_factory=ForwardCounter)
     lock: threading.RLock = field(default_factory=threading.RLock)
+    # Recently prefilled prompts: a new prompt that shares a long prefix with
+    # one of them (the same instructions and in-context examples, or the
+    # identical prompt of CoT after DoG) only runs the tokens after it.
+    prefix_cache_size: int = 2
+    min_reused_prefix: int = 32
+    _prefixes: list = field(default_factory=list, repr=False)
 
     # ------------------------------------------------------------- text
     def encode(self, text: str) -> list[int]:
@@ -152,11 +159,39 @@ class LocalModel:
             return out.logits.float().cpu(), out.past_key_values
 
     def prefill(self, ids: Sequence[int]) -> PromptState:
+        """Run a prompt, reusing the keys/values of the longest cached prefix."""
         if not ids:
             raise ValueError("cannot prefill an empty prompt")
+        ids = list(ids)
         self._check_length(len(ids))
-        logits, cache = self.forward(torch.tensor([list(ids)], dtype=torch.long))
-        return PromptState(list(ids), cache, logits[0, -1])
+        with self.lock:
+            reused, cache = self._cached_prefix(ids)
+            logits, cache = self.forward(torch.tensor([ids[reused:]], dtype=torch.long), cache)
+            state = PromptState(ids, cache, logits[0, -1])
+            self.counter.prefix_tokens_reused += reused
+            if self.prefix_cache_size > 0:
+                self._prefixes.insert(0, (ids, copy.deepcopy(cache)))
+                del self._prefixes[self.prefix_cache_size :]
+            return state
+
+    def _cached_prefix(self, ids: list[int]) -> tuple[int, Any]:
+        best_len, best_cache = 0, None
+        for cached_ids, cached in self._prefixes:
+            n = _common_prefix(cached_ids, ids)
+            n = min(n, len(ids) - 1)  # at least one token must run to give logits
+            if n > best_len:
+                best_len, best_cache = n, cached
+        if best_len < self.min_reused_prefix or best_cache is None:
+            return 0, None
+        cache = copy.deepcopy(best_cache)
+        extra = cache.get_seq_length() - best_len
+        if extra > 0:
+            cache.crop(-extra)  # transformers 5: a negative count removes that many tokens
+        return best_len, cache
+
+    def clear_prefix_cache(self) -> None:
+        with self.lock:
+            self._prefixes.clear()
 
     def step(self, state: PromptState, new_ids: Sequence[int]) -> PromptState:
         """Extend ``state`` by ``new_ids`` (its cache is updated in place)."""
@@ -337,6 +372,14 @@ class LocalModel:
 
 class PromptTooLongError(ValueError):
     pass
+
+
+def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
 
 
 def _first_stop(text: str, stops: Sequence[str]) -> str | None:

@@ -155,3 +155,26 @@ def test_device_and_dtype_choice():
         assert dev.type in ("cpu", "mps")
     assert pick_dtype(torch.device("cpu"), "fp32") == torch.float32
     assert pick_dtype(torch.device("cpu")) in (torch.bfloat16, torch.float32)
+
+
+def test_prefix_cache_reuses_shared_prompt_and_matches_fresh_prefill(small_model):
+    """A second prompt sharing a long prefix runs only its new tokens, with the same logits."""
+    shared = small_model.chat_prompt("Context: " + " | ".join(f"entity{i} -> rel -> value{i}" for i in range(30)))
+    a = small_model.encode(shared + "Question one?")
+    b = small_model.encode(shared + "Question two, different?")
+    small_model.clear_prefix_cache()
+    small_model.prefill(a)
+    before = small_model.counter.tokens_in
+    reused_before = small_model.counter.prefix_tokens_reused
+    state = small_model.prefill(b)
+    ran = small_model.counter.tokens_in - before
+    assert small_model.counter.prefix_tokens_reused - reused_before > 100
+    assert ran < len(b) - 100
+    small_model.clear_prefix_cache()
+    fresh = small_model.prefill(b)
+    assert torch.argmax(state.logits) == torch.argmax(fresh.logits)
+    assert torch.allclose(torch.softmax(state.logits, -1), torch.softmax(fresh.logits, -1), atol=2e-2)
+    # the identical prompt again: everything but the last token is reused
+    before = small_model.counter.tokens_in
+    small_model.prefill(b)
+    assert small_model.counter.tokens_in - before == 1
