@@ -149,6 +149,7 @@ class PromptParts:
     context: str  # the linearised graph inside "Context: [ ... ]"
     triplet_ids: list[int] = field(default_factory=list)
     chat_template: bool = True
+    shared_prefix: str = ""  # the start of `text` every question shares (instructions + examples)
 
 
 def _example_block(n: int, context: str, question: str, answer: str) -> str:
@@ -197,7 +198,9 @@ def build_prompt(
         text = user + (" " + prefix if prefix else "")
         used_chat = False
     ids = list(triplet_ids) if triplet_ids is not None else [getattr(t, "id", i) for i, t in enumerate(triplets)]
-    return PromptParts(variant, text, None, user, prefix, context, ids, used_chat)
+    cut = text.rfind(f"**Example {len(EXAMPLES) + 1}:**")
+    shared = text[:cut] if cut > 0 else ""
+    return PromptParts(variant, text, None, user, prefix, context, ids, used_chat, shared)
 
 
 # ------------------------------------------------------------------ parsing

@@ -49,7 +49,8 @@ from ..decoding.context import (
     resolve_answers,
 )
 from ..decoding.free_text import decode_free_text
-from ..decoding.prompt import parse_answers
+from ..decoding.prefix_cache import prefill_with_shared_prefix
+from ..decoding.prompt import PromptParts, parse_answers
 from ..decoding.query_subgraph import QueryCentricSubgraph
 from ..decoding.triplet_trie import TripletTokenCache, TripletTrie
 from ..models.local_model import PromptTooLongError
@@ -124,11 +125,13 @@ class _DogDecoder:
             self._tries[key] = trie
         return trie
 
-    def _prefill(self, prompt_text: str, generated: list[int]):
-        ids = self.model.encode(prompt_text)
+    def _prefill(self, prompt: PromptParts, generated: list[int]):
+        ids = self.model.encode(prompt.text)
         self.trace.tokens_in += len(ids) + len(generated)
         self.trace.model_calls += 1
-        return self.model.prefill(ids + generated)
+        state, reused = prefill_with_shared_prefix(self.model, ids + generated, prompt.shared_prefix)
+        self.trace.extra["prompt_tokens_cached"] = self.trace.extra.get("prompt_tokens_cached", 0) + reused
+        return state
 
     def _emit(self, step: Step) -> None:
         self.trace.add_step(step)
@@ -142,7 +145,7 @@ class _DogDecoder:
             passes_before = model.counter.forward_passes
             out_before = model.counter.tokens_out
             t0 = time.perf_counter()
-            base = self._prefill(self.ctx.prompt.text, [])
+            base = self._prefill(self.ctx.prompt, [])
             trace.extra["prompt_tokens"] = len(base.ids)
             trace.extra["prefill_seconds"] = round(time.perf_counter() - t0, 4)
             first = QueryCentricSubgraph(self.ctx.context_graph, self.ctx.topics)
@@ -223,7 +226,7 @@ class _DogDecoder:
                 child.beam_id = self._beam_id()
                 if self.params["local_visibility"]:
                     prompt = context_prompt(self.ctx, self.request, child.subgraph.triplet_ids)
-                    child.state = self._prefill(prompt.text, child.generated_ids)
+                    child.state = self._prefill(prompt, child.generated_ids)
                 elif hyp.state is not None:
                     child.state = hyp.state  # greedy: the parent's state, already extended
                 else:

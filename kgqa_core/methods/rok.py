@@ -16,8 +16,8 @@ Three model calls (the paper's promise):
 Parameters (recorded in ``Trace.parameters``): ``hops`` (2), ``max_paths``
 (200 per pair), ``top_k`` (5), ``damping`` (0.85), ``max_key_entities``
 (6), ``min_link_score`` (0.65), ``embed_threshold`` (0.8), ``fanout`` (3),
-``max_listed`` (8), ``max_branches`` (40), ``sibling_rule`` ("compact"),
-``cot_max_tokens`` (160), ``filter_max_tokens`` (64),
+``max_listed`` (8), ``max_branches`` (40), ``max_group`` (100), ``sibling_rule`` ("compact"),
+``cot_max_tokens`` (128), ``filter_max_tokens`` (64),
 ``answer_max_tokens`` (48), ``use_embedder`` (True).
 """
 
@@ -53,7 +53,8 @@ DEFAULTS: dict[str, Any] = {
     "max_listed": 8,
     "max_branches": 40,
     "sibling_rule": "compact",
-    "cot_max_tokens": 160,
+    "max_group": 100,
+    "cot_max_tokens": 128,
     "filter_max_tokens": 64,
     "answer_max_tokens": 48,
     "use_embedder": True,
@@ -63,7 +64,7 @@ MAX_PATH_CANDIDATES_SHOWN = 60  # candidates listed in the PageRank step (all id
 
 def _params(request: MethodRequest) -> dict[str, Any]:
     p = {name: request.param(name, default) for name, default in DEFAULTS.items()}
-    for name in ("hops", "max_paths", "top_k", "max_key_entities", "fanout", "max_listed", "max_branches"):
+    for name in ("hops", "max_paths", "top_k", "max_key_entities", "fanout", "max_listed", "max_branches", "max_group"):
         p[name] = int(p[name])
         if p[name] < 1:
             raise ValueError(f"RoK parameter {name} must be at least 1, got {p[name]}")
@@ -281,7 +282,8 @@ def _run(request: MethodRequest, trace: Trace, p: dict[str, Any]) -> None:
         # no path at all (isolated key entity): branches hang from the key entities themselves
         main_paths = [KGPath((e,), ()) for e in key_entities if graph.has_entity(e)]
     cands = candidate_branches(graph, main_paths, fanout=p["fanout"], max_listed=p["max_listed"],
-                               max_branches=p["max_branches"], sibling_rule=p["sibling_rule"])
+                               max_branches=p["max_branches"], sibling_rule=p["sibling_rule"],
+                               max_group=p["max_group"])
     labels = [b.label for b in cands.branches]
     kept_branches: list[Branch] = []
     branch_calls: list[ModelCall] = []
@@ -324,6 +326,7 @@ def _run(request: MethodRequest, trace: Trace, p: dict[str, Any]) -> None:
             "invalid_count": len(judgement.invalid) if judgement else 0,
             "dropped_siblings": cands.dropped_siblings,
             "truncated": cands.truncated,
+            "hub_groups": cands.hub_groups,
         },
     ), t0)
 

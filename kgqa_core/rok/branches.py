@@ -64,6 +64,7 @@ class BranchCandidates:
     branches: list[Branch] = field(default_factory=list)
     dropped_siblings: int = 0  # triplets removed by the sibling rule
     truncated: int = 0  # candidates beyond max_branches
+    hub_groups: int = 0  # fan-outs larger than max_group, left out
     notes: list[str] = field(default_factory=list)
 
 
@@ -74,12 +75,15 @@ def candidate_branches(
     max_listed: int = 8,
     max_branches: int = 40,
     sibling_rule: str = "compact",
+    max_group: int = 100,
 ) -> BranchCandidates:
     """First-order neighbour branches of the entities on the main paths.
 
     Entities are visited in path order.  A group of one relation with more
     than ``fanout`` members becomes one compact candidate listing up to
-    ``max_listed`` of them.
+    ``max_listed`` of them.  A group of more than ``max_group`` (a hub
+    such as a genre with thousands of films) is left out: eight names out of
+    thousands tell the model nothing and cost prompt tokens.
     """
     if sibling_rule not in SIBLING_RULES:
         raise ValueError(f"sibling_rule must be one of {', '.join(SIBLING_RULES)}, not {sibling_rule!r}")
@@ -107,6 +111,9 @@ def candidate_branches(
                 used.update(t.id for t in fresh)
                 continue
             used.update(t.id for t in fresh)
+            if len(fresh) > max_group:
+                out.hub_groups += 1
+                continue
             if siblings or len(fresh) > fanout:
                 listed = fresh[:max_listed]
                 out.branches.append(
@@ -121,6 +128,10 @@ def candidate_branches(
         out.branches = out.branches[:max_branches]
         out.notes.append(
             f"{out.truncated} neighbour branches beyond max_branches={max_branches} were not shown to the model"
+        )
+    if out.hub_groups:
+        out.notes.append(
+            f"{out.hub_groups} relation fan-outs of more than {max_group} entities (hubs) left out of the branches"
         )
     if out.dropped_siblings:
         out.notes.append(

@@ -204,10 +204,19 @@ class MentionLinker:
 
 
 def ngram_links(text: str, graph: KnowledgeGraph, source: str = "cot") -> list[MentionLink]:
-    """Word n-grams of ``text`` that are graph names (the graph package's linker)."""
+    """Word n-grams of ``text`` that are graph names (the graph package's linker).
+
+    For free model text only exact / case-insensitive matches of mentions
+    written with a capital or a digit count: lower-case phrases ("answer
+    this") and fuzzy spans across line breaks ("California.\nStep") are
+    ordinary English far more often than names.  Fuzzy matching of CoT
+    mentions is done on the extracted mentions instead.
+    """
     flat = text.replace("[", " ").replace("]", " ")  # brackets would switch it to bracket mode
     out = []
     for c in link_entities(flat, graph, limit=50):
+        if source == "cot" and (c.method == "fuzzy" or not any(ch.isupper() or ch.isdigit() for ch in c.mention)):
+            continue
         pos = flat.find(c.mention)
         out.append(MentionLink(c.mention, source, "ngram", c.entity, c.score, c.method, max(pos, 0)))
     return out
@@ -227,7 +236,9 @@ def find_key_entities(
 
     Order matters: paths are enumerated between key entities pairwise in
     this order, and the cap ``max_key_entities`` keeps the question's own
-    entities first.  Links below ``min_link_score`` are shown but not used.
+    entities first, then the most certain CoT links (a full name linked
+    exactly before a bare year), earlier mentions first among equals.
+    Links below ``min_link_score`` are shown but not used.
     """
     result = KeyEntityResult(embedder=getattr(embedder, "name", "") if embedder is not None else "")
     if embedder is None:
@@ -274,7 +285,7 @@ def find_key_entities(
     chosen: list[str] = []
     for link in sorted(
         (l for l in result.links if l.entity is not None),
-        key=lambda l: (order[l.source], -l.score if l.source != "cot" else 0.0, l.position),
+        key=lambda l: (order[l.source], -round(l.score, 2), l.position),
     ):
         if link.source != "topic" and link.score < min_link_score:
             continue

@@ -91,3 +91,14 @@ def test_default_compact_rule_folds_siblings_into_one_branch():
     assert len(sib) == 1 and cands.dropped_siblings == 0
     assert sib[0].label == "(Film 0; Film 1; Film 2; Film 3; Film 4) -> directed_by -> Zwick"
     assert len(sib[0].triplet_ids) == 5
+
+
+def test_hub_fan_out_is_left_out_and_noted():
+    trips = [("Film X", "has_genre", "Drama"), ("Film X", "release_year", "2002")]
+    trips += [(f"Film {i}", "has_genre", "Drama") for i in range(150)]
+    g = KnowledgeGraph.from_triplets(trips)
+    (path,), _ = paths_between(g, "Drama", "2002", max_hops=2, max_paths=10)
+    cands = candidate_branches(g, [path], max_group=100)
+    assert not any(b.relation == "has_genre" for b in cands.branches)
+    assert cands.hub_groups == 1 and any("hubs" in n for n in cands.notes)
+    assert any(b.relation == "has_genre" for b in candidate_branches(g, [path], max_group=1000).branches)

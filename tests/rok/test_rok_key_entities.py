@@ -72,3 +72,19 @@ def test_embedding_similarity_links_a_paraphrase():
     assert linked.get("USA") == ("United States", "embedding")
     assert linked.get("NYC") == ("New York City", "embedding")
     assert res.embedder == "all-MiniLM-L6-v2" and not res.notes
+
+
+def test_cot_boilerplate_does_not_become_key_entities():
+    g = KnowledgeGraph.from_triplets([
+        ("Answer This!", "has_genre", "Comedy"),
+        ("California Suite", "has_genre", "Comedy"),
+        ("Once Were Warriors", "starred_actors", "Temuera Morrison"),
+        ("Once Were Warriors", "release_year", "1994"),
+    ])
+    cot = ("To answer this question, I'll follow these steps.\nHe was born in California.\nStep 2: "
+           "in 1994 he starred in Once Were Warriors.")
+    res = find_key_entities("what did [Temuera Morrison] act in", cot, g, ["Temuera Morrison"], embedder=None,
+                            max_key_entities=2)
+    assert "Answer This!" not in res.key_entities and "California Suite" not in res.key_entities
+    # the cap keeps the certain full-name link before the bare year
+    assert res.key_entities == ["Temuera Morrison", "Once Were Warriors"]
