@@ -14,7 +14,6 @@ Errors exit non-zero with a one-line message, never a traceback, unless --debug.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from typing import Callable, Sequence
@@ -25,19 +24,6 @@ EXIT_ERROR = 1
 
 class CliError(Exception):
     """An error the user can fix; printed as one line."""
-
-
-def _parse_params(pairs: Sequence[str]) -> dict:
-    params = {}
-    for pair in pairs or ():
-        if "=" not in pair:
-            raise CliError(f"--param expects KEY=VALUE, got {pair!r}")
-        key, raw = pair.split("=", 1)
-        try:
-            params[key.strip()] = json.loads(raw)
-        except json.JSONDecodeError:
-            params[key.strip()] = raw
-    return params
 
 
 # -------------------------------------------------------------------- ask
@@ -72,7 +58,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
         if not args.json:
             print(f"topic entities (linked): {', '.join(topics)}", file=sys.stderr)
 
-    params = _parse_params(args.param)
+    from .methods.base import parse_param_pairs
+
+    params = parse_param_pairs(args.param)
     if args.beam_size is not None:
         params["beam_size"] = args.beam_size
     if args.max_steps is not None:

@@ -10,7 +10,6 @@ stderr and exit code 2, never a traceback.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -41,15 +40,9 @@ def add_eval_parser(subparsers: "argparse._SubParsersAction") -> argparse.Argume
 
 
 def _parse_params(args: argparse.Namespace) -> dict[str, Any]:
-    params: dict[str, Any] = {}
-    for item in args.param or []:
-        if "=" not in item:
-            raise ValueError(f"--param {item!r}: expected KEY=VALUE")
-        key, raw = item.split("=", 1)
-        try:
-            params[key.strip()] = json.loads(raw)
-        except json.JSONDecodeError:
-            params[key.strip()] = raw
+    from ..methods.base import parse_param_pairs
+
+    params = parse_param_pairs(args.param)
     if args.beam_size is not None:
         params["beam_size"] = args.beam_size
     return params

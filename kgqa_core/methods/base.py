@@ -60,6 +60,22 @@ METHODS: dict[str, tuple[str, str]] = {
 }
 
 
+def parse_param_pairs(pairs: "list[str] | None") -> dict[str, Any]:
+    """``KEY=VALUE`` strings (command-line ``--param``) to a params dict; values parse as JSON when they can."""
+    import json
+
+    params: dict[str, Any] = {}
+    for pair in pairs or ():
+        if "=" not in pair:
+            raise ValueError(f"--param {pair!r}: expected KEY=VALUE")
+        key, raw = pair.split("=", 1)
+        try:
+            params[key.strip()] = json.loads(raw)
+        except json.JSONDecodeError:
+            params[key.strip()] = raw
+    return params
+
+
 class UnknownMethodError(ValueError):
     pass
 
