@@ -45,8 +45,12 @@ def step_scores_figure(step: Step) -> go.Figure | None:
         + ("<br>kept" if c.kept else "<br>not kept") + (f"<br>beam {c.beam}" if c.beam is not None else "")
         for c in shown
     ]
+    use_prob = all(c.prob is not None for c in shown)
+    lo = min(c.score for c in cands)
+    base = 0.0 if use_prob or lo >= 0 else lo - 0.05 * (max(c.score for c in cands) - lo or 1.0)
+    xs = [float(c.prob) for c in shown] if use_prob else [c.score - base for c in shown]
     fig = go.Figure(go.Bar(
-        x=[c.score for c in shown], y=labels, orientation="h",
+        x=xs, base=None if base == 0.0 else base, y=labels, orientation="h",
         marker={"color": [C.score_color(t) for t in norm],
                 "line": {"color": [C.CHAIN if c.kept else "rgba(0,0,0,0)" for c in shown], "width": 2.5}},
         hovertext=[h.replace("<", "&lt;").replace("&lt;br>", "<br>") for h in hover], hoverinfo="text",
@@ -54,7 +58,7 @@ def step_scores_figure(step: Step) -> go.Figure | None:
         textposition="auto",
     ))
     fig.update_yaxes(autorange="reversed", automargin=True)
-    xlabel = "score (log-probability)" if any(c.score < 0 for c in shown) else "score"
+    xlabel = "probability" if use_prob else ("score (log-probability)" if lo < 0 else "score")
     fig.update_xaxes(title_text=xlabel, gridcolor="#f1f3f5")
     extra = f" (top {MAX_BARS} of {len(cands)})" if len(cands) > MAX_BARS else ""
     return _layout(fig, f"Candidate scores{extra} \u2014 outlined = kept", height=max(220, 34 * len(shown) + 90))

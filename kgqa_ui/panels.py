@@ -21,6 +21,7 @@ from .trace_scene import abstract_structure_scene, step_scene
 from .trace_tables import chain_text, correctness, faithfulness_badge, step_facts
 from .vis_html import render_html
 
+PLOTLY_CONFIG = {"displayModeBar": False}
 KNOWN_EXTRAS = {"chain", "chain_score", "chains", "chain_scores", "dropped", "abstract_structure", "key_entities", "paths", "pagerank",
                 "subquestion", "sub_question", "answers", "sub_questions"}
 
@@ -123,7 +124,7 @@ def step_view(trace: Trace, index: int, graph: Any | None, max_nodes: int, conte
                 st.info(step.note)
             fig = charts.step_scores_figure(step)
             if fig is not None:
-                st.plotly_chart(fig, width="stretch", key=f"scores-{index}")
+                st.plotly_chart(fig, width="stretch", key=f"scores-{index}", config=PLOTLY_CONFIG)
             elif not is_reads:
                 st.caption("No scored candidates at this step.")
         if is_reads and step is not None and mid is None:
@@ -138,7 +139,7 @@ def step_view(trace: Trace, index: int, graph: Any | None, max_nodes: int, conte
             st.markdown("**Token-level view of the chosen triplet** (the graph constraint's allowed tokens and their probabilities)")
             fig = charts.token_figure(step.token_view)
             if fig is not None:
-                st.plotly_chart(fig, width="stretch", key=f"tokens-{index}")
+                st.plotly_chart(fig, width="stretch", key=f"tokens-{index}", config=PLOTLY_CONFIG)
             with st.expander("Token table"):
                 st.html(token_view_html(step.token_view))
         _raw_step(step)
@@ -165,7 +166,7 @@ def _method_panels(trace: Trace, step: Step | None, index: int, graph: Any | Non
             with c2:
                 fig = charts.pagerank_figure(pr) if pr else None
                 if fig is not None:
-                    st.plotly_chart(fig, width="stretch", key=f"pagerank-{index}")
+                    st.plotly_chart(fig, width="stretch", key=f"pagerank-{index}", config=PLOTLY_CONFIG)
     # LPKG: sub-questions in their colours
     subs = [s for s in upto if "subquestion" in s.extra]
     plan = next((s.extra.get("sub_questions") for s in upto if isinstance(s.extra.get("sub_questions"), list)), None)

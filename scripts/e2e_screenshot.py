@@ -132,8 +132,23 @@ MARK_SEEN = """(() => { [...document.querySelectorAll('iframe')].forEach(f => { 
 
 
 def button_js(label: str, action: str = "click") -> str:
-    return (f"(() => {{ const b = [...document.querySelectorAll('button')].find(x => x.innerText.trim() === {json.dumps(label)});"
+    # a button's text may start with its Material icon's ligature name ("play_arrowRun")
+    return (f"(() => {{ const L = {json.dumps(label)}; const b = [...document.querySelectorAll('button')].find(x => {{"
+            f" const t = x.innerText.trim(); return t === L || t.split('\\n').map(s => s.trim()).includes(L)"
+            f" || (t.endsWith(L) && /^[a-z_]+$/.test(t.slice(0, t.length - L.length).trim())); }});"
             f" if (!b || b.disabled) return false; {'b.click();' if action == 'click' else ''} return true; }})()")
+
+
+def _set_number(cdp: CDP, label: str, value: int) -> None:
+    """Type into the number input whose label is ``label`` and commit it (Enter)."""
+    found = cdp.js(f"""(() => {{ const l = [...document.querySelectorAll('label')].find(x => x.innerText.trim() === {json.dumps(label)});
+      const i = l && l.parentElement.parentElement.querySelector('input'); if (!i) return false; i.focus(); i.select(); return true; }})()""")
+    if not found:
+        return
+    cdp.call("Input.insertText", text=str(value))
+    for kind in ("keyDown", "keyUp"):
+        cdp.call("Input.dispatchKeyEvent", type=kind, key="Enter", code="Enter", windowsVirtualKeyCode=13)
+    time.sleep(1.0)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -176,6 +191,8 @@ def run(args: argparse.Namespace) -> int:
             cdp.call("Input.insertText", text=args.question)
             cdp.js("document.querySelector('textarea').blur(); true")
             cdp.wait(button_js("Run", action="check"), 60, "the Run button to be enabled (question linked)")
+            for label, value in (("Beam size", args.beam_size), ("Max steps", args.max_steps)):
+                _set_number(cdp, label, value)
             print(f"[e2e] running the question with {args.model}…", flush=True)
             cdp.js(button_js("Run"))
             started = time.time()
@@ -234,6 +251,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-run", action="store_true", help="do not ask; open Replay on the newest saved run")
     ap.add_argument("--steps", type=int, default=1, help="steps to advance in Replay before the screenshot")
     ap.add_argument("--timeout", type=float, default=900, help="seconds allowed for the run")
+    ap.add_argument("--beam-size", type=int, default=1, help="kept small so the check is quick")
+    ap.add_argument("--max-steps", type=int, default=2)
     ap.add_argument("--width", type=int, default=1440)
     ap.add_argument("--height", type=int, default=1300)
     ap.add_argument("--keep-tmp", action="store_true")

@@ -150,6 +150,7 @@ class PromptParts:
     triplet_ids: list[int] = field(default_factory=list)
     chat_template: bool = True
     shared_prefix: str = ""  # the start of `text` every question shares (instructions + examples)
+    layout: str = "turns"
 
 
 def _example_block(n: int, context: str, question: str, answer: str) -> str:
@@ -172,6 +173,21 @@ def build_user_text(context: str, question: str, variant: str = "dog") -> tuple[
     return user, prefix
 
 
+LAYOUTS = ("turns", "single", "raw")
+
+
+def _messages(context: str, question: str, variant: str) -> list[dict[str, str]]:
+    """Few-shot chat: instructions as system, each example a user/assistant exchange."""
+    instructions = INSTRUCTIONS if variant == "dog" else DIRECT_INSTRUCTIONS
+    msgs = [{"role": "system", "content": instructions}]
+    for ex in EXAMPLES:
+        answer = f"{ANSWER_PREFIX} {ex.reasoning}" if variant == "dog" else ex.direct
+        msgs.append({"role": "user", "content": f"Context: [ {ex.context} ]\nQuestion: {ex.question}"})
+        msgs.append({"role": "assistant", "content": answer})
+    msgs.append({"role": "user", "content": f"Context: [ {context} ]\nQuestion: {question.strip()}"})
+    return msgs
+
+
 def build_prompt(
     model: Any,
     question: str,
@@ -179,28 +195,51 @@ def build_prompt(
     variant: str = "dog",
     chat_template: bool = True,
     triplet_ids: Sequence[int] | None = None,
+    layout: str = "turns",
 ) -> PromptParts:
     """The full model input for `question` over `triplets` (already pruned to the budget).
 
-    With ``chat_template`` and a model that has one, the user turn holds the
-    instructions, examples and question, and the assistant turn starts with
-    the answer prefix (DoG/CoT) or is empty (Direct).  Otherwise the raw text
-    ends with ``Answer: <prefix>``.
+    Layouts (with ``chat_template`` and a model that has one):
+
+    * ``"turns"`` (default): the instructions are the system message and each
+      in-context example is a user turn (context + question) answered by an
+      assistant turn; the question is the last user turn and the assistant
+      turn starts with the answer prefix.  Small chat models copy the
+      examples' format (``1. < h -> r -> t >``) far more reliably this way
+      than from examples quoted inside one user message.
+    * ``"single"``: everything in one user turn (Tab. 6 text ending with
+      "Answer:"), the answer prefix opening the assistant turn.
+    * ``"raw"`` (also without a chat template): the Tab. 6 text as is,
+      ending with ``Answer: <prefix>``.
     """
+    if layout not in LAYOUTS:
+        raise ValueError(f"unknown prompt layout {layout!r}; use one of {', '.join(LAYOUTS)}")
     context = linearize(triplets)
     user, prefix = build_user_text(context, question, variant)
-    has_template = bool(getattr(getattr(model, "tokenizer", None), "chat_template", None))
-    if chat_template and has_template:
-        head = model.chat_prompt(user)
-        text = head + prefix
-        used_chat = True
-    else:
+    tok = getattr(model, "tokenizer", None)
+    has_template = bool(getattr(tok, "chat_template", None))
+    used_chat = chat_template and has_template and layout != "raw"
+    text = ""
+    if used_chat and layout == "turns":
+        msgs = _messages(context, question, variant)
+        try:
+            text = tok.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True) + prefix
+        except Exception:  # a template that rejects system/assistant turns: use one user turn
+            layout = "single"
+        cut_marker = f"Context: [ {context} ]"
+    if used_chat and layout == "single":
+        text = model.chat_prompt(user) + prefix
+    if not used_chat:
         text = user + (" " + prefix if prefix else "")
-        used_chat = False
+        layout = "raw"
+    if layout != "turns":
+        cut_marker = f"**Example {len(EXAMPLES) + 1}:**"
     ids = list(triplet_ids) if triplet_ids is not None else [getattr(t, "id", i) for i, t in enumerate(triplets)]
-    cut = text.rfind(f"**Example {len(EXAMPLES) + 1}:**")
+    cut = text.rfind(cut_marker)
     shared = text[:cut] if cut > 0 else ""
-    return PromptParts(variant, text, None, user, prefix, context, ids, used_chat, shared)
+    parts = PromptParts(variant, text, None, user, prefix, context, ids, used_chat, shared)
+    parts.layout = layout
+    return parts
 
 
 # ------------------------------------------------------------------ parsing
@@ -284,7 +323,8 @@ class WrittenTriplet:
     well_split: bool = True  # False when the text did not split into exactly three parts
 
 
-_TRIPLET_SPAN = re.compile(r"<([^<>\n]*?->[^<>\n]*?)>")
+# "<", then text where ">" may only appear inside an arrow "->", then a ">" not preceded by "-".
+_TRIPLET_SPAN = re.compile(r"<((?:->|[^<>\n])*?->(?:->|[^<>\n])*?)(?<!-)>")
 
 
 def parse_written_triplets(text: str, graph: Any = None) -> list[WrittenTriplet]:
@@ -293,13 +333,16 @@ def parse_written_triplets(text: str, graph: Any = None) -> list[WrittenTriplet]
     Names may themselves contain ``->``; when a span splits into more than
     three parts, the split that names a graph triplet (if `graph` is given)
     wins, else the first part is the head, the last the tail and the middle
-    the relation (``well_split`` False).
+    the relation (``well_split`` False).  A span with only two parts is kept
+    with an empty tail, so that a check against the graph flags it.
     """
     out: list[WrittenTriplet] = []
     for m in _TRIPLET_SPAN.finditer(text):
         body = m.group(1)
         parts = body.split("->")
-        if len(parts) < 3:
+        if len(parts) < 3:  # "< a -> b >": an attempt at a triplet, kept so the check flags it
+            h, r = (p.strip() for p in parts)
+            out.append(WrittenTriplet(m.group(0), h, r, "", m.start(), m.end(), False))
             continue
         chosen: tuple[str, str, str] | None = None
         if len(parts) == 3:

@@ -23,7 +23,9 @@ pre-ranked by question similarity), ``max_search_steps`` (5),
 ``max_prune_steps`` (3), ``permutations`` (2) listing orders per decision,
 ``length_norm`` ("trie" | "mean" | "total"), ``examples`` (2) entity names
 shown per node (0 = the paper's bare ``type_id``), ``max_node_triplets``
-(1000) triplets one expansion may add, ``max_chains`` (20).
+(1000) triplets one expansion may add, ``max_chains`` (20), ``stop_penalty``
+(0.0) subtracted from the log-score of ``None`` in search decisions (an
+untrained model stops too early, cf. the paper's App. G).
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from ..reads.constraints import (
 )
 from ..reads.options import NONE_OPTION, answer_options, rank_pool, search_options
 from ..reads.prompts import answer_prompt, prune_prompt, search_prompt
-from ..reads.scoring import Chooser, Decision, ModelChooser, decision_from_scores
+from ..reads.scoring import Chooser, Decision, ModelChooser, decision_from_scores, with_penalty
 from ..trace.schema import Answer, Candidate, ChainTriplet, Step, Trace
 from .base import MethodRequest
 
@@ -56,6 +58,7 @@ DEFAULTS: dict[str, Any] = {
     "examples": 2,
     "max_node_triplets": 1000,
     "max_chains": 20,
+    "stop_penalty": 0.0,
 }
 
 _MAX_LISTED_ENTITIES = 200
@@ -156,6 +159,9 @@ class _Reads:
             texts = ([NONE_OPTION] if offer_none else []) + [o.text for o in ranked.options]
             before = s.triplet_ids()
             decision = self._choose("search", search_prompt(self.question, s, self.examples), texts)
+            penalty = float(self.params["stop_penalty"])
+            if offer_none and penalty and len(texts) > 1:
+                with_penalty(decision, 0, penalty)
             chosen_text = decision.chosen.text
             notes = []
             if ranked.cut:
@@ -190,7 +196,8 @@ class _Reads:
             title = "stop searching" if node_id is None else f"retrieve {chosen_text} -> {node_id}"
             self._step(
                 "reads.search", title, decision, candidates, before, added, notes,
-                {"new_node": node_id, "pool_total": ranked.total, "pool_ranking": ranked.method},
+                {"new_node": node_id, "pool_total": ranked.total, "pool_ranking": ranked.method,
+                 "stop_penalty": penalty if offer_none else 0.0},
             )
             if node_id is None:
                 stopped = "None chosen"

@@ -170,6 +170,18 @@ def decision_from_scores(texts: Sequence[str], scores: Sequence[float], per_orde
     return Decision(options=options, choice=choice)
 
 
+def with_penalty(decision: Decision, index: int, penalty: float) -> Decision:
+    """The decision with option ``index``'s log-score lowered by ``penalty`` (probabilities renormalised)."""
+    if penalty == 0 or not 0 <= index < len(decision.options):
+        return decision
+    scores = [o.logprob - (penalty if i == index else 0.0) for i, o in enumerate(decision.options)]
+    probs = softmax(scores)
+    for o, sc, p in zip(decision.options, scores, probs):
+        o.logprob, o.prob = sc, p
+    decision.choice = max(range(len(scores)), key=lambda i: (probs[i], -i))
+    return decision
+
+
 # ---------------------------------------------------------------- model
 class ModelChooser:
     """Scores option pools with a `LocalModel` (see the module docstring for the debiasing)."""

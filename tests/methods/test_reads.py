@@ -318,3 +318,22 @@ def test_answers_are_always_graph_entities(triples, seed, question):
         assert all(c.in_graph and c.grounded for c in chain)
     if trace.answers:
         assert set(trace.extra["retrieved_triplets"]) == set(trace.steps[-1].subgraph_after)
+
+
+def test_stop_penalty_lowers_the_none_option():
+    """With None slightly ahead, a stop penalty makes the search go on (and says so in the step)."""
+    g = films()
+
+    def prefer_none(kind, parts, options):
+        return [0.0 if o == "None" else (-0.5 if o == "entity_1 + directed_by (reverse)" else -9.0) for o in options]
+
+    def run(penalty):
+        request = MethodRequest(graph=g, question="which films share the director of Titanic?", model=NoModel(),
+                                topic_entities=["Titanic"], params={"stop_penalty": penalty, "max_search_steps": 2})
+        return reads.run(request, chooser=ScriptedChooser(
+            lambda k, p, o: prefer_none(k, p, o) if "None" in o else [0.0 if "directed_by" in x else -9 for x in o]))
+
+    assert run(0.0).steps[1].choice == "None"
+    pushed = run(1.0).steps[1]
+    assert pushed.choice == "entity_1 + directed_by (reverse)" and pushed.extra["stop_penalty"] == 1.0
+    assert abs(sum(c.prob for c in pushed.candidates) - 1) < 1e-4

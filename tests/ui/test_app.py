@@ -215,8 +215,10 @@ def test_ask_runs_a_method_with_the_small_model_and_saves_the_trace(runs_dir, mo
     monkeypatch.setenv("KGQA_APP_MODEL", "smollm2-135m")
     at = _app()
     at.selectbox(key="ask_example").set_value(0).run()
-    at.multiselect(key="ask_methods").set_value([method]).run()
-    at.button(key="ask_run").click().run(timeout=900)
+    at.multiselect(key="ask_methods").set_value([method])
+    at.number_input(key="ask_beam").set_value(1)
+    at.number_input(key="ask_steps").set_value(1).run()
+    at.button(key="ask_run").click().run(timeout=1800)
     assert not at.exception, [e.value for e in at.exception]
     runs = RunStore(runs_dir).list()
     assert len(runs) == 1 and runs[0].method == method and runs[0].model == "smollm2-135m"
