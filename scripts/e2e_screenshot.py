@@ -31,7 +31,7 @@ from pathlib import Path
 from websockets.sync.client import connect
 
 ROOT = Path(__file__).resolve().parent.parent
-QUESTION = "the films acted by [Sharon Tate] were released in which years"
+QUESTION = "what films did [Otto Preminger] star in"  # a question of the default sample graph
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                   "--disable-component-update", "--no-first-run", "--disable-dev-shm-usage", "--hide-scrollbars"]
 
@@ -221,6 +221,15 @@ def run(args: argparse.Namespace) -> int:
         cdp.screenshot(out)
         print(f"[e2e] graph drawn; screenshot saved to {out}", flush=True)
         return 0
+    except E2EError:
+        if cdp is not None:  # keep what the browser showed, to see why
+            try:
+                failed = Path(args.out).with_suffix(".failed.png")
+                cdp.screenshot(failed)
+                print(f"[e2e] screenshot of the failure: {failed}", file=sys.stderr)
+            except Exception:
+                pass
+        raise
     finally:
         if cdp is not None:
             cdp.close()

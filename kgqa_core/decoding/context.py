@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ..trace.schema import Answer, Trace
-from .prompt import PromptParts, build_prompt
+from .prompt import LAYOUTS, PromptParts, build_prompt
 
 
 @dataclass
@@ -50,6 +50,8 @@ def read_params(request: Any, defaults: dict[str, Any]) -> dict[str, Any]:
     for name in ("local_visibility", "strict", "chat_template"):
         if name in params:
             params[name] = bool(params[name])
+    if "prompt_layout" in params and params["prompt_layout"] not in LAYOUTS:
+        raise ContextError(f"parameter prompt_layout must be one of {', '.join(LAYOUTS)}, got {params['prompt_layout']!r}")
     return params
 
 
@@ -100,6 +102,7 @@ def prepare(request: Any, variant: str, defaults: dict[str, Any]) -> DecodingCon
     prompt = build_prompt(
         request.model, request.question, graph.triplets_by_ids(shown), variant,
         chat_template=params.get("chat_template", True), triplet_ids=shown,
+        layout=params.get("prompt_layout", "turns"),
     )
     return DecodingContext(params, topics, ids, context_graph, prompt, pruned.method, pruned.note, notes)
 
@@ -111,6 +114,7 @@ def context_prompt(ctx: DecodingContext, request: Any, subgraph_ids: Sequence[in
     return build_prompt(
         request.model, request.question, request.graph.triplets_by_ids(shown), ctx.prompt.variant,
         chat_template=ctx.params.get("chat_template", True), triplet_ids=shown,
+        layout=ctx.params.get("prompt_layout", "turns"),
     )
 
 
@@ -146,6 +150,7 @@ def new_trace(method: str, request: Any, ctx: DecodingContext) -> Trace:
             "prompt": ctx.prompt.text,
             "prompt_variant": ctx.prompt.variant,
             "chat_template": ctx.prompt.chat_template,
+            "prompt_layout": ctx.prompt.layout,
             "context_triplet_ids": list(ctx.context_ids),
             "prune_method": ctx.prune_method,
         }

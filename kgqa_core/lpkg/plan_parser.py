@@ -371,12 +371,16 @@ _FENCE = re.compile(r"```(?:python|py)?\s*\n(.*?)(?:```|\Z)", re.S)
 def extract_plan(raw: str, question: str | None = None) -> str:
     """The plan part of a model's completion.
 
-    Removes Markdown code fences, stops after the first ``Finish_The_Plan``
+    Cuts at a chat/special token (``<|fim_middle|>``), removes Markdown
+    code fences, stops after the first ``Finish_The_Plan``
     line (models like to continue with another example), and when the
     completion does not restate ``Original_Question`` prepends it so the plan
     is complete on its own.
     """
     text = raw
+    special = re.search(r"<\|[a-z_]+\|>", text)  # e.g. Qwen's <|fim_middle|>, <|endoftext|>
+    if special:
+        text = text[: special.start()]
     m = _FENCE.search(text)
     if m:
         text = m.group(1)

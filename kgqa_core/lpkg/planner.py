@@ -247,7 +247,7 @@ class Planner:
         gen = self.model.generate(
             prompt,
             max_new_tokens=self.max_new_tokens,
-            stop=[_SEPARATOR, "# Example", "\nOriginal_Question", "```\n"],
+            stop=[_SEPARATOR, "# Example", "\nOriginal_Question", "```\n", "<|"],
         )
         raw = "### Question Type:" + gen.text
         plan_text = extract_plan(raw, question)

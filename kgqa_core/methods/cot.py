@@ -8,7 +8,8 @@ step and the faithfulness report.  The ``dog.triplet`` steps replay the
 written chain over the same query-centric subgraph DoG would have used, so
 the UI can show where CoT left it.
 
-Parameters: max_new_tokens (256), max_prompt_triplets (120), chat_template (True).
+Parameters: max_new_tokens (256), max_prompt_triplets (120), chat_template (True),
+prompt_layout ("turns").
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from typing import Any
 
 from ..decoding.context import ContextError, new_trace, prepare, resolve_answers
 from ..decoding.free_text import decode_free_text
-from ..decoding.prefix_cache import prefill_with_shared_prefix
 from ..decoding.prompt import parse_answers, parse_written_triplets
 from ..decoding.query_subgraph import QueryCentricSubgraph
 from ..models.local_model import PromptTooLongError
@@ -30,6 +30,7 @@ DEFAULTS: dict[str, Any] = {
     "max_new_tokens": 256,
     "max_prompt_triplets": 120,
     "chat_template": True,
+    "prompt_layout": "turns",
 }
 
 
@@ -46,7 +47,9 @@ def run(request: MethodRequest) -> Trace:
         with model.lock:
             before = model.counter.snapshot()
             ids = model.encode(ctx.prompt.text)
-            state, reused = prefill_with_shared_prefix(model, ids, ctx.prompt.shared_prefix)
+            reused0 = getattr(model.counter, "prefix_tokens_reused", 0)
+            state = model.prefill(ids)  # reuses the cached keys/values of a shared prefix
+            reused = getattr(model.counter, "prefix_tokens_reused", 0) - reused0
             trace.model_calls = 1
             trace.tokens_in = len(ids)
             trace.extra["prompt_tokens"] = len(ids)

@@ -6,7 +6,8 @@ omitted (``Answer: * Bahamas.``), and the question; the model continues after
 "Answer:" and its ``* X`` markers are the answers.  Greedy decoding stops at
 the end of the answer line.
 
-Parameters: max_new_tokens (64), max_prompt_triplets (120), chat_template (True).
+Parameters: max_new_tokens (64), max_prompt_triplets (120), chat_template (True),
+prompt_layout ("turns").
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from typing import Any
 
 from ..decoding.context import ContextError, new_trace, prepare, resolve_answers
 from ..decoding.free_text import decode_free_text, direct_stop
-from ..decoding.prefix_cache import prefill_with_shared_prefix
 from ..decoding.prompt import parse_answers
 from ..models.local_model import PromptTooLongError
 from ..trace.faithfulness import check_chains
@@ -27,6 +27,7 @@ DEFAULTS: dict[str, Any] = {
     "max_new_tokens": 64,
     "max_prompt_triplets": 120,
     "chat_template": True,
+    "prompt_layout": "turns",
 }
 
 
@@ -43,7 +44,9 @@ def run(request: MethodRequest) -> Trace:
         with model.lock:
             before = model.counter.snapshot()
             ids = model.encode(ctx.prompt.text)
-            state, reused = prefill_with_shared_prefix(model, ids, ctx.prompt.shared_prefix)
+            reused0 = getattr(model.counter, "prefix_tokens_reused", 0)
+            state = model.prefill(ids)  # reuses the cached keys/values of a shared prefix
+            reused = getattr(model.counter, "prefix_tokens_reused", 0) - reused0
             t0 = time.perf_counter()
             free = decode_free_text(model, state, ctx.params["max_new_tokens"], detector=None, stop=direct_stop)
             gen_seconds = time.perf_counter() - t0

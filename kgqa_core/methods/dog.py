@@ -17,6 +17,7 @@ Parameters (recorded in ``Trace.parameters``):
   shows the whole pruned graph; True: only the current G_q, §5.2, which
   re-runs the prompt after every triplet), strict (False: raise instead of
   recording when the constraint allows no token), chat_template (True),
+  prompt_layout ("turns": few-shot chat turns; "single": one user turn; "raw": no template),
   token_view_cap (20 allowed tokens listed per position).
 
 Chains are ranked by the paper's chain score, a sum of log-probabilities,
@@ -49,7 +50,6 @@ from ..decoding.context import (
     resolve_answers,
 )
 from ..decoding.free_text import decode_free_text
-from ..decoding.prefix_cache import prefill_with_shared_prefix
 from ..decoding.prompt import PromptParts, parse_answers
 from ..decoding.query_subgraph import QueryCentricSubgraph
 from ..decoding.triplet_trie import TripletTokenCache, TripletTrie
@@ -66,6 +66,7 @@ DEFAULTS: dict[str, Any] = {
     "local_visibility": False,
     "strict": False,
     "chat_template": True,
+    "prompt_layout": "turns",
     "token_view_cap": 20,
 }
 
@@ -129,7 +130,9 @@ class _DogDecoder:
         ids = self.model.encode(prompt.text)
         self.trace.tokens_in += len(ids) + len(generated)
         self.trace.model_calls += 1
-        state, reused = prefill_with_shared_prefix(self.model, ids + generated, prompt.shared_prefix)
+        before = getattr(self.model.counter, "prefix_tokens_reused", 0)
+        state = self.model.prefill(ids + generated)  # reuses the cached keys/values of a shared prefix
+        reused = getattr(self.model.counter, "prefix_tokens_reused", 0) - before
         self.trace.extra["prompt_tokens_cached"] = self.trace.extra.get("prompt_tokens_cached", 0) + reused
         return state
 

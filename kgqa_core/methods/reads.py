@@ -24,8 +24,11 @@ pre-ranked by question similarity), ``max_search_steps`` (5),
 ``length_norm`` ("trie" | "mean" | "total"), ``examples`` (2) entity names
 shown per node (0 = the paper's bare ``type_id``), ``max_node_triplets``
 (1000) triplets one expansion may add, ``max_chains`` (20), ``stop_penalty``
-(0.0) subtracted from the log-score of ``None`` in search decisions (an
-untrained model stops too early, cf. the paper's App. G).
+(1.5) subtracted from the log-score of ``None`` in search decisions: an
+untrained model stops too early (cf. the paper's App. G).  On 11 MetaQA dev
+stop decisions with qwen2.5-coder-1.5b, None led the right continuation by
+0.7-2.9 nats on 2-hop questions and by 1.4-6.9 on 1-hop ones; 1.5 lets the
+clearer 2-hop cases go on without extending any 1-hop search there.
 """
 
 from __future__ import annotations
@@ -58,7 +61,7 @@ DEFAULTS: dict[str, Any] = {
     "examples": 2,
     "max_node_triplets": 1000,
     "max_chains": 20,
-    "stop_penalty": 0.0,
+    "stop_penalty": 1.5,
 }
 
 _MAX_LISTED_ENTITIES = 200

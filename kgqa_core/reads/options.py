@@ -146,10 +146,16 @@ def rank_pool(
 
 
 def answer_options(structure: AbstractStructure, used_positions: set[str]) -> list[AnswerOption]:
-    """Nodes that may hold the answer: not the root, not a constraint position, not empty."""
+    """Nodes that may hold the answer: not the root, not a constraint position, not empty.
+
+    ``topic`` nodes (ids without meaning, Freebase CVTs) only join facts and
+    are no answer a user can read, so they are offered only when S_k has no
+    other candidate.
+    """
     out = []
     for node in structure.nodes.values():
         if node.parent is None or node.id in used_positions or not node.links:
             continue
-        out.append(AnswerOption(node.id, f"{node.parent} + {node.relation_label} -> {node.id}"))
-    return out
+        out.append((node.type, AnswerOption(node.id, f"{node.parent} + {node.relation_label} -> {node.id}")))
+    readable = [o for t, o in out if t != "topic"]
+    return readable or [o for _, o in out]

@@ -142,3 +142,9 @@ def test_extract_plan_trims_a_completion():
     assert text.rstrip().endswith("Final_Answer: str = Finish_The_Plan(Answer = Ans_2)")
     assert "another" not in text
     assert parse_plan(text).final == "Final_Answer"
+
+
+def test_extract_plan_cuts_special_tokens():
+    raw = PAPER_2P + "<|fim_middle|>\nmore text"
+    assert extract_plan(raw).endswith("Finish_The_Plan(Answer = Ans_2)")
+    assert parse_plan(extract_plan(raw)).final == "Final_Answer"

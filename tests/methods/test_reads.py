@@ -185,15 +185,15 @@ def test_two_hops_through_topic_node_with_constraint_kitt():
         "topic_1 + tv.regular_tv_appearance.actor",
         "None",
         "entity_2 = KITT",  # no option is left after it: no second prune decision
-        "topic_1 + tv.regular_tv_appearance.actor -> entity_3",
+        # answer: entity_2 is a constraint position and topic_1 holds ids only, so entity_3 is the one option
     )
     assert [a.text for a in trace.answers] == ["William Daniels"]
     nodes = {n["id"]: n for n in trace.extra["abstract_structure"]["nodes"]}
     assert nodes["topic_1"]["type"] == "topic"
     assert nodes["entity_3"]["entities"] == ["William Daniels"]
-    # the answer pool excludes the constraint position entity_2
-    kind, pool = script.pools[-1]
-    assert kind == "answer" and all("entity_2" not in o.split("->")[-1] for o in pool)
+    answer = trace.steps[-1]
+    assert [c.label for c in answer.candidates] == ["topic_1 + tv.regular_tv_appearance.actor -> entity_3"]
+    assert "answer" not in [k for k, _ in script.pools]
     prune = [s for s in trace.steps if s.kind == "reads.prune"][0]
     assert prune.choice == "entity_2 = KITT"
     assert set(prune.subgraph_before) > set(prune.subgraph_after)
@@ -216,8 +216,7 @@ def test_constraint_college_university():
         "topic_1 + education.education.institution",
         "entity_2 + common.topic.notable_types",
         "None",
-        "entity_3 = College/University",
-        "topic_1 + education.education.institution -> entity_2",
+        "entity_3 = College/University",  # then entity_2 is the only readable answer position
     )
     assert [a.text for a in trace.answers] == ["University of California, Los Angeles"]
     assert trace.extra["constraints_applied"] == ["entity_3 = College/University"]

@@ -99,3 +99,14 @@ def test_per_node_triplet_cap():
     s = AbstractStructure("Genre")
     (o,) = search_options(g, s, max_node_triplets=10)
     assert len(o.links) == 10 and o.truncated_from == 50
+
+
+def test_topic_nodes_answer_only_when_nothing_else_can():
+    g = KnowledgeGraph.from_triplets([("Show", "cast", "m.0abc1"), ("m.0abc1", "actor", "Someone")])
+    s = AbstractStructure("Show")
+    o = search_options(g, s)[0]
+    s.add_node(o.node_id, o.relation, o.inverse, o.links)
+    assert [a.node_id for a in answer_options(s, set())] == ["topic_1"]
+    o = search_options(g, s)[0]
+    s.add_node(o.node_id, o.relation, o.inverse, o.links)
+    assert [a.node_id for a in answer_options(s, set())] == ["entity_2"]

@@ -1,0 +1,78 @@
+"""CoT on DoG's prompt: its written triplets are checked, and ill-formed ones flagged.
+
+The graph deliberately lacks the fact of the second in-context example
+(Shakespeare -> profession -> Playwright): the unconstrained model copies it,
+DoG on the identical prompt cannot.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+from kgqa_core.methods.base import MethodRequest, run_method
+from kgqa_core.trace.schema import Trace
+
+GRAPH = KnowledgeGraph.from_triplets(
+    [
+        ("William Shakespeare", "people.person.profession", "Dramatist"),
+        ("William Shakespeare", "people.person.profession", "Sonneteer"),
+        ("William Shakespeare", "people.person.place_of_birth", "Stratford-upon-Avon"),
+        ("Stratford-upon-Avon", "location.location.containedby", "England"),
+    ],
+    name="shakespeare",
+)
+QUESTION = "What did William Shakespeare do for a living?"
+
+
+def _request(model, emitted=None, **params):
+    return MethodRequest(
+        graph=GRAPH, question=QUESTION, model=model, topic_entities=["William Shakespeare"],
+        params={"max_new_tokens": 40, "max_steps": 2, **params},
+        on_step=emitted.append if emitted is not None else None,
+    )
+
+
+@pytest.fixture(scope="module")
+def runs(small_model):
+    emitted = []
+    cot = run_method("cot", _request(small_model, emitted))
+    dog = run_method("dog", _request(small_model, strict=True))
+    return cot, dog, emitted
+
+
+def test_cot_writes_an_ill_triplet_that_dog_cannot(runs):
+    cot, dog, _ = runs
+    ill = [ct for ct in cot.best_chain if not ct.grounded]
+    assert ill, f"expected the unconstrained model to cite a triplet outside the graph: {cot.raw_output!r}"
+    assert any(not ct.in_graph for ct in ill)
+    assert cot.faithfulness.ill_triplets == len(ill)
+    # DoG, same prompt: every cited triplet is in the graph and grows from the topic entity
+    assert dog.extra["prompt"] == cot.extra["prompt"]
+    assert dog.best_chain and all(ct.grounded for ct in dog.best_chain)
+    assert dog.faithfulness.ill_triplets == 0
+    cited = {(ct.head, ct.relation, ct.tail) for ct in dog.best_chain}
+    assert cited.isdisjoint({(ct.head, ct.relation, ct.tail) for ct in ill})
+
+
+def test_cot_check_step_lists_the_ill_triplets(runs):
+    cot, _, emitted = runs
+    assert [s.kind for s in emitted] == [s.kind for s in cot.steps]
+    check = [s for s in cot.steps if s.kind == "cot.check"]
+    assert len(check) == 1
+    ill = check[0].extra["ill"]
+    assert len(ill) == cot.faithfulness.ill_triplets
+    assert all(item["reason"] for item in ill)
+    flagged = [c for c in check[0].candidates if not c.kept]
+    assert len(flagged) == len(ill)
+    steps = [s for s in cot.steps if s.kind == "dog.triplet"]
+    assert len(steps) == len(cot.best_chain)
+    assert cot.steps[-1].kind == "dog.answer"
+    assert Trace.from_json(cot.to_json()) == cot
+
+
+def test_cot_costs_one_forward_pass_per_token(runs):
+    cot, dog, _ = runs
+    assert cot.forward_passes <= cot.tokens_out + 1
+    per_token = lambda t: (t.forward_passes - t.model_calls) / max(t.tokens_out, 1)  # noqa: E731
+    assert per_token(dog) <= per_token(cot) + 1e-9

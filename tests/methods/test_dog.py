@@ -1,0 +1,154 @@
+"""DoG end to end with the real 135M model: steps, G_q, token view, beams, trace round trip."""
+
+from __future__ import annotations
+
+import pytest
+
+from kgqa_core.decoding.constraint import ConstraintError
+from kgqa_core.decoding.query_subgraph import QueryCentricSubgraph
+from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+from kgqa_core.methods import dog
+from kgqa_core.methods.base import MethodRequest, run_method
+from kgqa_core.trace.schema import Trace
+
+HEAT = KnowledgeGraph.from_triplets(
+    [
+        ("Heat", "directed_by", "Michael Mann"),
+        ("Heat", "starred_actors", "Al Pacino"),
+        ("Heat", "starred_actors", "Robert De Niro"),
+        ("Heat", "release_year", "1995"),
+        ("Collateral", "directed_by", "Michael Mann"),
+        ("Collateral", "release_year", "2004"),
+        ("Collateral", "starred_actors", "Tom Cruise"),
+        ("Thief", "directed_by", "Michael Mann"),
+    ],
+    name="heat",
+)
+QUESTION = "who directed the movie Heat?"
+
+
+def _request(model, emitted=None, **params):
+    return MethodRequest(
+        graph=HEAT, question=QUESTION, model=model, topic_entities=["Heat"],
+        params={"max_new_tokens": 48, "max_steps": 2, "strict": True, **params},
+        on_step=emitted.append if emitted is not None else None,
+    )
+
+
+@pytest.fixture(scope="module")
+def greedy_run(small_model):
+    emitted = []
+    before = small_model.counter.forward_passes
+    trace = run_method("dog", _request(small_model, emitted))
+    return trace, emitted, small_model.counter.forward_passes - before
+
+
+def test_greedy_run_writes_a_well_formed_chain_and_streams_its_steps(greedy_run):
+    trace, emitted, passes = greedy_run
+    assert not trace.error, trace.error
+    assert [s.kind for s in emitted] == [s.kind for s in trace.steps]
+    assert trace.steps[0].kind == "dog.triplet"
+    chain = trace.best_chain
+    assert chain and all(ct.grounded and ct.triplet_id is not None for ct in chain)
+    assert trace.faithfulness.ill_triplets == 0 and trace.faithfulness.checked == len(chain)
+    assert "< Heat -> " in trace.raw_output  # the first triplet grows from the topic entity
+    assert trace.forward_passes == passes
+    # one pass per free-text token at most; forced triplet tokens ride along with others
+    assert trace.forward_passes <= trace.tokens_out + trace.model_calls
+
+
+def test_triplet_steps_show_gq_candidates_and_token_view(greedy_run, small_model):
+    trace, _, _ = greedy_run
+    gq = QueryCentricSubgraph(HEAT, ["Heat"])
+    chain_so_far: list[int] = []
+    for step in (s for s in trace.steps if s.kind == "dog.triplet"):
+        assert step.subgraph_before == gq.triplet_ids  # Eq. 1, replayed independently
+        assert {c.triplet_id for c in step.candidates} == set(step.subgraph_before)
+        chosen = [c for c in step.candidates if c.triplet_id == step.chosen_triplet_id]
+        assert len(chosen) == 1 and chosen[0].kept and chosen[0].extra["exact"]
+        assert chosen[0].score == pytest.approx(step.extra["triplet_score"])
+        assert all(c.score <= 0 for c in step.candidates)
+        t = HEAT.triplet(step.chosen_triplet_id)
+        added = gq.expand(t)
+        assert step.subgraph_after == gq.triplet_ids and step.added_entities == sorted(added)
+        chain_so_far.append(t.id)
+        assert step.extra["chain"] == chain_so_far
+        # token view: the chosen tokens spell the triplet; every position lists allowed options
+        spelled = "".join(p.chosen for p in step.token_view)
+        assert spelled == f" {t.head} -> {t.relation} -> {t.tail} >"
+        for pos in step.token_view:
+            assert 1 <= len(pos.allowed) <= 20 and pos.n_allowed >= len(pos.allowed)
+            assert pos.chosen_id in {o.token_id for o in pos.allowed} or pos.n_allowed > 20
+            assert 0 < pos.chosen_prob <= 1
+    assert trace.chain_scores[0] == pytest.approx(
+        sum(s.extra["triplet_score"] for s in trace.steps if s.kind == "dog.triplet")
+    )
+
+
+def test_parameters_and_json_round_trip(greedy_run):
+    trace, _, _ = greedy_run
+    for name in dog.DEFAULTS:
+        assert name in trace.parameters
+    assert trace.parameters["beam_size"] == 1 and trace.parameters["max_steps"] == 2
+    again = Trace.from_json(trace.to_json())
+    assert again == trace
+    assert again.steps[0].token_view == trace.steps[0].token_view
+
+
+def test_answer_step_and_answers_are_linked_to_the_graph(greedy_run):
+    trace, _, _ = greedy_run
+    answer_steps = [s for s in trace.steps if s.kind == "dog.answer"]
+    assert len(answer_steps) == 1
+    assert answer_steps[0].extra["answers"] == trace.answer_texts
+    for a in trace.answers:
+        assert a.in_graph == HEAT.has_entity(a.entity or "")
+
+
+def test_beam_of_two_keeps_two_chains_by_summed_score(small_model):
+    trace = run_method("dog", _request(small_model, beam_size=2, max_new_tokens=36))
+    assert not trace.error, trace.error
+    beam_steps = [s for s in trace.steps if s.kind == "dog.beam"]
+    assert beam_steps
+    first = beam_steps[0]
+    assert sum(c.kept for c in first.candidates) == 2
+    assert len(first.candidates) >= 2
+    kept_scores = [c.score for c in first.candidates if c.kept]
+    assert min(kept_scores) >= max([c.score for c in first.candidates if not c.kept], default=-1e9)
+    assert len(trace.chains) >= 2
+    assert trace.chain_scores == sorted(trace.chain_scores, reverse=True)
+    for chain in trace.chains:
+        assert all(ct.grounded for ct in chain)
+    triplet_steps = [s for s in trace.steps if s.kind == "dog.triplet"]
+    assert {s.beam for s in triplet_steps} >= {0}
+    returned = triplet_steps[0].extra["returned"]
+    assert len(returned) == 2 and returned[0]["score"] >= returned[1]["score"]
+
+
+def test_local_visibility_shows_only_gq_and_reprompts(small_model):
+    trace = run_method("dog", _request(small_model, local_visibility=True, max_new_tokens=24, max_steps=1))
+    assert not trace.error, trace.error
+    prompt = trace.extra["prompt"]
+    assert "Collateral -> release_year -> 2004" not in prompt  # not in G_q^0
+    assert "Heat -> release_year -> 1995" in prompt
+    if trace.best_chain:  # after a triplet the prompt is rebuilt around the grown G_q
+        assert trace.model_calls >= 2
+
+
+def test_no_allowed_token_fails_loudly_or_is_recorded(small_model, monkeypatch):
+    monkeypatch.setattr(QueryCentricSubgraph, "triplets", lambda self: [])
+    with pytest.raises(ConstraintError):
+        run_method("dog", _request(small_model, max_new_tokens=12))
+    trace = run_method("dog", _request(small_model, max_new_tokens=12, strict=False))
+    assert "allows no token" in trace.error
+    failed = [s for s in trace.steps if s.extra.get("error")]
+    assert failed and "no unconstrained fallback" in failed[0].note
+    assert not any(trace.chains) and ">" not in trace.raw_output.split("<", 1)[-1]
+
+
+def test_bad_topic_entity_is_a_clear_error(small_model):
+    req = MethodRequest(graph=HEAT, question=QUESTION, model=small_model, topic_entities=["Nowhere"])
+    trace = run_method("dog", req)
+    assert "no topic entity" in trace.error and not trace.steps
+    req = MethodRequest(graph=HEAT, question=QUESTION, model=small_model, topic_entities=["Heat"],
+                        params={"beam_size": 0})
+    assert "beam_size" in run_method("dog", req).error
