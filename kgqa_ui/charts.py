@@ -37,7 +37,7 @@ def step_scores_figure(step: Step) -> go.Figure | None:
     norm = C.normalise([c.score for c in cands])[: len(shown)]
     labels, seen = [], Counter()
     for c in shown:
-        base = truncate(c.label or (" -> ".join(c.triplet) if c.triplet else "?"), 60)
+        base = truncate(c.label or (" -> ".join(c.triplet) if c.triplet else "?"), 42)
         seen[base] += 1
         labels.append(base if seen[base] == 1 else f"{base} ({seen[base]})")
     hover = [

@@ -54,9 +54,11 @@ def run(request: MethodRequest) -> Trace:
             trace.tokens_in = len(ids)
             trace.extra["prompt_tokens"] = len(ids)
             trace.extra["prompt_tokens_cached"] = reused
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             free = decode_free_text(model, state, ctx.params["max_new_tokens"], detector=None)
             gen_seconds = time.perf_counter() - t0
+            trace.extra["decode_seconds"] = round(gen_seconds, 4)
+            trace.extra["decode_cpu_seconds"] = round(time.process_time() - c0, 4)
             after = model.counter.snapshot()
     except PromptTooLongError as exc:
         trace.error = str(exc)

@@ -151,6 +151,7 @@ class _DogDecoder:
             base = self._prefill(self.ctx.prompt, [])
             trace.extra["prompt_tokens"] = len(base.ids)
             trace.extra["prefill_seconds"] = round(time.perf_counter() - t0, 4)
+            t_decode, c_decode = time.perf_counter(), time.process_time()
             first = QueryCentricSubgraph(self.ctx.context_graph, self.ctx.topics)
             beams = [BeamCandidate(state=base, subgraph=first, beam_id=self._beam_id())]
             finished: list[BeamCandidate] = []
@@ -195,6 +196,8 @@ class _DogDecoder:
                     self._triplet_step(beam, guide, result, children, kept_ids, free_text, t_step, opener)
                 self._beam_step(step_no, children, kept_ids)
                 beams = kept
+            trace.extra["decode_seconds"] = round(time.perf_counter() - t_decode, 4)
+            trace.extra["decode_cpu_seconds"] = round(time.process_time() - c_decode, 4)
             ranked = sorted(finished, key=lambda b: -b.score)
             self._final(ranked)
             trace.forward_passes = model.counter.forward_passes - passes_before

@@ -247,7 +247,7 @@ def _run(request: MethodRequest, trace: Trace, p: dict[str, Any]) -> None:
     # ---- PageRank buckets ----------------------------------------------------
     t0 = time.perf_counter()
     pagerank = subgraph_pagerank(graph, sub_ids, p["damping"])
-    ranking = rank_paths(paths, key_entities, pagerank, p["top_k"])
+    ranking = rank_paths(paths, key_entities, pagerank, p["top_k"], must_cover=keys.question_entities)
     selected = ranking.selected
     main_ids: list[int] = []
     for r in selected:

@@ -57,10 +57,15 @@ def rank_paths(
     key_entities: Sequence[str],
     pagerank: dict[str, float],
     top_k: int,
+    must_cover: Sequence[str] = (),
 ) -> PathRanking:
     """Bucket paths by key entities contained, choose top_k from fullest bucket down.
 
     Ties in mean PageRank go to the shorter path, then to the one found first.
+    Each entity of ``must_cover`` (the question's own entities) that no
+    chosen path contains gets its best-ranked path added beyond k: when the
+    chain of thought names wrong entities, their paths fill the upper
+    buckets and would otherwise push the question's entity out entirely.
     """
     keys = set(key_entities)
     ranking = PathRanking(pagerank=dict(pagerank))
@@ -74,5 +79,11 @@ def rank_paths(
         ranking.buckets.setdefault(r.key_count, []).append(r.index)
     for r in rows[: max(top_k, 0)]:
         r.selected = True
+    for entity in must_cover:
+        if any(r.selected and entity in r.path.entities for r in rows):
+            continue
+        best = next((r for r in rows if entity in r.path.entities), None)
+        if best is not None:
+            best.selected = True
     ranking.ranked = rows
     return ranking

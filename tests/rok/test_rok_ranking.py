@@ -49,3 +49,19 @@ def test_damping_is_used():
     high = subgraph_pagerank(g, ids, damping=0.95)
     assert high["Hub"] > low["Hub"]
     assert abs(sum(low.values()) - 1.0) < 1e-6
+
+
+def test_question_entity_keeps_a_path_when_cot_paths_fill_the_top_buckets():
+    g = _fan_out()
+    g.add("Topic", "t", "Answer")
+    keys = ["Topic", "A", "B", "C", "D", "E"]
+    search = pairwise_paths(g, keys, max_hops=2, max_paths=50)
+    from kgqa_core.rok.paths import neighbourhood_paths
+
+    paths = search.paths + neighbourhood_paths(g, ["Topic"], 2, 50).paths
+    pr = subgraph_pagerank(g, [t for p in paths for t in p.triplet_ids])
+    plain = rank_paths(paths, keys, pr, top_k=2)
+    assert not any("Topic" in r.path.entities for r in plain.selected)
+    covered = rank_paths(paths, keys, pr, top_k=2, must_cover=["Topic"])
+    assert len(covered.selected) == 3
+    assert covered.selected[-1].path.entities == ("Topic", "Answer")
