@@ -321,14 +321,16 @@ class WrittenTriplet:
     start: int  # character offset of "<" in the text
     end: int  # offset just after ">"
     well_split: bool = True  # False when the text did not split into exactly three parts
+    opened: bool = True  # False when the model wrote "1. h -> r -> t >" without the "<"
 
 
-# "<", then text where ">" may only appear inside an arrow "->", then a ">" not preceded by "-".
-_TRIPLET_SPAN = re.compile(r"<((?:->|[^<>\n])*?->(?:->|[^<>\n])*?)(?<!-)>")
+# An opening ("<", or a step number "1." when the model forgot the "<"), then text where ">"
+# may only appear inside an arrow "->", then a ">" not preceded by "-".
+_TRIPLET_SPAN = re.compile(r"(<|(?<![\w.])\d+\.(?=\s))((?:->|[^<>\n])*?->(?:->|[^<>\n])*?)(?<!-)>")
 
 
 def parse_written_triplets(text: str, graph: Any = None) -> list[WrittenTriplet]:
-    """Every ``< h -> r -> t >`` in `text`.
+    """Every ``< h -> r -> t >`` in `text` (also ``1. h -> r -> t >`` missing its ``<``).
 
     Names may themselves contain ``->``; when a span splits into more than
     three parts, the split that names a graph triplet (if `graph` is given)
@@ -338,11 +340,11 @@ def parse_written_triplets(text: str, graph: Any = None) -> list[WrittenTriplet]
     """
     out: list[WrittenTriplet] = []
     for m in _TRIPLET_SPAN.finditer(text):
-        body = m.group(1)
+        body = m.group(2)
         parts = body.split("->")
         if len(parts) < 3:  # "< a -> b >": an attempt at a triplet, kept so the check flags it
             h, r = (p.strip() for p in parts)
-            out.append(WrittenTriplet(m.group(0), h, r, "", m.start(), m.end(), False))
+            out.append(WrittenTriplet(m.group(0), h, r, "", m.start(), m.end(), False, m.group(1) == "<"))
             continue
         chosen: tuple[str, str, str] | None = None
         if len(parts) == 3:
@@ -362,5 +364,5 @@ def parse_written_triplets(text: str, graph: Any = None) -> list[WrittenTriplet]
         if chosen is None:
             chosen = (parts[0], "->".join(parts[1:-1]), parts[-1])
         h, r, t = (p.strip() for p in chosen)
-        out.append(WrittenTriplet(m.group(0), h, r, t, m.start(), m.end(), well))
+        out.append(WrittenTriplet(m.group(0), h, r, t, m.start(), m.end(), well, m.group(1) == "<"))
     return out

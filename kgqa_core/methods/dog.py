@@ -50,7 +50,7 @@ from ..decoding.context import (
     resolve_answers,
 )
 from ..decoding.free_text import decode_free_text
-from ..decoding.prompt import PromptParts, parse_answers
+from ..decoding.prompt import PromptParts, parse_answers, parse_written_triplets
 from ..decoding.query_subgraph import QueryCentricSubgraph
 from ..decoding.triplet_trie import TripletTokenCache, TripletTrie
 from ..models.local_model import PromptTooLongError
@@ -367,3 +367,11 @@ class _DogDecoder:
             trace.extra["best_beam"] = best.beam_id
             trace.extra["stop"] = best.stop
         trace.faithfulness = check_chains(graph, [graph.triplets_by_ids(b.chain) for b in ranked], topics, trace.answers)
+        if ranked:
+            unopened = [w.raw for w in parse_written_triplets(ranked[0].text) if not w.opened]
+            if unopened:
+                trace.notes.append(
+                    f"the model wrote {len(unopened)} triplet(s) without the opening '<', so the graph "
+                    f"constraint did not apply and they are not part of the chain: {'; '.join(unopened)}"
+                )
+                trace.extra["unopened_triplets"] = unopened

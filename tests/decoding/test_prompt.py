@@ -72,7 +72,7 @@ def test_parse_answers(text, expected):
 def test_parse_written_triplets_handles_arrows_and_bad_spans():
     text = (
         "1. < Heat -> directed_by -> Michael Mann > This. 2. <Heat->release_year->1995> "
-        "3. < A -> B -> weird -> C > 4. < only -> two >"
+        "3. < A -> B -> weird -> C > 4. < only -> two > 5. Heat -> release_year -> 1995 >"
     )
     got = parse_written_triplets(text, GRAPH)
     assert [(w.head, w.relation, w.tail) for w in got] == [
@@ -80,6 +80,8 @@ def test_parse_written_triplets_handles_arrows_and_bad_spans():
         ("Heat", "release_year", "1995"),
         ("A -> B", "weird", "C"),  # the split that names a graph triplet
         ("only", "two", ""),  # kept so the graph check flags it
+        ("Heat", "release_year", "1995"),  # written without its "<"
     ]
-    assert [w.well_split for w in got] == [True, True, True, False]
+    assert [w.well_split for w in got] == [True, True, True, False, True]
+    assert [w.opened for w in got] == [True, True, True, True, False]
     assert text[got[0].start:got[0].end] == "< Heat -> directed_by -> Michael Mann >"
