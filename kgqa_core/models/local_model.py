@@ -99,7 +99,7 @@ class LocalModel:
     # Recently prefilled prompts: a new prompt that shares a long prefix with
     # one of them (the same instructions and in-context examples, or the
     # identical prompt of CoT after DoG) only runs the tokens after it.
-    prefix_cache_size: int = 2
+    prefix_cache_size: int = 4
     min_reused_prefix: int = 32
     _prefixes: list = field(default_factory=list, repr=False)
 
