@@ -418,18 +418,21 @@ def results_panel(out_dir: Path, ds: Dataset) -> None:
 
 
 def open_in_replay(trace_file: Path, ds: Dataset, qid: str) -> None:
-    """Hand the trace to Replay; its graph is saved where the run store looks graphs up by fingerprint."""
+    """Hand the trace to Replay: import it into the run store with its graph and open it by run id."""
     st.session_state["replay_trace_path"] = str(trace_file)
     try:
-        from kgqa_ui.run_store import RunStore, default_runs_dir
+        from kgqa_core.trace.schema import load_trace
+        from kgqa_ui import state as ui_state
 
-        RunStore(default_runs_dir()).save_graph(ds.by_id(qid).graph())
-    except (ImportError, KeyError, OSError, ValueError):
-        pass  # Replay still shows the trace; the graph drawing needs the snapshot
+        info = ui_state.store().save(load_trace(trace_file), ds.by_id(qid).graph())
+        ui_state.remember_run(info.run_id)
+    except (ImportError, KeyError, OSError, ValueError) as exc:
+        st.info(f"Replay could not take this trace ({exc}); the file is `{trace_file}`.")
+        return
     try:
-        st.switch_page("pages/replay.py")
+        st.switch_page("pages/replay.py", query_params={"run": info.run_id})
     except Exception:  # standalone or no Replay page registered
-        st.info(f"Replay is not available here; the trace is `{trace_file}`.")
+        st.info(f"Replay is not available here; the trace is saved as run `{info.run_id}`.")
 
 
 def main() -> None:

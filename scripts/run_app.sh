@@ -6,5 +6,5 @@ cd "$(dirname "$0")/.."
 bash scripts/setup_env.sh
 MODEL=${KGQA_MODEL:-qwen2.5-coder-1.5b}
 .venv/bin/python -m kgqa_core models install "$MODEL"
-export KGQA_MODEL="$MODEL"
+export KGQA_MODEL="$MODEL" KGQA_APP_MODEL="$MODEL"
 exec .venv/bin/python -m streamlit run app.py --server.headless true "$@"

@@ -37,6 +37,12 @@ def test_page_renders_sample_and_runs_a_method(page_env):
     at.button(key="eval_open_replay").click().run()
     trace_path = Path(at.session_state["replay_trace_path"])
     assert trace_path.is_file() and trace_path.parent.name == "fake"
+    # ... and imports it, with its question's graph, into the run store Replay lists
+    from kgqa_ui.run_store import RunStore
+
+    runs = RunStore(page_env).list()
+    assert len(runs) == 1 and runs[0].method == "fake"
+    assert RunStore(page_env).load_graph(RunStore(page_env).load(runs[0].run_id).graph_fingerprint) is not None
 
 
 def test_page_reports_bad_upload_by_line(page_env):

@@ -1,7 +1,8 @@
 """CoT on DoG's prompt: its written triplets are checked, and ill-formed ones flagged.
 
-The graph deliberately lacks the fact of the second in-context example
-(Shakespeare -> profession -> Playwright): the unconstrained model copies it,
+The graph names Shakespeare's profession with another relation and other
+values than the second in-context example (people.person.profession ->
+Playwright): the unconstrained 135M model copies the example's triplet,
 DoG on the identical prompt cannot.
 """
 
@@ -15,9 +16,9 @@ from kgqa_core.trace.schema import Trace
 
 GRAPH = KnowledgeGraph.from_triplets(
     [
-        ("William Shakespeare", "people.person.profession", "Dramatist"),
-        ("William Shakespeare", "people.person.profession", "Sonneteer"),
-        ("William Shakespeare", "people.person.place_of_birth", "Stratford-upon-Avon"),
+        ("William Shakespeare", "occupation", "Dramatist"),
+        ("William Shakespeare", "occupation", "Sonneteer"),
+        ("William Shakespeare", "born_in", "Stratford-upon-Avon"),
         ("Stratford-upon-Avon", "location.location.containedby", "England"),
     ],
     name="shakespeare",
