@@ -8,7 +8,7 @@ independently of `check_chains`, with the real 135M model, beam sizes 1..3.
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, event, given, settings
 from hypothesis import strategies as st
 
 from kgqa_core.graph.knowledge_graph import KnowledgeGraph
@@ -37,7 +37,7 @@ def assert_well_formed(graph: KnowledgeGraph, chain, topics) -> None:
 
 @pytest.mark.parametrize("beam_size", [1, 2, 3])
 @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture],
-          derandomize=True)
+          derandomize=True, phases=[Phase.explicit, Phase.generate])  # no shrinking: each example is a model run
 @given(triplets=st.lists(triplet, min_size=2, max_size=8, unique=True))
 def test_every_dog_chain_is_well_formed(small_model, beam_size, triplets):
     graph = KnowledgeGraph.from_triplets(triplets, name="random")
@@ -51,7 +51,13 @@ def test_every_dog_chain_is_well_formed(small_model, beam_size, triplets):
     )
     trace = run_method("dog", request)
     assert not trace.error, trace.error
-    assert trace.chains and any(trace.chains), f"the model wrote no triplet: {trace.raw_output!r}"
+    if not any(trace.chains):
+        # DoG never drops a triplet: an empty chain means the model never opened one with "<"
+        event("the model opened no triplet")
+        assert not any(s.kind == "dog.triplet" for s in trace.steps)
+        assert "<" not in trace.raw_output
+    else:
+        event("the model wrote a chain")
     for chain in trace.chains:
         assert_well_formed(graph, chain, [topic])
     assert trace.faithfulness.ill_triplets == 0
