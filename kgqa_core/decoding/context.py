@@ -8,6 +8,7 @@ prompt (Direct: its documented variant).
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -160,3 +161,45 @@ def new_trace(method: str, request: Any, ctx: DecodingContext) -> Trace:
 
 def logprob_to_prob(score: float) -> float:
     return math.exp(score) if score > -700 else 0.0
+
+
+def failed_trace(method: str, request: Any, started: float, error: Exception) -> Trace:
+    """The trace of a run that could not start (no topic entity, empty graph...)."""
+    return Trace(method=method, question=request.question, parameters=dict(request.params), error=str(error),
+                 seconds=time.perf_counter() - started)
+
+
+def decode_prompt_freely(request: Any, ctx: DecodingContext, trace: Trace, stop: Any = None):
+    """Prefill the context prompt and decode it without the graph constraint (CoT, Direct).
+
+    Fills the trace's cost fields (one model call, prompt tokens and how many
+    came from the prefix cache, forward passes, output tokens, decode time)
+    and returns ``(FreeText, decode_seconds)``.  Raises PromptTooLongError.
+    """
+    from .free_text import decode_free_text
+
+    model = request.model
+    with model.lock:
+        before = model.counter.snapshot()
+        ids = model.encode(ctx.prompt.text)
+        reused0 = model.counter.prefix_tokens_reused
+        state = model.prefill(ids)  # reuses the cached keys/values of a shared prefix
+        reused = model.counter.prefix_tokens_reused - reused0
+        t0, c0 = time.perf_counter(), time.process_time()
+        kwargs = {"stop": stop} if stop is not None else {}
+        free = decode_free_text(model, state, ctx.params["max_new_tokens"], detector=None, **kwargs)
+        gen_seconds = time.perf_counter() - t0
+        after = model.counter.snapshot()
+    trace.model_calls = 1
+    trace.tokens_in = len(ids)
+    trace.forward_passes = after[0] - before[0]
+    trace.tokens_out = after[2] - before[2]
+    trace.extra.update({
+        "prompt_tokens": len(ids),
+        "prompt_tokens_cached": reused,
+        "decode_seconds": round(gen_seconds, 4),
+        "decode_cpu_seconds": round(time.process_time() - c0, 4),
+        "forward_passes_per_token": round((trace.forward_passes - 1) / max(trace.tokens_out, 1), 4),
+        "stop": free.stop,
+    })
+    return free, gen_seconds

@@ -17,8 +17,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..decoding.context import ContextError, new_trace, prepare, resolve_answers
-from ..decoding.free_text import decode_free_text
+from ..decoding.context import ContextError, decode_prompt_freely, failed_trace, new_trace, prepare, resolve_answers
 from ..decoding.prompt import parse_answers, parse_written_triplets
 from ..decoding.query_subgraph import QueryCentricSubgraph
 from ..models.local_model import PromptTooLongError
@@ -39,35 +38,14 @@ def run(request: MethodRequest) -> Trace:
     try:
         ctx = prepare(request, "dog", DEFAULTS)
     except ContextError as exc:
-        return Trace(method="cot", question=request.question, parameters=dict(request.params), error=str(exc),
-                     seconds=time.perf_counter() - started)
+        return failed_trace("cot", request, started, exc)
     trace = new_trace("cot", request, ctx)
-    model = request.model
     try:
-        with model.lock:
-            before = model.counter.snapshot()
-            ids = model.encode(ctx.prompt.text)
-            reused0 = getattr(model.counter, "prefix_tokens_reused", 0)
-            state = model.prefill(ids)  # reuses the cached keys/values of a shared prefix
-            reused = getattr(model.counter, "prefix_tokens_reused", 0) - reused0
-            trace.model_calls = 1
-            trace.tokens_in = len(ids)
-            trace.extra["prompt_tokens"] = len(ids)
-            trace.extra["prompt_tokens_cached"] = reused
-            t0, c0 = time.perf_counter(), time.process_time()
-            free = decode_free_text(model, state, ctx.params["max_new_tokens"], detector=None)
-            gen_seconds = time.perf_counter() - t0
-            trace.extra["decode_seconds"] = round(gen_seconds, 4)
-            trace.extra["decode_cpu_seconds"] = round(time.process_time() - c0, 4)
-            after = model.counter.snapshot()
+        free, gen_seconds = decode_prompt_freely(request, ctx, trace)
     except PromptTooLongError as exc:
         trace.error = str(exc)
         trace.seconds = time.perf_counter() - started
         return trace
-    trace.forward_passes = after[0] - before[0]
-    trace.tokens_out = after[2] - before[2]
-    trace.extra["forward_passes_per_token"] = round((trace.forward_passes - 1) / max(trace.tokens_out, 1), 4)
-    trace.extra["stop"] = free.stop
     text = free.text
     trace.raw_output = ctx.prompt.assistant_prefix + text
     _replay(request, ctx, trace, text, gen_seconds)

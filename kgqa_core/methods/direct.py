@@ -15,8 +15,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..decoding.context import ContextError, new_trace, prepare, resolve_answers
-from ..decoding.free_text import decode_free_text, direct_stop
+from ..decoding.context import ContextError, decode_prompt_freely, failed_trace, new_trace, prepare, resolve_answers
+from ..decoding.free_text import direct_stop
 from ..decoding.prompt import parse_answers
 from ..models.local_model import PromptTooLongError
 from ..trace.faithfulness import check_chains
@@ -36,32 +36,14 @@ def run(request: MethodRequest) -> Trace:
     try:
         ctx = prepare(request, "direct", DEFAULTS)
     except ContextError as exc:
-        return Trace(method="direct", question=request.question, parameters=dict(request.params), error=str(exc),
-                     seconds=time.perf_counter() - started)
+        return failed_trace("direct", request, started, exc)
     trace = new_trace("direct", request, ctx)
-    model = request.model
     try:
-        with model.lock:
-            before = model.counter.snapshot()
-            ids = model.encode(ctx.prompt.text)
-            reused0 = getattr(model.counter, "prefix_tokens_reused", 0)
-            state = model.prefill(ids)  # reuses the cached keys/values of a shared prefix
-            reused = getattr(model.counter, "prefix_tokens_reused", 0) - reused0
-            t0 = time.perf_counter()
-            free = decode_free_text(model, state, ctx.params["max_new_tokens"], detector=None, stop=direct_stop)
-            gen_seconds = time.perf_counter() - t0
-            after = model.counter.snapshot()
+        free, gen_seconds = decode_prompt_freely(request, ctx, trace, stop=direct_stop)
     except PromptTooLongError as exc:
         trace.error = str(exc)
         trace.seconds = time.perf_counter() - started
         return trace
-    trace.model_calls = 1
-    trace.tokens_in = len(ids)
-    trace.extra["prompt_tokens"] = len(ids)
-    trace.extra["prompt_tokens_cached"] = reused
-    trace.forward_passes = after[0] - before[0]
-    trace.tokens_out = after[2] - before[2]
-    trace.extra["stop"] = free.stop
     text = free.text
     trace.raw_output = text
     texts = parse_answers(text)
