@@ -183,7 +183,9 @@ def decode_prompt_freely(request: Any, ctx: DecodingContext, trace: Trace, stop:
         before = model.counter.snapshot()
         ids = model.encode(ctx.prompt.text)
         reused0 = model.counter.prefix_tokens_reused
+        t_prefill = time.perf_counter()
         state = model.prefill(ids)  # reuses the cached keys/values of a shared prefix
+        prefill_seconds = time.perf_counter() - t_prefill
         reused = model.counter.prefix_tokens_reused - reused0
         t0, c0 = time.perf_counter(), time.process_time()
         kwargs = {"stop": stop} if stop is not None else {}
@@ -197,6 +199,7 @@ def decode_prompt_freely(request: Any, ctx: DecodingContext, trace: Trace, stop:
     trace.extra.update({
         "prompt_tokens": len(ids),
         "prompt_tokens_cached": reused,
+        "prefill_seconds": round(prefill_seconds, 4),
         "decode_seconds": round(gen_seconds, 4),
         "decode_cpu_seconds": round(time.process_time() - c0, 4),
         "forward_passes_per_token": round((trace.forward_passes - 1) / max(trace.tokens_out, 1), 4),

@@ -322,11 +322,39 @@ class WrittenTriplet:
     end: int  # offset just after ">"
     well_split: bool = True  # False when the text did not split into exactly three parts
     opened: bool = True  # False when the model wrote "1. h -> r -> t >" without the "<"
+    closed: bool = True  # False when the "<" was never closed by ">"
 
 
 # An opening ("<", or a step number "1." when the model forgot the "<"), then text where ">"
 # may only appear inside an arrow "->", then a ">" not preceded by "-".
 _TRIPLET_SPAN = re.compile(r"(<|(?<![\w.])\d+\.(?=\s))((?:->|[^<>\n])*?->(?:->|[^<>\n])*?)(?<!-)>")
+
+
+def _split_body(body: str, graph: Any) -> tuple[tuple[str, str, str], bool]:
+    """(head, relation, tail) of a span's text and whether it split cleanly."""
+    parts = body.split("->")
+    if len(parts) < 3:  # "< a -> b >": an attempt at a triplet, kept so the check flags it
+        return (parts[0].strip(), parts[1].strip() if len(parts) > 1 else "", ""), False
+    chosen: tuple[str, str, str] | None = None
+    if len(parts) == 3:
+        chosen = (parts[0], parts[1], parts[2])
+    elif graph is not None:
+        for i in range(1, len(parts) - 1):
+            for j in range(i + 1, len(parts)):
+                h, r, t = "->".join(parts[:i]), "->".join(parts[i:j]), "->".join(parts[j:])
+                if graph.find(h.strip(), r.strip(), t.strip()) is not None:
+                    chosen = (h, r, t)
+                    break
+            if chosen:
+                break
+    well = chosen is not None
+    if chosen is None:
+        chosen = (parts[0], "->".join(parts[1:-1]), parts[-1])
+    h, r, t = (p.strip() for p in chosen)
+    return (h, r, t), well
+
+
+_UNCLOSED = re.compile(r"<([^<>\n|]*?->[^<\n|]*)")
 
 
 def parse_written_triplets(text: str, graph: Any = None) -> list[WrittenTriplet]:
@@ -336,33 +364,21 @@ def parse_written_triplets(text: str, graph: Any = None) -> list[WrittenTriplet]
     three parts, the split that names a graph triplet (if `graph` is given)
     wins, else the first part is the head, the last the tail and the middle
     the relation (``well_split`` False).  A span with only two parts is kept
-    with an empty tail, so that a check against the graph flags it.
+    with an empty tail, so that a check against the graph flags it.  A ``<``
+    that is never closed (the model ran on, e.g. copying the context's
+    ``a -> b -> c | d -> e -> f``) yields its first segment with ``closed``
+    False.
     """
     out: list[WrittenTriplet] = []
+    covered: list[tuple[int, int]] = []
     for m in _TRIPLET_SPAN.finditer(text):
-        body = m.group(2)
-        parts = body.split("->")
-        if len(parts) < 3:  # "< a -> b >": an attempt at a triplet, kept so the check flags it
-            h, r = (p.strip() for p in parts)
-            out.append(WrittenTriplet(m.group(0), h, r, "", m.start(), m.end(), False, m.group(1) == "<"))
-            continue
-        chosen: tuple[str, str, str] | None = None
-        if len(parts) == 3:
-            chosen = (parts[0], parts[1], parts[2])
-        elif graph is not None:
-            for i in range(1, len(parts) - 1):
-                for j in range(i + 1, len(parts)):
-                    h = "->".join(parts[:i])
-                    r = "->".join(parts[i:j])
-                    t = "->".join(parts[j:])
-                    if graph.find(h.strip(), r.strip(), t.strip()) is not None:
-                        chosen = (h, r, t)
-                        break
-                if chosen:
-                    break
-        well = chosen is not None
-        if chosen is None:
-            chosen = (parts[0], "->".join(parts[1:-1]), parts[-1])
-        h, r, t = (p.strip() for p in chosen)
+        (h, r, t), well = _split_body(m.group(2), graph)
         out.append(WrittenTriplet(m.group(0), h, r, t, m.start(), m.end(), well, m.group(1) == "<"))
+        covered.append((m.start(), m.end()))
+    for m in _UNCLOSED.finditer(text):
+        if any(a <= m.start() < b for a, b in covered):
+            continue
+        (h, r, t), _ = _split_body(m.group(1), graph)
+        out.append(WrittenTriplet(m.group(0).rstrip(), h, r, t, m.start(), m.end(), False, True, closed=False))
+    out.sort(key=lambda w: w.start)
     return out

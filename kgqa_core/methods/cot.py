@@ -103,10 +103,19 @@ def _replay(request: MethodRequest, ctx: Any, trace: Trace, text: str, gen_secon
         candidates=[
             Candidate(label=w.raw, score=1.0 if ct.grounded else 0.0, triplet_id=ct.triplet_id,
                       triplet=(ct.head, ct.relation, ct.tail), kept=ct.grounded,
-                      extra={"reason": ct.reason, "in_graph": ct.in_graph, "well_split": w.well_split})
+                      extra={"reason": ct.reason, "in_graph": ct.in_graph, "well_split": w.well_split,
+                             "opened": w.opened, "closed": w.closed})
             for w, ct in zip(written, grounded)
         ],
-        note="" if written else "the model wrote no triplet",
+        note="; ".join(
+            n for n in (
+                "" if written else "the model wrote no triplet",
+                f"{sum(not w.closed for w in written)} triplet(s) never closed with '>'"
+                if any(not w.closed for w in written) else "",
+                f"{sum(not w.opened for w in written)} triplet(s) written without '<'"
+                if any(not w.opened for w in written) else "",
+            ) if n
+        ),
         extra={"ill": ill},
     )
     trace.add_step(check)

@@ -44,6 +44,7 @@ from ..decoding.context import (
     ContextError,
     DecodingContext,
     context_prompt,
+    failed_trace,
     logprob_to_prob,
     new_trace,
     prepare,
@@ -77,9 +78,7 @@ def run(request: MethodRequest) -> Trace:
     try:
         ctx = prepare(request, "dog", DEFAULTS)
     except ContextError as exc:
-        trace = Trace(method="dog", question=request.question, parameters=dict(request.params), error=str(exc))
-        trace.seconds = time.perf_counter() - started
-        return trace
+        return failed_trace("dog", request, started, exc)
     trace = new_trace("dog", request, ctx)
     decoder = _DogDecoder(request, ctx, trace)
     try:

@@ -85,3 +85,12 @@ def test_parse_written_triplets_handles_arrows_and_bad_spans():
     assert [w.well_split for w in got] == [True, True, True, False, True]
     assert [w.opened for w in got] == [True, True, True, True, False]
     assert text[got[0].start:got[0].end] == "< Heat -> directed_by -> Michael Mann >"
+
+
+def test_unclosed_triplet_is_reported_with_its_first_segment():
+    text = "1. < Heat -> release_year -> 1995 | Heat -> directed_by -> Michael Mann | Heat"
+    got = parse_written_triplets(text, GRAPH)
+    assert len(got) == 1
+    w = got[0]
+    assert (w.head, w.relation, w.tail) == ("Heat", "release_year", "1995")
+    assert not w.closed and w.opened and not w.well_split
