@@ -27,6 +27,15 @@ def add_eval_parser(subparsers: "argparse._SubParsersAction") -> argparse.Argume
     p.add_argument("--methods", required=True, help="comma-separated methods, e.g. dog,cot,direct,reads,rok,lpkg")
     p.add_argument("--model", default=None, help="model name, folder, .gguf file or HF id (default: the app's default model)")
     p.add_argument("--limit", type=int, default=None, help="only the first N questions")
+    p.add_argument(
+        "--per-type", type=int, default=None, metavar="N",
+        help="only the first N questions of each question type (e.g. 1hop, 2hop); combines with --limit",
+    )
+    p.add_argument(
+        "--shard", default=None, metavar="K/N",
+        help="run only the K-th of N slices of the questions; start N processes with the same --out "
+             "(e.g. OMP_NUM_THREADS=1 each) to use N cores, then re-run without --shard for the full summary",
+    )
     p.add_argument("--beam-size", type=int, default=None, help="beam size for methods that use one (DoG)")
     p.add_argument(
         "--param", action="append", default=[], metavar="KEY=VALUE",
@@ -68,6 +77,17 @@ def run_eval_command(args: argparse.Namespace) -> int:
         return fail(missing)
     if args.limit is not None and args.limit < 1:
         return fail("--limit must be at least 1")
+    if args.per_type is not None and args.per_type < 1:
+        return fail("--per-type must be at least 1")
+    shard = None
+    if args.shard is not None:
+        try:
+            k_text, n_text = args.shard.split("/")
+            shard = (int(k_text), int(n_text))
+        except ValueError:
+            return fail(f"--shard must look like K/N (e.g. 1/2), got {args.shard!r}")
+        if not (shard[1] >= 1 and 1 <= shard[0] <= shard[1]):
+            return fail(f"--shard {args.shard}: K must be between 1 and N")
     try:
         params = _parse_params(args)
     except ValueError as exc:
@@ -81,7 +101,7 @@ def run_eval_command(args: argparse.Namespace) -> int:
     try:
         summary = run_eval(
             args.dataset, methods, model_name, args.out, limit=args.limit, params=params,
-            progress=not args.no_progress, seed=args.seed,
+            progress=not args.no_progress, seed=args.seed, per_type=args.per_type, shard=shard,
         )
     except DatasetFormatError as exc:
         return fail(str(exc))

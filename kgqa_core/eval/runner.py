@@ -211,14 +211,21 @@ def run_eval(
     params: dict[str, Any] | None = None,
     progress: bool = True,
     *,
+    per_type: int | None = None,
+    shard: tuple[int, int] | None = None,
     model: Any = None,
     seed: int = 0,
     on_progress: ProgressFn | None = None,
     n_boot: int = 1000,
 ) -> EvalSummary:
-    """Run every method on the first `limit` questions of a dataset and write traces, results and a summary.
+    """Run every method on the selected questions of a dataset and write traces, results and a summary.
 
-    ``model`` may be an already loaded model (the app passes its cached one);
+    The selection is `select_questions` (``limit``, ``per_type``).  With
+    ``shard=(k, n)`` this process runs only the k-th of n interleaved slices
+    of the pending pairs, so n processes on the same ``out_dir`` share the
+    work (one core each); every process still reports on the whole selection
+    from what is recorded so far, and a last run without ``shard`` gives the
+    complete summary.  ``model`` may be an already loaded model (the app passes its cached one);
     otherwise ``model_name`` is loaded once, and only if some pair still has
     to run.  ``on_progress(done, total, record)`` is called after each pair.
     """
@@ -231,7 +238,7 @@ def run_eval(
     params = dict(params or {})
     dataset_path = Path(dataset_path)
     dataset: Dataset = load_dataset(dataset_path)
-    questions = dataset.questions[:limit] if limit else dataset.questions
+    questions = select_questions(dataset.questions, limit=limit, per_type=per_type)
     out_dir = Path(out_dir)
     model_label = getattr(model, "name", None) or model_name
     _check_run_config(
@@ -246,6 +253,13 @@ def run_eval(
     )
     done = {(r["id"], r["method"]) for r in load_results(out_dir)}
     pending = [(q, m) for q in questions for m in methods if (q.id, m) not in done]
+    if shard is not None:
+        k, n = shard
+        if not (n >= 1 and 1 <= k <= n):
+            raise ValueError(f"shard must be K/N with 1 <= K <= N, got {k}/{n}")
+        # Slice by question, so a question's methods run in one process (and share its prompt cache).
+        order = {q.id: i for i, q in enumerate(questions)}
+        pending = [(q, m) for q, m in pending if order[q.id] % n == k - 1]
     summary = EvalSummary(
         dataset=str(dataset_path), model=model_label, methods=methods, out_dir=out_dir,
         n_questions=len(questions), skipped=len(questions) * len(methods) - len(pending), params=params,
@@ -262,17 +276,15 @@ def run_eval(
         results_path = out_dir / RESULTS_FILE
         _drop_torn_tail(results_path)
         try:
-            with results_path.open("a", encoding="utf-8") as fh:
-                for i, (q, m) in enumerate(pending, start=1):
-                    bar.set_postfix_str(f"{m} {q.id}", refresh=False)
-                    record = _evaluate_pair(q, m, model, params, seed, out_dir)
-                    fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-                    fh.flush()
-                    summary.ran += 1
-                    summary.failed += bool(record["error"])
-                    bar.update(1)
-                    if on_progress is not None:
-                        on_progress(i, len(pending), record)
+            for i, (q, m) in enumerate(pending, start=1):
+                bar.set_postfix_str(f"{m} {q.id}", refresh=False)
+                record = _evaluate_pair(q, m, model, params, seed, out_dir)
+                _append_line(results_path, json.dumps(record, ensure_ascii=False))
+                summary.ran += 1
+                summary.failed += bool(record["error"])
+                bar.update(1)
+                if on_progress is not None:
+                    on_progress(i, len(pending), record)
         finally:
             bar.close()
 
@@ -285,6 +297,45 @@ def run_eval(
     summary.overall, summary.by_type = summarize_records(summary.records, methods, n_boot=n_boot, seed=seed)
     (out_dir / SUMMARY_FILE).write_text(json.dumps(summary.to_dict(), indent=2, ensure_ascii=False), encoding="utf-8")
     return summary
+
+
+def select_questions(
+    questions: Sequence[EvalQuestion], limit: int | None = None, per_type: int | None = None
+) -> list[EvalQuestion]:
+    """The questions an evaluation runs: the first ``per_type`` of each type, then the first ``limit``.
+
+    ``per_type`` exists because datasets are usually sorted by type (all
+    1-hop, then all 2-hop), so ``limit`` alone would measure one type only.
+    Dataset order is kept, which keeps a smaller selection a prefix-subset of
+    a larger one: raising ``per_type`` on a finished run only adds questions.
+    """
+    selected = list(questions)
+    if per_type is not None:
+        seen: dict[str, int] = {}
+        kept = []
+        for q in selected:
+            key = q.type or ""
+            if seen.get(key, 0) < per_type:
+                seen[key] = seen.get(key, 0) + 1
+                kept.append(q)
+        selected = kept
+    if limit:
+        selected = selected[:limit]
+    return selected
+
+
+def _append_line(path: Path, line: str) -> None:
+    """Append one record with a single O_APPEND write, so shards sharing a file never interleave lines."""
+    import os
+
+    data = (line + "\n").encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        written = os.write(fd, data)
+        while written < len(data):  # only on exotic file systems; still appended in order
+            written += os.write(fd, data[written:])
+    finally:
+        os.close(fd)
 
 
 def _drop_torn_tail(path: Path) -> None:

@@ -98,3 +98,34 @@ def test_cli_runs_and_prints_table(tmp_path, small_dataset, fake_method, fake_mo
     assert "Hits@1" in out and "fake" in out and "ran 3" in out
     run = json.loads((tmp_path / "o" / "run.json").read_text())
     assert run["params"] == {"hops": 2, "beam_size": 2}
+
+
+def test_per_type_takes_the_first_questions_of_every_type(tmp_path, small_dataset, fake_method, fake_model):
+    # the dataset is sorted 1hop, 1hop, 2hop: --limit 2 would never reach the 2-hop question
+    out = tmp_path / "out"
+    s = run_eval(small_dataset, ["fake"], "x", out, per_type=1, progress=False, model=fake_model, n_boot=50)
+    assert sorted(r["id"] for r in s.records) == ["q1", "q3"]
+    assert {g.type for g in s.by_type} == {"1hop", "2hop"}
+    # raising the count only adds questions, the finished ones are kept
+    more = run_eval(small_dataset, ["fake"], "x", out, per_type=2, progress=False, model=fake_model, n_boot=50)
+    assert more.ran == 1 and more.skipped == 2
+
+
+def test_shards_split_the_questions_and_a_final_run_summarises_all(tmp_path, small_dataset, fake_method, fake_model):
+    out = tmp_path / "out"
+    a = run_eval(small_dataset, ["fake"], "x", out, shard=(1, 2), progress=False, model=fake_model, n_boot=50)
+    b = run_eval(small_dataset, ["fake"], "x", out, shard=(2, 2), progress=False, model=fake_model, n_boot=50)
+    assert (a.ran, b.ran) == (2, 1)  # q1, q3 | q2: disjoint, nothing run twice
+    assert len(fake_method) == 3
+    final = run_eval(small_dataset, ["fake"], "x", out, progress=False, model=fake_model, n_boot=50)
+    assert final.ran == 0 and len(final.records) == 3
+    assert len((out / "results.jsonl").read_text().splitlines()) == 3
+    with pytest.raises(ValueError, match="shard"):
+        run_eval(small_dataset, ["fake"], "x", out, shard=(3, 2), progress=False, model=fake_model)
+
+
+def test_cli_rejects_a_malformed_shard(tmp_path, small_dataset, capsys):
+    args = _args("--dataset", str(small_dataset), "--methods", "direct", "--shard", "two",
+                 "--out", str(tmp_path / "o"), "--no-progress")
+    assert run_eval_command(args) == 2
+    assert "--shard must look like K/N" in capsys.readouterr().err
