@@ -169,14 +169,19 @@ def failed_trace(method: str, request: Any, started: float, error: Exception) ->
                  seconds=time.perf_counter() - started)
 
 
-def decode_prompt_freely(request: Any, ctx: DecodingContext, trace: Trace, stop: Any = None):
+def decode_prompt_freely(request: Any, ctx: DecodingContext, trace: Trace, stop: Any = None, conclude: bool = False):
     """Prefill the context prompt and decode it without the graph constraint (CoT, Direct).
+
+    With ``conclude``, a text that ended without an answer (loop, budget,
+    EOS) gets "Therefore, the answer is" appended and one more line decoded
+    (`force_conclusion`), exactly as DoG does for its beams.
 
     Fills the trace's cost fields (one model call, prompt tokens and how many
     came from the prefix cache, forward passes, output tokens, decode time)
     and returns ``(FreeText, decode_seconds)``.  Raises PromptTooLongError.
     """
-    from .free_text import decode_free_text
+    from .free_text import decode_free_text, force_conclusion
+    from .prompt import parse_answers
 
     model = request.model
     with model.lock:
@@ -190,6 +195,13 @@ def decode_prompt_freely(request: Any, ctx: DecodingContext, trace: Trace, stop:
         t0, c0 = time.perf_counter(), time.process_time()
         kwargs = {"stop": stop} if stop is not None else {}
         free = decode_free_text(model, state, ctx.params["max_new_tokens"], detector=None, **kwargs)
+        stop_reason = free.stop
+        if conclude and free.stop in ("repeat", "length", "eos") and not parse_answers(free.text):
+            forced = force_conclusion(model, state)
+            free.text += forced.text
+            free.ids += forced.ids
+            trace.extra["forced_conclusion"] = 1  # chains concluded by force, as DoG counts them
+            trace.notes.append(conclusion_note(stop_reason))
         gen_seconds = time.perf_counter() - t0
         after = model.counter.snapshot()
     trace.model_calls = 1
@@ -203,6 +215,14 @@ def decode_prompt_freely(request: Any, ctx: DecodingContext, trace: Trace, stop:
         "decode_seconds": round(gen_seconds, 4),
         "decode_cpu_seconds": round(time.process_time() - c0, 4),
         "forward_passes_per_token": round((trace.forward_passes - 1) / max(trace.tokens_out, 1), 4),
-        "stop": free.stop,
+        "stop": stop_reason,
     })
     return free, gen_seconds
+
+
+def conclusion_note(stop: str) -> str:
+    """Why the answer line was forced, for the trace's notes."""
+    why = {"repeat": "started repeating itself", "length": "used up its token budget",
+           "eos": "ended its text"}.get(stop, f"stopped ({stop})")
+    return (f"the model {why} without writing the answer line, so 'Therefore, the answer is' was appended "
+            "and the model completed that line")

@@ -10,10 +10,17 @@ that ``<`` is committed and the constraint takes over; anything after the
 
 The same loop with opening detection off is the CoT / Direct decoder, so the
 baselines and DoG share one code path apart from the constraint.
+
+Small models often loop ("X is the author of Y. X is the author of Y. ...")
+and never write the answer line; the loop is cut as soon as a sentence comes
+round a third time (`is_looping`, stop ``"repeat"``), and `force_conclusion`
+then appends "Therefore, the answer is" and lets the model finish that one
+line.  DoG and CoT get the same treatment, so the comparison stays fair.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -44,13 +51,44 @@ def direct_stop(text: str) -> int | None:
     return min(cuts) if cuts else None
 
 
+# Units a loop repeats: sentences, "|"-separated triplets, lines; a step number ("5.") is not part of one.
+_UNIT_END = re.compile(r"(?<![A-Z])\.(?=\s|$)|[|\n!?]")
+_STEP_NUMBER = re.compile(r"^\s*\d+\.\s*|\s+")
+LOOP_REPEATS = 3
+LOOP_MIN_CHARS = 8
+
+
+def is_looping(text: str, repeats: int = LOOP_REPEATS) -> bool:
+    """Whether the sentence `text` just finished is the `repeats`-th copy of one already written.
+
+    Only checked when `text` ends a unit, so a sentence still being written
+    never counts.  Step numbers and spacing are ignored ("6. The movie was
+    released in 2008." repeats "5. The movie was released in 2008.").
+    Short units (under 8 characters, e.g. "Yes.") never count.
+    """
+    if not text or not _UNIT_END.match(text, len(text) - 1):
+        return False
+    units: list[str] = []
+    start = 0
+    for m in _UNIT_END.finditer(text):
+        unit = _STEP_NUMBER.sub(" ", text[start:m.start()]).strip().lower()
+        start = m.end()
+        if unit:
+            units.append(unit)
+    if not units or len(units[-1]) < LOOP_MIN_CHARS:
+        return False
+    return units.count(units[-1]) >= repeats
+
+
 @dataclass
 class FreeText:
     """One stretch of free text.
 
     ``stop`` is ``"open"`` (the model opened a triplet; ``opener`` holds the
     committed text up to ``<``), ``"eos"``, ``"stop"`` (answer line finished or
-    runaway example), or ``"length"``.  ``ids`` are the committed ids (the
+    runaway example), ``"repeat"`` (the model looped, see `is_looping`) or
+    ``"length"``.  After every stop but ``"stop"`` and ``"eos"`` the state
+    holds exactly ``ids``; after ``"eos"`` it holds them without the EOS.  ``ids`` are the committed ids (the
     opener's included); ``text`` is the visible text without the opener.
     """
 
@@ -69,6 +107,7 @@ def decode_free_text(
     detector: OpeningDetector | None,
     allow_open: bool = True,
     stop: StopFn = default_stop,
+    detect_loops: bool = True,
 ) -> FreeText:
     """Greedy decoding from `state` (extended in place) until a triplet opens or the text ends.
 
@@ -101,7 +140,36 @@ def decode_free_text(
         if cut is not None:
             return _done(model, FreeText(text[:cut], ids, "stop"), before)
         model.step(state, [tok])
+        if detect_loops and is_looping(text):
+            return _done(model, FreeText(text, ids, "repeat"), before)
     return _done(model, FreeText(text, ids, "length"), before)
+
+
+CONCLUSION = " Therefore, the answer is"
+CONCLUSION_TOKENS = 48
+
+
+def force_conclusion(model: Any, state: PromptState, max_tokens: int = CONCLUSION_TOKENS) -> FreeText:
+    """Append "Therefore, the answer is" to `state` and decode the rest of that line.
+
+    For a text that ended without an answer (loop, token budget, EOS).  The
+    returned text starts with the appended phrase, so the trace shows exactly
+    what the model was conditioned on; ``ids`` holds only the model's tokens.
+    """
+    before = model.counter.forward_passes
+    model.step(state, model.encode(CONCLUSION))
+    free = decode_free_text(model, state, max_tokens, detector=None, stop=_line_end, detect_loops=False)
+    free.text = CONCLUSION + free.text
+    free.forward_passes = model.counter.forward_passes - before
+    return free
+
+
+def _line_end(text: str) -> int | None:
+    """The forced answer is one line (or a new example starting)."""
+    nl = text.find("\n")
+    run = find_runaway(text)
+    cuts = [c for c in ((nl if nl >= 0 else None), run) if c is not None]
+    return min(cuts) if cuts else None
 
 
 def _done(model: Any, result: FreeText, passes_before: int) -> FreeText:

@@ -9,7 +9,9 @@ written chain over the same query-centric subgraph DoG would have used, so
 the UI can show where CoT left it.
 
 Parameters: max_new_tokens (256), max_prompt_triplets (120), chat_template (True),
-prompt_layout ("turns").
+prompt_layout ("turns"), force_conclusion (True: a text that loops or runs
+out of budget without an answer gets "Therefore, the answer is" appended, as
+in DoG).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ DEFAULTS: dict[str, Any] = {
     "max_prompt_triplets": 120,
     "chat_template": True,
     "prompt_layout": "turns",
+    "force_conclusion": True,
 }
 
 
@@ -41,7 +44,9 @@ def run(request: MethodRequest) -> Trace:
         return failed_trace("cot", request, started, exc)
     trace = new_trace("cot", request, ctx)
     try:
-        free, gen_seconds = decode_prompt_freely(request, ctx, trace)
+        free, gen_seconds = decode_prompt_freely(
+            request, ctx, trace, conclude=bool(ctx.params.get("force_conclusion", True))
+        )
     except PromptTooLongError as exc:
         trace.error = str(exc)
         trace.seconds = time.perf_counter() - started

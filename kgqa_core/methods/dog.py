@@ -18,7 +18,11 @@ Parameters (recorded in ``Trace.parameters``):
   re-runs the prompt after every triplet), strict (False: raise instead of
   recording when the constraint allows no token), chat_template (True),
   prompt_layout ("turns": few-shot chat turns; "single": one user turn; "raw": no template),
-  token_view_cap (20 allowed tokens listed per position).
+  token_view_cap (20 allowed tokens listed per position), force_conclusion
+  (True: a chain whose text loops, runs out of budget or ends without an
+  answer line gets "Therefore, the answer is" appended and the model finishes
+  that line; CoT does the same. Not in the paper, which assumes the model
+  concludes by itself; the trace notes every forced conclusion).
 
 Chains are ranked by the paper's chain score, a sum of log-probabilities,
 which favours shorter chains when finished chains of different lengths are
@@ -43,6 +47,7 @@ from ..decoding.constraint import ConstraintError, OpeningDetector, TripletGuide
 from ..decoding.context import (
     ContextError,
     DecodingContext,
+    conclusion_note,
     context_prompt,
     failed_trace,
     logprob_to_prob,
@@ -50,7 +55,7 @@ from ..decoding.context import (
     prepare,
     resolve_answers,
 )
-from ..decoding.free_text import decode_free_text
+from ..decoding.free_text import decode_free_text, force_conclusion
 from ..decoding.prompt import PromptParts, parse_answers, parse_written_triplets
 from ..decoding.query_subgraph import QueryCentricSubgraph
 from ..decoding.triplet_trie import TripletTokenCache, TripletTrie
@@ -69,6 +74,7 @@ DEFAULTS: dict[str, Any] = {
     "chat_template": True,
     "prompt_layout": "turns",
     "token_view_cap": 20,
+    "force_conclusion": True,
 }
 
 
@@ -323,6 +329,19 @@ class _DogDecoder:
     def _finish(self, beam: BeamCandidate, free_text: str, stop: str, finished: list[BeamCandidate]) -> None:
         beam.finished = True
         beam.stop = stop
+        forced_note = ""
+        if (
+            self.params["force_conclusion"]
+            and stop in ("repeat", "length", "eos")
+            and not (parse_answers(free_text) or parse_answers(beam.text))
+        ):
+            forced = force_conclusion(self.model, beam.state)
+            beam.generated_ids.extend(forced.ids)
+            beam.text += forced.text
+            free_text += forced.text
+            forced_note = conclusion_note(stop)
+            self.trace.extra["forced_conclusion"] = self.trace.extra.get("forced_conclusion", 0) + 1
+            self.trace.notes.append(f"beam {beam.beam_id}: {forced_note}")
         beam.answer_text = free_text
         finished.append(beam)
         answers = parse_answers(free_text) or parse_answers(beam.text)
@@ -335,8 +354,10 @@ class _DogDecoder:
             subgraph_after=beam.subgraph.triplet_ids,
             choice=", ".join(answers) if answers else None,
             model_text=free_text,
-            note={"eos": "", "stop": "", "length": "stopped at the token budget"}.get(stop, stop),
-            extra={"answers": answers, "chain": list(beam.chain), "chain_score": beam.score, "stop": stop},
+            note=forced_note or {"eos": "", "stop": "", "length": "stopped at the token budget",
+                                 "repeat": "stopped: the model was repeating itself"}.get(stop, stop),
+            extra={"answers": answers, "chain": list(beam.chain), "chain_score": beam.score, "stop": stop,
+                   "forced_conclusion": bool(forced_note)},
         )
         self._emit(step)
 
