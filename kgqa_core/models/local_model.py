@@ -98,7 +98,10 @@ class LocalModel:
     lock: threading.RLock = field(default_factory=threading.RLock)
     # Recently prefilled prompts: a new prompt that shares a long prefix with
     # one of them (the same instructions and in-context examples, or the
-    # identical prompt of CoT after DoG) only runs the tokens after it.
+    # identical prompt of CoT after DoG) only runs the tokens after it.  A
+    # prompt that reused at least half of an entry replaces it, so one method's many calls
+    # (READS scores a dozen options per question) take one slot and do not
+    # push out another method's prompt (Direct's examples, one question later).
     prefix_cache_size: int = 4
     min_reused_prefix: int = 32
     _prefixes: list = field(default_factory=list, repr=False)
@@ -165,29 +168,32 @@ class LocalModel:
         ids = list(ids)
         self._check_length(len(ids))
         with self.lock:
-            reused, cache = self._cached_prefix(ids)
+            reused, cache, slot = self._cached_prefix(ids)
             logits, cache = self.forward(torch.tensor([ids[reused:]], dtype=torch.long), cache)
             state = PromptState(ids, cache, logits[0, -1])
             self.counter.prefix_tokens_reused += reused
             if self.prefix_cache_size > 0:
+                if slot is not None and reused * 2 >= len(self._prefixes[slot][0]):
+                    del self._prefixes[slot]  # mostly the same prompt: the newer one takes its place
                 self._prefixes.insert(0, (ids, copy.deepcopy(cache)))
                 del self._prefixes[self.prefix_cache_size :]
             return state
 
-    def _cached_prefix(self, ids: list[int]) -> tuple[int, Any]:
-        best_len, best_cache = 0, None
-        for cached_ids, cached in self._prefixes:
+    def _cached_prefix(self, ids: list[int]) -> tuple[int, Any, int | None]:
+        """(tokens reused, a copy of their cache, index of the entry they came from)."""
+        best_len, best_cache, best_slot = 0, None, None
+        for slot, (cached_ids, cached) in enumerate(self._prefixes):
             n = _common_prefix(cached_ids, ids)
             n = min(n, len(ids) - 1)  # at least one token must run to give logits
             if n > best_len:
-                best_len, best_cache = n, cached
+                best_len, best_cache, best_slot = n, cached, slot
         if best_len < self.min_reused_prefix or best_cache is None:
-            return 0, None
+            return 0, None, None
         cache = copy.deepcopy(best_cache)
         extra = cache.get_seq_length() - best_len
         if extra > 0:
             cache.crop(-extra)  # transformers 5: a negative count removes that many tokens
-        return best_len, cache
+        return best_len, cache, best_slot
 
     def clear_prefix_cache(self) -> None:
         with self.lock:

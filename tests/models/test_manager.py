@@ -178,3 +178,18 @@ def test_prefix_cache_reuses_shared_prompt_and_matches_fresh_prefill(small_model
     before = small_model.counter.tokens_in
     small_model.prefill(b)
     assert small_model.counter.tokens_in - before == 1
+
+
+def test_prefix_cache_keeps_one_slot_per_prompt_family(small_model):
+    """Many calls of one method must not push another method's prompt out of the cache."""
+    other = small_model.encode(small_model.chat_prompt("Examples: " + " | ".join(f"film{i} -> by -> p{i}" for i in range(30))))
+    family = small_model.chat_prompt("Options: " + " | ".join(f"relation{i}" for i in range(40)))
+    small_model.clear_prefix_cache()
+    small_model.prefill(other + small_model.encode("Question A?"))
+    for i in range(small_model.prefix_cache_size + 2):  # more calls than the cache has slots
+        small_model.prefill(small_model.encode(family + f"Choice {i}?"))
+    assert len(small_model._prefixes) == 2
+    before = small_model.counter.prefix_tokens_reused
+    small_model.prefill(other + small_model.encode("Question B, another one?"))
+    assert small_model.counter.prefix_tokens_reused - before >= len(other) - 2
+    small_model.clear_prefix_cache()

@@ -99,6 +99,23 @@ def test_link_answers_prefers_evidence_and_reads_sentences():
     assert outside[0].entity is None and outside[0].text == "Casablanca"
 
 
+def test_link_answers_splits_before_fuzzy_matching_and_puts_the_topic_last():
+    from kgqa_core.graph import KnowledgeGraph
+
+    g = KnowledgeGraph.from_triplets([
+        ("Sex and the City", "release_year", "2008"),
+        ("Sex and the City 2", "release_year", "2010"),
+        ("Sex and the City 2", "directed_by", "Michael Patrick King"),
+    ])
+    ev = {"Sex and the City", "Sex and the City 2", "2008", "2010"}
+    # the whole line is a close fuzzy match of the sequel's name; the separator must win
+    got = link_answers("Sex and the City | 2008", g, ev, exclude={"Sex and the City"})
+    assert [a.entity for a in got] == ["2008", "Sex and the City"]
+    # a lone topic entity is still an answer
+    assert [a.entity for a in link_answers("Sex and the City", g, ev, exclude={"Sex and the City"})] == [
+        "Sex and the City"]
+
+
 def test_prompt_too_long_keeps_the_steps_and_reports_the_error(scripted):
     from kgqa_core.models.local_model import PromptTooLongError
 
