@@ -165,8 +165,9 @@ def force_conclusion(model: Any, state: PromptState, max_tokens: int = CONCLUSIO
 
 
 def _line_end(text: str) -> int | None:
-    """The forced answer is one line (or a new example starting)."""
-    nl = text.find("\n")
+    """The forced answer is one line (or a new example starting); "is:\n* X" still reaches X."""
+    lead = len(text) - len(text.lstrip(" :\n"))
+    nl = text.find("\n", lead) if lead < len(text) else -1
     run = find_runaway(text)
     cuts = [c for c in ((nl if nl >= 0 else None), run) if c is not None]
     return min(cuts) if cuts else None

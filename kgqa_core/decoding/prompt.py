@@ -290,7 +290,8 @@ def parse_answers(text: str) -> list[str]:
     for last in _ANSWER_IS.finditer(text):
         pass
     tail = text[last.end():] if last is not None else text
-    line_end = tail.find("\n", 1 if tail.startswith("\n") else 0)
+    lead = len(tail) - len(tail.lstrip(" :\n"))  # "the answer is:\n\n* X" answers X
+    line_end = tail.find("\n", lead)
     segment = tail if line_end < 0 or last is None else tail[:line_end]
     pieces = re.split(r"(?<!\*)\*(?!\*)", segment)
     out: list[str] = []
@@ -303,7 +304,7 @@ def parse_answers(text: str) -> list[str]:
                 out.append(ans)
         return out
     if last is not None:
-        sentence = re.split(r"(?<![A-Z])\.(?:\s|$)|\n", segment.strip(" :"), maxsplit=1)[0]
+        sentence = re.split(r"(?<![A-Z])\.(?:\s|$)|\n", segment.strip(" :\n"), maxsplit=1)[0]
         ans = _clean_answer(sentence.strip(" :"))
         if ans:
             return [ans]

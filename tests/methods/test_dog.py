@@ -152,3 +152,30 @@ def test_bad_topic_entity_is_a_clear_error(small_model):
     req = MethodRequest(graph=HEAT, question=QUESTION, model=small_model, topic_entities=["Heat"],
                         params={"beam_size": 0})
     assert "beam_size" in run_method("dog", req).error
+
+
+def test_a_looping_chain_is_cut_and_concluded_on_a_metaqa_question(small_model):
+    """The 135M model writes the right triplet, then repeats itself and never writes the answer line.
+
+    DoG (and CoT, on the same footing) cut the loop and append "Therefore, the
+    answer is"; the model then names the answer, and the trace says it was forced.
+    """
+    from pathlib import Path
+
+    from kgqa_core.eval.dataset import load_dataset
+
+    sample = Path(__file__).resolve().parents[2] / "datasets" / "metaqa_sample" / "metaqa_dev_50.jsonl"
+    q = load_dataset(sample).questions[0]
+    assert q.question == "who is the author of Wish You Were Here"
+    for method in ("dog", "cot"):
+        trace = run_method(method, MethodRequest(graph=q.graph(), question=q.question, model=small_model,
+                                                 topic_entities=list(q.topic_entities)))
+        assert trace.answer_texts[:1] == ["David Leland"], method
+        assert trace.extra["forced_conclusion"] == 1 and trace.extra["stop"] == "repeat"
+        assert any("Therefore, the answer is" in n and "repeating" in n for n in trace.notes)
+        assert trace.raw_output.rstrip().endswith("Therefore, the answer is David Leland.")
+        assert trace.faithfulness.ill_triplets == 0 or method == "cot"
+        off = run_method(method, MethodRequest(graph=q.graph(), question=q.question, model=small_model,
+                                               topic_entities=list(q.topic_entities),
+                                               params={"force_conclusion": False}))
+        assert off.answer_texts == [] and "forced_conclusion" not in off.extra

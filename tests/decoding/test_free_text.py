@@ -1,0 +1,49 @@
+"""Free text between triplets: where a looping text is cut, and the forced answer line."""
+
+import pytest
+
+from kgqa_core.decoding.free_text import CONCLUSION, decode_free_text, force_conclusion, is_looping
+from kgqa_core.decoding.prompt import parse_answers
+
+# Loops written by SmolLM2-135M on MetaQA dev questions (DoG and CoT)
+SENTENCE_LOOP = "David Leland is the author of Wish You Were Here. " * 3
+NUMBERED_LOOP = (
+    "5. The movie Sex and the City was released in 2008. This tells us the movie was released in 2008. "
+    "6. The movie was released in 2008. This tells us the movie was released in 2008. "
+    "7. The movie was released in 2008. This tells us the movie was released in 2008."
+)
+TRIPLET_LOOP = "1. < Sex and the City -> movie -> released_year -> 2008 | " + "Sex and the City -> release_year -> 2008 | " * 3
+
+
+@pytest.mark.parametrize("text", [SENTENCE_LOOP.strip(), NUMBERED_LOOP, TRIPLET_LOOP.rstrip()])
+def test_loops_are_detected_once_the_third_copy_ends(text):
+    assert is_looping(text)
+    assert not is_looping(text[:-3])  # the third copy is not finished yet
+
+
+@pytest.mark.parametrize("text", [
+    "David Leland is the author of Wish You Were Here. " * 2,  # said twice is not a loop
+    "1. < A -> directed_by -> B > This tells us B directed A. 2. < B -> directed -> C > This tells us B "
+    "directed C. Therefore, the answer is * C.",
+    "Therefore, the answer is * playwright, and * poet. Yes. Yes. Yes.",  # short units never count
+])
+def test_ordinary_reasoning_is_not_a_loop(text):
+    assert not is_looping(text.strip())
+
+
+def test_a_looping_model_is_stopped_and_then_concludes(small_model):
+    prompt = "I like green tea with honey. " * 4 + "I"  # the 135M model goes on copying it
+    state = small_model.prefill(small_model.encode(prompt))
+    n_prompt = len(state.ids)
+    free = decode_free_text(small_model, state, 200, detector=None)
+    assert free.stop == "repeat"
+    assert len(free.ids) < 40  # cut at the third copy, not at the 200-token budget
+    assert state.ids[n_prompt:] == free.ids  # the state holds exactly what was written
+    forced = force_conclusion(small_model, state)
+    assert forced.text.startswith(CONCLUSION)
+    assert forced.text.strip(" :\n") != CONCLUSION.strip()  # something was written after it
+    fed = state.ids[n_prompt + len(free.ids):]
+    written = small_model.encode(CONCLUSION) + forced.ids
+    # everything was fed but the token that ended the line (it decided the stop, and is not needed)
+    assert written[: len(fed)] == fed and len(written) - len(fed) <= 1
+    assert parse_answers(forced.text)
