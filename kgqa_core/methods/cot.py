@@ -138,7 +138,9 @@ def _replay(request: MethodRequest, ctx: Any, trace: Trace, text: str, gen_secon
         model_text=text[prev_end:],
         tokens_out=trace.tokens_out,
         seconds=round(gen_seconds, 4),
-        extra={"answers": texts, "stop": trace.extra.get("stop", "")},
+        extra={"answers": texts, "stop": trace.extra.get("stop", ""),
+               "forced_conclusion": bool(trace.extra.get("forced_conclusion"))},
+        note=next((n for n in trace.notes if "Therefore, the answer is" in n), ""),
     )
     trace.add_step(answer)
     request.emit(answer)
