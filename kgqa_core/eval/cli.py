@@ -44,6 +44,7 @@ def add_eval_parser(subparsers: "argparse._SubParsersAction") -> argparse.Argume
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--markdown", action="store_true", help="print the table as Markdown (for docs)")
     p.set_defaults(func=run_eval_command)
     return p
 
@@ -120,7 +121,7 @@ def run_eval_command(args: argparse.Namespace) -> int:
         f"{summary.n_questions} questions x {len(summary.methods)} methods, model {summary.model}: "
         f"ran {summary.ran}, resumed {summary.skipped}, method errors {summary.failed}"
     )
-    print(summary.table())
+    print(summary.table(markdown=args.markdown))
     print(f"\nwritten to {summary.out_dir}/ (results.jsonl, summary.json, traces/)")
     return 0
 

@@ -344,8 +344,8 @@ def summarize(
     return out
 
 
-def format_table(groups: Sequence[GroupSummary]) -> str:
-    """A plain-text table of the headline metrics, one row per group."""
+def format_table(groups: Sequence[GroupSummary], markdown: bool = False) -> str:
+    """A table of the headline metrics, one row per group: aligned text, or Markdown for docs."""
     headers = ["method", "type", "n", "Hits@1 [95% CI]", "F1", "EM", "TripF1", "ill%", "calls", "tok in/req", "p50 s", "p95 s", "err"]
     rows = []
     for g in groups:
@@ -358,6 +358,9 @@ def format_table(groups: Sequence[GroupSummary]) -> str:
             f"{g.model_calls_mean:.1f}", f"{g.tokens_in_per_request:.0f}",
             f"{g.seconds_p50:.1f}", f"{g.seconds_p95:.1f}", str(g.errors),
         ])
+    if markdown:
+        md = lambda cells: "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"  # noqa: E731
+        return "\n".join([md(headers), "|" + "---|" * len(headers), *(md(r) for r in rows)])
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
     line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths))  # noqa: E731
     return "\n".join([line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)])

@@ -58,10 +58,10 @@ class EvalSummary:
     records: list[dict[str, Any]] = field(default_factory=list)
     params: dict[str, Any] = field(default_factory=dict)
 
-    def table(self) -> str:
-        parts = [format_table(self.overall)]
+    def table(self, markdown: bool = False) -> str:
+        parts = [format_table(self.overall, markdown)]
         if len({g.type for g in self.by_type}) > 1:
-            parts += ["", "per question type:", format_table(self.by_type)]
+            parts += ["", "per question type:", "", format_table(self.by_type, markdown)]
         return "\n".join(parts)
 
     def to_dict(self) -> dict[str, Any]:

@@ -98,6 +98,14 @@ def test_cli_runs_and_prints_table(tmp_path, small_dataset, fake_method, fake_mo
     assert "Hits@1" in out and "fake" in out and "ran 3" in out
     run = json.loads((tmp_path / "o" / "run.json").read_text())
     assert run["params"] == {"hops": 2, "beam_size": 2}
+    # the same table as Markdown, for docs: nothing re-runs
+    args = _args("--dataset", str(small_dataset), "--methods", "fake", "--beam-size", "2", "--param", "hops=2",
+                 "--out", str(tmp_path / "o"), "--no-progress", "--model", "fake-model", "--markdown")
+    assert run_eval_command(args) == 0
+    out = capsys.readouterr().out
+    assert "ran 0" in out
+    rows = [line for line in out.splitlines() if line.startswith("| fake")]
+    assert len(rows) == 3 and all(r.count(" | ") == 12 for r in rows)  # overall + two types, 13 columns
 
 
 def test_per_type_takes_the_first_questions_of_every_type(tmp_path, small_dataset, fake_method, fake_model):
