@@ -180,8 +180,7 @@ def decode_prompt_freely(request: Any, ctx: DecodingContext, trace: Trace, stop:
     came from the prefix cache, forward passes, output tokens, decode time)
     and returns ``(FreeText, decode_seconds)``.  Raises PromptTooLongError.
     """
-    from .free_text import decode_free_text, force_conclusion
-    from .prompt import parse_answers
+    from .free_text import decode_free_text, force_conclusion, needs_conclusion
 
     model = request.model
     with model.lock:
@@ -196,7 +195,7 @@ def decode_prompt_freely(request: Any, ctx: DecodingContext, trace: Trace, stop:
         kwargs = {"stop": stop} if stop is not None else {}
         free = decode_free_text(model, state, ctx.params["max_new_tokens"], detector=None, **kwargs)
         stop_reason = free.stop
-        if conclude and free.stop in ("repeat", "length", "eos") and not parse_answers(free.text):
+        if conclude and needs_conclusion(free.stop, free.text):
             forced = force_conclusion(model, state)
             free.text += forced.text
             free.ids += forced.ids

@@ -28,7 +28,7 @@ import torch
 
 from ..models.local_model import PromptState
 from .constraint import OpeningDetector
-from .prompt import answer_line_done, find_runaway
+from .prompt import answer_line_done, find_runaway, parse_answers
 
 StopFn = Callable[[str], int | None]
 
@@ -41,13 +41,14 @@ def default_stop(text: str) -> int | None:
 
 def direct_stop(text: str) -> int | None:
     """Direct answers are one line: stop at the first line break after some text."""
-    stripped = text.lstrip()
-    if not stripped:
-        return None
-    offset = len(text) - len(stripped)
-    nl = stripped.find("\n")
-    run = find_runaway(text)
-    cuts = [c for c in ((offset + nl) if nl >= 0 else None, run) if c is not None]
+    return first_line_end(text, None)
+
+
+def first_line_end(text: str, skip: str | None) -> int | None:
+    """End of the first line with text after the leading `skip` characters (None: whitespace), or a new example's start."""
+    lead = len(text) - len(text.lstrip(skip))
+    nl = text.find("\n", lead) if lead < len(text) else -1
+    cuts = [c for c in ((nl if nl >= 0 else None), find_runaway(text)) if c is not None]
     return min(cuts) if cuts else None
 
 
@@ -87,8 +88,9 @@ class FreeText:
     ``stop`` is ``"open"`` (the model opened a triplet; ``opener`` holds the
     committed text up to ``<``), ``"eos"``, ``"stop"`` (answer line finished or
     runaway example), ``"repeat"`` (the model looped, see `is_looping`) or
-    ``"length"``.  After every stop but ``"stop"`` and ``"eos"`` the state
-    holds exactly ``ids``; after ``"eos"`` it holds them without the EOS.  ``ids`` are the committed ids (the
+    ``"length"``.  After ``"open"``, ``"repeat"`` and ``"length"`` the state
+    holds exactly ``ids``; after ``"eos"`` and ``"stop"`` all but the last
+    token.  ``ids`` are the committed ids (the
     opener's included); ``text`` is the visible text without the opener.
     """
 
@@ -166,11 +168,12 @@ def force_conclusion(model: Any, state: PromptState, max_tokens: int = CONCLUSIO
 
 def _line_end(text: str) -> int | None:
     """The forced answer is one line (or a new example starting); "is:\n* X" still reaches X."""
-    lead = len(text) - len(text.lstrip(" :\n"))
-    nl = text.find("\n", lead) if lead < len(text) else -1
-    run = find_runaway(text)
-    cuts = [c for c in ((nl if nl >= 0 else None), run) if c is not None]
-    return min(cuts) if cuts else None
+    return first_line_end(text, " :\n")
+
+
+def needs_conclusion(stop: str, text: str) -> bool:
+    """Whether a finished text should get the forced answer line: it ended without one, and not by a cut."""
+    return stop in ("repeat", "length", "eos") and not parse_answers(text)
 
 
 def _done(model: Any, result: FreeText, passes_before: int) -> FreeText:

@@ -55,7 +55,7 @@ from ..decoding.context import (
     prepare,
     resolve_answers,
 )
-from ..decoding.free_text import decode_free_text, force_conclusion
+from ..decoding.free_text import decode_free_text, force_conclusion, needs_conclusion
 from ..decoding.prompt import PromptParts, parse_answers, parse_written_triplets
 from ..decoding.query_subgraph import QueryCentricSubgraph
 from ..decoding.triplet_trie import TripletTokenCache, TripletTrie
@@ -330,11 +330,7 @@ class _DogDecoder:
         beam.finished = True
         beam.stop = stop
         forced_note = ""
-        if (
-            self.params["force_conclusion"]
-            and stop in ("repeat", "length", "eos")
-            and not (parse_answers(free_text) or parse_answers(beam.text))
-        ):
+        if self.params["force_conclusion"] and needs_conclusion(stop, free_text) and not parse_answers(beam.text):
             forced = force_conclusion(self.model, beam.state)
             beam.generated_ids.extend(forced.ids)
             beam.text += forced.text
