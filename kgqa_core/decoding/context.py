@@ -120,13 +120,25 @@ def context_prompt(ctx: DecodingContext, request: Any, subgraph_ids: Sequence[in
 
 
 def resolve_answers(texts: Sequence[str], graph: Any) -> list[Answer]:
-    """Each parsed answer, linked to a graph entity when it names one."""
-    from ..graph.linking import resolve_entity
+    """Each parsed answer, linked to a graph entity when it names one.
+
+    An answer that names no entity but lists several under one marker
+    ("* A, B, and C") becomes those answers, in order (`split_listed_answer`).
+    """
+    from ..graph.linking import resolve_entity, split_listed_answer
 
     out: list[Answer] = []
+    seen: set[str] = set()
     for text in texts:
         entity, score = resolve_entity(text, graph)
-        out.append(Answer(text=text, entity=entity, in_graph=entity is not None, score=score if entity else None))
+        pieces = [text] if entity is not None else (split_listed_answer(text, graph) or [text])
+        for piece in pieces:
+            if piece != text:
+                entity, score = resolve_entity(piece, graph)
+            if piece in seen:
+                continue
+            seen.add(piece)
+            out.append(Answer(text=piece, entity=entity, in_graph=entity is not None, score=score if entity else None))
     return out
 
 

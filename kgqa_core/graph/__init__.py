@@ -9,7 +9,7 @@ is called.
 from .embeddings import Embedder, load_embedder
 from .knowledge_graph import GraphView, KnowledgeGraph, Triplet
 from .linearize import linearize, parse_linearized
-from .linking import EntityCandidate, UnknownEntityError, link_entities, resolve_entity, search_entity_names
+from .linking import EntityCandidate, UnknownEntityError, link_entities, resolve_entity, search_entity_names, split_listed_answer
 from .loaders import DEFAULT_MAX_BYTES, GraphFormatError, load_graph, parse_graph_bytes
 from .pruning import PruneResult, prune_to_budget
 
@@ -31,5 +31,6 @@ __all__ = [
     "parse_linearized",
     "prune_to_budget",
     "resolve_entity",
+    "split_listed_answer",
     "search_entity_names",
 ]

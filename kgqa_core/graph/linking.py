@@ -376,3 +376,36 @@ def resolve_entity(name: str, graph: object, threshold: float = 0.85) -> tuple[s
         return None, 0.0
     k, score, _ = best
     return _pick(index.by_key[k], graph)[0], round(score / 100.0, 4)
+
+
+_LIST_SEPARATORS = re.compile(r"\s*[;,|]\s*")
+_LIST_CONJUNCTION = re.compile(r"\s+(?:and|or|&)\s+", re.IGNORECASE)
+_LEADING_CONJUNCTION = re.compile(r"^(?:and|or|&)\s+", re.IGNORECASE)
+
+
+def split_listed_answer(text: str, graph: object) -> list[str] | None:
+    """The entity names of an answer that lists several under one marker, or None.
+
+    Models often mark a list once ("* Robert Ryan, Lee Marvin, and Burt
+    Lancaster") although the prompt's examples mark each answer.  Read as one
+    name it matches nothing, and the first answer, the one Hits@1 judges, is
+    lost.  The text is split at commas, semicolons and bars, then at "and" /
+    "or" inside a piece, and the split is taken only when every piece names a
+    graph entity and there are at least two, so a real name with a comma or
+    an "and" in it ("Cat Island, Bahamas", "Sex and the City") is never cut:
+    callers try the whole text first.
+    """
+    out: list[str] = []
+    for piece in _LIST_SEPARATORS.split(text.strip().strip(_ANSWER_TRIM)):
+        piece = _LEADING_CONJUNCTION.sub("", piece.strip()).strip(_ANSWER_TRIM)
+        if not piece:
+            continue
+        if resolve_entity(piece, graph)[0] is not None:
+            out.append(piece)
+            continue
+        parts = [p.strip(_ANSWER_TRIM) for p in _LIST_CONJUNCTION.split(piece)]
+        if len(parts) > 1 and all(p and resolve_entity(p, graph)[0] is not None for p in parts):
+            out.extend(parts)
+            continue
+        return None
+    return out if len(out) >= 2 else None

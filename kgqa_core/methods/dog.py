@@ -22,7 +22,11 @@ Parameters (recorded in ``Trace.parameters``):
   (True: a chain whose text loops, runs out of budget or ends without an
   answer line gets "Therefore, the answer is" appended and the model finishes
   that line; CoT does the same. Not in the paper, which assumes the model
-  concludes by itself; the trace notes every forced conclusion).
+  concludes by itself; the trace notes every forced conclusion),
+  repeat_triplets (False: a triplet already in the chain is left out of the
+  trie, so every step adds a new fact and a chain whose G_q holds nothing new
+  must conclude. The paper's G_q keeps them; a small model then spends steps
+  re-writing the triplet it just wrote. True restores the paper's trie).
 
 Chains are ranked by the paper's chain score, a sum of log-probabilities,
 which favours shorter chains when finished chains of different lengths are
@@ -75,6 +79,7 @@ DEFAULTS: dict[str, Any] = {
     "prompt_layout": "turns",
     "token_view_cap": 20,
     "force_conclusion": True,
+    "repeat_triplets": False,
 }
 
 
@@ -119,12 +124,20 @@ class _DogDecoder:
     def _label(self, tid: int) -> str:
         return self.request.graph.triplet(tid).linearized()
 
-    def _trie(self, subgraph: QueryCentricSubgraph, opener: str) -> TripletTrie:
-        key = (opener, tuple(subgraph.triplet_ids))
+    def _allowed_ids(self, beam: BeamCandidate) -> list[int]:
+        """The triplets the next step may write: G_q, less the chain's own unless repeats are allowed."""
+        ids = beam.subgraph.triplet_ids
+        if self.params["repeat_triplets"] or not beam.chain:
+            return ids
+        used = set(beam.chain)
+        return [t for t in ids if t not in used]
+
+    def _trie(self, allowed_ids: list[int], opener: str) -> TripletTrie:
+        key = (opener, tuple(allowed_ids))
         trie = self._tries.get(key)
         if trie is None:
             t0 = time.perf_counter()
-            trie = TripletTrie.build(subgraph.triplets(), opener=opener, cache=self.tokens)
+            trie = TripletTrie.build(self.ctx.context_graph.triplets_by_ids(allowed_ids), opener=opener, cache=self.tokens)
             self.trie_build_seconds.append(time.perf_counter() - t0)
             if len(self._tries) > 64:
                 self._tries.pop(next(iter(self._tries)))
@@ -171,16 +184,16 @@ class _DogDecoder:
                     if budget <= 0:
                         self._finish(beam, "", "length", finished)
                         continue
-                    free = decode_free_text(
-                        model, beam.state, budget, detector, allow_open=len(beam.chain) < params["max_steps"]
-                    )
+                    allowed_ids = self._allowed_ids(beam)
+                    can_open = len(beam.chain) < params["max_steps"] and bool(allowed_ids)
+                    free = decode_free_text(model, beam.state, budget, detector, allow_open=can_open)
                     beam.generated_ids.extend(free.ids)
                     if free.stop != "open":
                         beam.text += free.text
                         self._finish(beam, free.text, free.stop, finished)
                         continue
                     beam.text += free.text + "<"
-                    trie = self._trie(beam.subgraph, free.opener)
+                    trie = self._trie(allowed_ids, free.opener)
                     guide = TripletGuide(trie, strict=params["strict"])
                     try:
                         result = self.search.search(beam.state, guide)
@@ -292,6 +305,8 @@ class _DogDecoder:
                 "forward_passes": result.forward_passes,
                 "trie_nodes": guide.trie.n_nodes,
                 "opener": opener,
+                # chain triplets the step could not write again (repeat_triplets False)
+                "excluded_repeats": [] if self.params["repeat_triplets"] else list(beam.chain),
             },
         )
         self._emit(step)

@@ -127,3 +127,38 @@ def test_fast_on_metaqa():
     assert top(results[1]).entity == "Forrest Gump"
     assert "Inception" in {c.entity for c in results[2]}
     assert elapsed < 2.0, f"linking 3 questions took {elapsed:.2f}s"
+
+
+def test_a_list_under_one_marker_splits_into_entities():
+    from kgqa_core.graph import split_listed_answer
+
+    g = KnowledgeGraph.from_triplets(
+        [
+            ("The Professionals", "starred_actors", "Robert Ryan"),
+            ("The Professionals", "starred_actors", "Lee Marvin"),
+            ("The Professionals", "starred_actors", "Burt Lancaster"),
+            ("Sex and the City", "release_year", "2008"),
+            ("Bahamas", "contains", "Cat Island, Bahamas"),
+        ]
+    )
+    assert split_listed_answer("Robert Ryan, Lee Marvin, and Burt Lancaster", g) == [
+        "Robert Ryan", "Lee Marvin", "Burt Lancaster"]
+    assert split_listed_answer("Robert Ryan and Lee Marvin.", g) == ["Robert Ryan", "Lee Marvin"]
+    assert split_listed_answer("Sex and the City; 2008", g) == ["Sex and the City", "2008"]
+    # a piece that names nothing in the graph: no split at all, the answer stays as written
+    assert split_listed_answer("Robert Ryan, John Wayne", g) is None
+    # one name is not a list
+    assert split_listed_answer("Robert Ryan", g) is None
+
+
+def test_resolved_answers_split_lists_but_keep_names_with_commas():
+    from kgqa_core.decoding.context import resolve_answers
+
+    g = KnowledgeGraph.from_triplets(
+        [("Bahamas", "contains", "Cat Island, Bahamas"), ("Bahamas", "capital", "Nassau"),
+         ("X", "starred_actors", "Lee Marvin"), ("X", "starred_actors", "Robert Ryan")]
+    )
+    got = resolve_answers(["Robert Ryan, Lee Marvin, and Robert Ryan", "Cat Island, Bahamas", "Atlantis"], g)
+    assert [(a.text, a.entity) for a in got] == [
+        ("Robert Ryan", "Robert Ryan"), ("Lee Marvin", "Lee Marvin"),
+        ("Cat Island, Bahamas", "Cat Island, Bahamas"), ("Atlantis", None)]

@@ -63,7 +63,9 @@ def test_triplet_steps_show_gq_candidates_and_token_view(greedy_run, small_model
     chain_so_far: list[int] = []
     for step in (s for s in trace.steps if s.kind == "dog.triplet"):
         assert step.subgraph_before == gq.triplet_ids  # Eq. 1, replayed independently
-        assert {c.triplet_id for c in step.candidates} == set(step.subgraph_before)
+        # the candidates are G_q less the chain's own triplets (no step re-writes one)
+        assert step.extra["excluded_repeats"] == chain_so_far
+        assert {c.triplet_id for c in step.candidates} == set(step.subgraph_before) - set(chain_so_far)
         chosen = [c for c in step.candidates if c.triplet_id == step.chosen_triplet_id]
         assert len(chosen) == 1 and chosen[0].kept and chosen[0].extra["exact"]
         assert chosen[0].score == pytest.approx(step.extra["triplet_score"])
@@ -135,7 +137,10 @@ def test_local_visibility_shows_only_gq_and_reprompts(small_model):
 
 
 def test_no_allowed_token_fails_loudly_or_is_recorded(small_model, monkeypatch):
-    monkeypatch.setattr(QueryCentricSubgraph, "triplets", lambda self: [])
+    from kgqa_core.decoding.triplet_trie import TripletTrie
+
+    build = TripletTrie.build.__func__
+    monkeypatch.setattr(TripletTrie, "build", classmethod(lambda cls, triplets, **kw: build(cls, [], **kw)))
     with pytest.raises(ConstraintError):
         run_method("dog", _request(small_model, max_new_tokens=12))
     trace = run_method("dog", _request(small_model, max_new_tokens=12, strict=False))
@@ -179,3 +184,34 @@ def test_a_looping_chain_is_cut_and_concluded_on_a_metaqa_question(small_model):
                                                topic_entities=list(q.topic_entities),
                                                params={"force_conclusion": False}))
         assert off.answer_texts == [] and "forced_conclusion" not in off.extra
+
+
+def test_a_chain_never_rewrites_its_own_triplets_unless_asked(small_model):
+    """On sample question 25 the 135M model writes the same two triplets twice when the trie allows it.
+
+    By default a step cannot re-emit a triplet of its own chain (each step then
+    adds a fact); ``repeat_triplets=True`` gives the paper's unfiltered G_q back.
+    """
+    from pathlib import Path
+
+    from kgqa_core.eval.dataset import load_dataset
+
+    sample = Path(__file__).resolve().parents[2] / "datasets" / "metaqa_sample" / "metaqa_dev_50.jsonl"
+    q = load_dataset(sample).questions[25]
+    assert q.question == "what are the films that have the same actor of Forever Young"
+
+    def chain(**params):
+        trace = run_method("dog", MethodRequest(graph=q.graph(), question=q.question, model=small_model,
+                                                topic_entities=list(q.topic_entities), params=params))
+        assert trace.faithfulness.ill_triplets == 0
+        return trace, [t.triplet_id for t in trace.chains[0]]
+
+    _, repeated = chain(repeat_triplets=True)
+    assert len(set(repeated)) < len(repeated), repeated
+    trace, distinct = chain()
+    assert len(distinct) >= 2 and len(set(distinct)) == len(distinct), distinct
+    steps = [s for s in trace.steps if s.kind == "dog.triplet" and s.extra.get("excluded_repeats")]
+    assert steps, "later steps record the chain triplets they could not write again"
+    for s in steps:
+        listed = {c.triplet_id for c in s.candidates}
+        assert not listed & set(s.extra["excluded_repeats"])
