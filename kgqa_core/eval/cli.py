@@ -32,6 +32,10 @@ def add_eval_parser(subparsers: "argparse._SubParsersAction") -> argparse.Argume
         help="only the first N questions of each question type (e.g. 1hop, 2hop); combines with --limit",
     )
     p.add_argument(
+        "--types", default=None, metavar="T1,T2",
+        help="only questions of these types (e.g. 2hop); a later run without it adds the rest to the same --out",
+    )
+    p.add_argument(
         "--shard", default=None, metavar="K/N",
         help="run only the K-th of N slices of the questions; start N processes with the same --out "
              "(e.g. OMP_NUM_THREADS=1 each) to use N cores, then re-run without --shard for the full summary",
@@ -61,7 +65,7 @@ def _parse_params(args: argparse.Namespace) -> dict[str, Any]:
 def run_eval_command(args: argparse.Namespace) -> int:
     from ..methods.base import METHODS
     from .dataset import DatasetFormatError
-    from .runner import EvalConfigError, run_eval
+    from .runner import EvalConfigError, UnknownQuestionTypeError, run_eval
 
     def fail(msg: str) -> int:
         print(f"error: {msg}", file=sys.stderr)
@@ -101,10 +105,11 @@ def run_eval_command(args: argparse.Namespace) -> int:
         summary = run_eval(
             args.dataset, methods, model_name, args.out, limit=args.limit, params=params,
             progress=not args.no_progress, seed=args.seed, per_type=args.per_type, shard=shard,
+            types=[t.strip() for t in args.types.split(",") if t.strip()] if args.types else None,
         )
     except DatasetFormatError as exc:
         return fail(str(exc))
-    except EvalConfigError as exc:
+    except (EvalConfigError, UnknownQuestionTypeError) as exc:
         return fail(str(exc))
     except KeyboardInterrupt:
         print("\ninterrupted; finished pairs are saved - re-run the same command to resume", file=sys.stderr)

@@ -212,6 +212,7 @@ def run_eval(
     progress: bool = True,
     *,
     per_type: int | None = None,
+    types: Sequence[str] | None = None,
     shard: tuple[int, int] | None = None,
     model: Any = None,
     seed: int = 0,
@@ -220,7 +221,7 @@ def run_eval(
 ) -> EvalSummary:
     """Run every method on the selected questions of a dataset and write traces, results and a summary.
 
-    The selection is `select_questions` (``limit``, ``per_type``).  With
+    The selection is `select_questions` (``types``, ``per_type``, ``limit``).  With
     ``shard=(k, n)`` this process runs only the k-th of n interleaved slices
     of the pending pairs, so n processes on the same ``out_dir`` share the
     work (one core each); every process still reports on the whole selection
@@ -238,7 +239,7 @@ def run_eval(
     params = dict(params or {})
     dataset_path = Path(dataset_path)
     dataset: Dataset = load_dataset(dataset_path)
-    questions = select_questions(dataset.questions, limit=limit, per_type=per_type)
+    questions = select_questions(dataset.questions, limit=limit, per_type=per_type, types=types)
     out_dir = Path(out_dir)
     model_label = getattr(model, "name", None) or model_name
     _check_run_config(
@@ -299,10 +300,19 @@ def run_eval(
     return summary
 
 
+class UnknownQuestionTypeError(ValueError):
+    """A ``types`` filter names a type no question of the dataset has."""
+
+
 def select_questions(
-    questions: Sequence[EvalQuestion], limit: int | None = None, per_type: int | None = None
+    questions: Sequence[EvalQuestion], limit: int | None = None, per_type: int | None = None,
+    types: Sequence[str] | None = None,
 ) -> list[EvalQuestion]:
-    """The questions an evaluation runs: the first ``per_type`` of each type, then the first ``limit``.
+    """The questions an evaluation runs: those of ``types``, the first ``per_type`` of each type, the first ``limit``.
+
+    ``types`` lets an error analysis look at one kind of question first (the
+    2-hop ones, say) and fill in the rest later: the out directory does not
+    record the selection, so a later run without it only adds questions.
 
     ``per_type`` exists because datasets are usually sorted by type (all
     1-hop, then all 2-hop), so ``limit`` alone would measure one type only.
@@ -310,6 +320,16 @@ def select_questions(
     a larger one: raising ``per_type`` on a finished run only adds questions.
     """
     selected = list(questions)
+    if types:
+        known = {q.type or "" for q in selected}
+        unknown = [t for t in types if t not in known]
+        if unknown:
+            raise UnknownQuestionTypeError(
+                f"no question has type {unknown[0]!r}; the dataset's types are: "
+                + ", ".join(sorted(t or "(none)" for t in known))
+            )
+        wanted = set(types)
+        selected = [q for q in selected if (q.type or "") in wanted]
     if per_type is not None:
         seen: dict[str, int] = {}
         kept = []

@@ -137,3 +137,19 @@ def test_cli_rejects_a_malformed_shard(tmp_path, small_dataset, capsys):
                  "--out", str(tmp_path / "o"), "--no-progress")
     assert run_eval_command(args) == 2
     assert "--shard must look like K/N" in capsys.readouterr().err
+
+
+def test_types_runs_one_kind_first_and_a_full_run_adds_the_rest(tmp_path, small_dataset, fake_method, fake_model, capsys):
+    from kgqa_core.eval.runner import UnknownQuestionTypeError
+
+    out = tmp_path / "out"
+    s = run_eval(small_dataset, ["fake"], "x", out, types=["2hop"], progress=False, model=fake_model, n_boot=50)
+    assert [r["id"] for r in s.records] == ["q3"] and [g.type for g in s.by_type] == ["2hop"]
+    full = run_eval(small_dataset, ["fake"], "x", out, progress=False, model=fake_model, n_boot=50)
+    assert full.ran == 2 and full.skipped == 1 and sorted(r["id"] for r in full.records) == ["q1", "q2", "q3"]
+    with pytest.raises(UnknownQuestionTypeError, match="'3hop'.*1hop, 2hop"):
+        run_eval(small_dataset, ["fake"], "x", out, types=["3hop"], progress=False, model=fake_model)
+    args = _args("--dataset", str(small_dataset), "--methods", "fake", "--types", "3hop", "--out", str(out),
+                 "--no-progress", "--model", "fake-model")
+    assert run_eval_command(args) == 2
+    assert "no question has type '3hop'" in capsys.readouterr().err
