@@ -343,8 +343,18 @@ def run_panel(path: Path, ds: Dataset) -> Path | None:
         help="\n\n".join(f"**{m}**: {d}" for m, d in descriptions.items()),
     )
     model = c2.selectbox("Model", models, index=default_model, key="eval_model")
+    kinds = sorted({q.type or "" for q in ds.questions})
+    types = None
+    if len(kinds) > 1:
+        types = st.multiselect(
+            "Question types", kinds, default=kinds, key="eval_types",
+            format_func=lambda t: t or "(no type)",
+            help="Run only these kinds of question (the 2-hop ones, say); a later run with more types adds the rest.",
+        ) or kinds
+    n_selected = sum(1 for q in ds.questions if types is None or (q.type or "") in types)
     c3, c4 = st.columns(2)
-    limit = c3.number_input("Questions (first N)", 1, len(ds), min(10, len(ds)), key="eval_limit")
+    limit = c3.number_input("Questions (first N of the chosen types)", 1, n_selected, min(10, n_selected),
+                            key="eval_limit")
     beam = c4.number_input("Beam size (0 = each method's default)", 0, 16, 0, key="eval_beam")
     params = {"beam_size": int(beam)} if beam else {}
     out_dir = runs_dir() / run_slug(path, model, params)
@@ -363,7 +373,8 @@ def run_panel(path: Path, ds: Dataset) -> Path | None:
                 bar.progress(done / total, text=f"{done}/{total} · {rec['method']} · {rec['id']} {mark}")
 
             summary = run_eval(path, runnable, model, out_dir, limit=int(limit), params=params, progress=False,
-                               model=loaded, on_progress=on_progress)
+                               model=loaded, on_progress=on_progress,
+                               types=None if types is None or set(types) == set(kinds) else types)
             bar.progress(1.0, text=f"Done: ran {summary.ran}, resumed {summary.skipped}, errors {summary.failed}")
         except (DatasetFormatError, EvalConfigError, ValueError, OSError, RuntimeError) as exc:
             bar.empty()

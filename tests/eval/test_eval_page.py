@@ -69,3 +69,16 @@ def test_page_generates_questions_from_the_session_graph(page_env):
     at.button(key="eval_gen_go").click().run()
     assert not at.exception and not at.error
     assert any("4 questions" in c.value and "1p" in c.value for c in at.caption)
+
+
+def test_page_runs_only_the_chosen_question_type(page_env):
+    """The sample lists its 25 1-hop questions first; choosing 2hop reaches the others."""
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    at.multiselect(key="eval_methods").set_value(["fake"]).run()
+    assert at.multiselect(key="eval_types").value == ["1hop", "2hop"]
+    at.multiselect(key="eval_types").set_value(["2hop"]).run()
+    at.number_input(key="eval_limit").set_value(3).run()
+    at.button(key="eval_run").click().run()
+    assert not at.exception and not at.error
+    frames = [d.value for d in at.dataframe]
+    assert len(frames[-1]) == 3 and set(frames[-1]["type"]) == {"2hop"}
