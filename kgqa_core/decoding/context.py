@@ -119,11 +119,15 @@ def context_prompt(ctx: DecodingContext, request: Any, subgraph_ids: Sequence[in
     )
 
 
-def resolve_answers(texts: Sequence[str], graph: Any) -> list[Answer]:
+def resolve_answers(
+    texts: Sequence[str], graph: Any, topics: Sequence[str] = (), notes: list[str] | None = None
+) -> list[Answer]:
     """Each parsed answer, linked to a graph entity when it names one.
 
     An answer that names no entity but lists several under one marker
     ("* A, B, and C") becomes those answers, in order (`split_listed_answer`).
+    An answer that is one of the question's `topics` is ranked after the
+    others (`topic_entities_last`), with a line in `notes`.
     """
     from ..graph.linking import resolve_entity, split_listed_answer
 
@@ -139,7 +143,30 @@ def resolve_answers(texts: Sequence[str], graph: Any) -> list[Answer]:
                 continue
             seen.add(piece)
             out.append(Answer(text=piece, entity=entity, in_graph=entity is not None, score=score if entity else None))
-    return out
+    return topic_entities_last(out, topics, notes)
+
+
+def topic_entities_last(answers: list[Answer], topics: Sequence[str], notes: list[str] | None = None) -> list[Answer]:
+    """`answers` with those naming a topic entity moved behind the rest (never dropped).
+
+    A question asks *about* its topic entity, so the entity itself is almost
+    never the answer (MetaQA, WebQSP and CWQ exclude it from the gold set),
+    yet models often put it first ("films with the same actor as Forever
+    Young" -> "* Forever Young, * Mel Gibson, ...") and Hits@1 judges only
+    the first answer.  When the topic entity is the only answer (a comparison
+    "which is older, A or B") it stays.
+    """
+    topic_set = {t for t in topics}
+    if not topic_set or len(answers) < 2:
+        return answers
+    moved = [a for a in answers if (a.entity or a.text) in topic_set]
+    if not moved or len(moved) == len(answers):
+        return answers
+    if notes is not None:
+        names = ", ".join(a.text for a in moved)
+        notes.append(f"answer {names} is the question's topic entity; ranked after the other answers")
+    keep = [a for a in answers if all(a is not m for m in moved)]
+    return keep + moved
 
 
 def new_trace(method: str, request: Any, ctx: DecodingContext) -> Trace:

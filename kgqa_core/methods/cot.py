@@ -126,7 +126,7 @@ def _replay(request: MethodRequest, ctx: Any, trace: Trace, text: str, gen_secon
     trace.add_step(check)
     request.emit(check)
     texts = parse_answers(text[prev_end:]) or parse_answers(text)
-    trace.answers = resolve_answers(texts, graph)
+    trace.answers = resolve_answers(texts, graph, trace.topic_entities, trace.notes)
     answer = Step(
         index=0,
         kind="dog.answer",

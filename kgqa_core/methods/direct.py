@@ -47,7 +47,7 @@ def run(request: MethodRequest) -> Trace:
     text = free.text
     trace.raw_output = text
     texts = parse_answers(text)
-    trace.answers = resolve_answers(texts, request.graph)
+    trace.answers = resolve_answers(texts, request.graph, ctx.topics, trace.notes)
     step = Step(
         index=0,
         kind="dog.answer",

@@ -393,7 +393,7 @@ class _DogDecoder:
         if ranked:
             best = ranked[0]
             texts = parse_answers(best.answer_text) or parse_answers(best.text)
-            trace.answers = resolve_answers(texts, graph)
+            trace.answers = resolve_answers(texts, graph, topics, trace.notes)
             trace.raw_output = self.ctx.prompt.assistant_prefix + best.text
             trace.extra["best_beam"] = best.beam_id
             trace.extra["stop"] = best.stop
