@@ -384,28 +384,46 @@ _LEADING_CONJUNCTION = re.compile(r"^(?:and|or|&)\s+", re.IGNORECASE)
 
 
 def split_listed_answer(text: str, graph: object) -> list[str] | None:
-    """The entity names of an answer that lists several under one marker, or None.
+    """The answers of a text that lists several under one marker, or None.
 
     Models often mark a list once ("* Robert Ryan, Lee Marvin, and Burt
     Lancaster") although the prompt's examples mark each answer.  Read as one
     name it matches nothing, and the first answer, the one Hits@1 judges, is
-    lost.  The text is split at commas, semicolons and bars, then at "and" /
-    "or" inside a piece, and the split is taken only when every piece names a
-    graph entity and there are at least two, so a real name with a comma or
-    an "and" in it ("Cat Island, Bahamas", "Sex and the City") is never cut:
-    callers try the whole text first.
+    lost.  The text is split at commas, semicolons and bars; neighbouring
+    pieces are joined again when together they name an entity ("Heaven
+    Knows, Mr. Allison"), and a piece is split at "and" / "or" only when every
+    part names an entity ("Sex and the City" stays whole).  The split is
+    taken when at least two pieces name graph entities; pieces that name none
+    (a list cut off mid-name) stay in place as written.  Callers try the
+    whole text as one name first, so "Cat Island, Bahamas" is never cut.
     """
-    out: list[str] = []
-    for piece in _LIST_SEPARATORS.split(text.strip().strip(_ANSWER_TRIM)):
-        piece = _LEADING_CONJUNCTION.sub("", piece.strip()).strip(_ANSWER_TRIM)
-        if not piece:
-            continue
-        if resolve_entity(piece, graph)[0] is not None:
-            out.append(piece)
-            continue
-        parts = [p.strip(_ANSWER_TRIM) for p in _LIST_CONJUNCTION.split(piece)]
-        if len(parts) > 1 and all(p and resolve_entity(p, graph)[0] is not None for p in parts):
-            out.extend(parts)
-            continue
+    raw = [p for p in (_LEADING_CONJUNCTION.sub("", x.strip()).strip(_ANSWER_TRIM)
+                       for x in _LIST_SEPARATORS.split(text.strip().strip(_ANSWER_TRIM))) if p]
+    if len(raw) < 2 and not (raw and _LIST_CONJUNCTION.search(raw[0])):
         return None
-    return out if len(out) >= 2 else None
+
+    def names(piece: str, exact: bool = False) -> bool:
+        # a joined run must name an entity exactly: fuzzily "Sex and the City, 2008" is the film
+        return resolve_entity(piece, graph, threshold=1.0 if exact else 0.85)[0] is not None
+
+    out: list[str] = []
+    resolved = 0
+    i = 0
+    while i < len(raw):
+        # the longest run of pieces from i that names an entity when joined with ", "
+        for j in range(min(len(raw), i + 4), i, -1):
+            joined = ", ".join(raw[i:j])
+            if names(joined, exact=j - i > 1):
+                out.append(joined)
+                resolved += 1
+                i = j
+                break
+        else:
+            parts = [p.strip(_ANSWER_TRIM) for p in _LIST_CONJUNCTION.split(raw[i])]
+            if len(parts) > 1 and all(p and names(p) for p in parts):
+                out.extend(parts)
+                resolved += len(parts)
+            else:
+                out.append(raw[i])
+            i += 1
+    return out if resolved >= 2 and len(out) >= 2 else None

@@ -26,7 +26,13 @@ Parameters (recorded in ``Trace.parameters``):
   repeat_triplets (False: a triplet already in the chain is left out of the
   trie, so every step adds a new fact and a chain whose G_q holds nothing new
   must conclude. The paper's G_q keeps them; a small model then spends steps
-  re-writing the triplet it just wrote. True restores the paper's trie).
+  re-writing the triplet it just wrote. True restores the paper's trie),
+  reverse_readings (True: the trie also offers each G_q triplet read
+  backwards, ``< tail -> relation (reverse) -> head >``, so a step can start
+  from the entity the chain stands on when that entity is the triplet's
+  tail; the chain records the graph triplet. The paper's Freebase graphs
+  hold most facts in both directions, one-direction graphs such as MetaQA do
+  not; see `kgqa_core.decoding.readings`. False gives stored readings only).
 
 Chains are ranked by the paper's chain score, a sum of log-probabilities,
 which favours shorter chains when finished chains of different lengths are
@@ -62,6 +68,7 @@ from ..decoding.context import (
 from ..decoding.free_text import decode_free_text, force_conclusion, needs_conclusion
 from ..decoding.prompt import PromptParts, parse_answers, parse_written_triplets
 from ..decoding.query_subgraph import QueryCentricSubgraph
+from ..decoding.readings import reading_of, readings, triplet_of
 from ..decoding.triplet_trie import TripletTokenCache, TripletTrie
 from ..models.local_model import PromptTooLongError
 from ..trace.faithfulness import check_chains, ground_chain
@@ -80,6 +87,7 @@ DEFAULTS: dict[str, Any] = {
     "token_view_cap": 20,
     "force_conclusion": True,
     "repeat_triplets": False,
+    "reverse_readings": True,
 }
 
 
@@ -137,7 +145,8 @@ class _DogDecoder:
         trie = self._tries.get(key)
         if trie is None:
             t0 = time.perf_counter()
-            trie = TripletTrie.build(self.ctx.context_graph.triplets_by_ids(allowed_ids), opener=opener, cache=self.tokens)
+            triplets = self.ctx.context_graph.triplets_by_ids(allowed_ids)
+            trie = TripletTrie.build(readings(triplets, self.params["reverse_readings"]), opener=opener, cache=self.tokens)
             self.trie_build_seconds.append(time.perf_counter() - t0)
             if len(self._tries) > 64:
                 self._tries.pop(next(iter(self._tries)))
@@ -203,8 +212,11 @@ class _DogDecoder:
                         self._constraint_failed(beam, free.text, str(exc), finished)
                         continue
                     searched.append((beam, guide, result, t_step, free.text, free.opener))
-                    for hyp in result.hypotheses:
-                        children.append((beam, hyp, self._child(beam, hyp)))
+                    seen: set[int] = set()
+                    for hyp in result.hypotheses:  # best first: one child per graph triplet
+                        if triplet_of(hyp.triplet_id) not in seen:
+                            seen.add(triplet_of(hyp.triplet_id))
+                            children.append((beam, hyp, self._child(beam, hyp)))
                 if not children:
                     break
                 kept, dropped = select_chains([c for _, _, c in children], self.k)
@@ -227,12 +239,12 @@ class _DogDecoder:
     def _child(self, parent: BeamCandidate, hyp: TripletHypothesis) -> BeamCandidate:
         """The chain `parent` + `hyp` (its KV state is attached only if it survives)."""
         sub = parent.subgraph.copy()
-        triplet = self.ctx.context_graph.triplet(hyp.triplet_id)
+        triplet = self.ctx.context_graph.triplet(triplet_of(hyp.triplet_id))
         sub.expand(triplet)
         return BeamCandidate(
             state=None,  # type: ignore[arg-type]
             subgraph=sub,
-            chain=parent.chain + [hyp.triplet_id],
+            chain=parent.chain + [triplet.id],
             triplet_scores=parent.triplet_scores + [hyp.score],
             text=parent.text + self.model.decode(hyp.token_ids),
             generated_ids=parent.generated_ids + list(hyp.token_ids),
@@ -262,16 +274,23 @@ class _DogDecoder:
     def _triplet_step(self, beam, guide, result: TripletSearchResult, children, kept_ids, free_text, t_step, opener) -> None:
         mine = [(h, c) for p, h, c in children if p is beam]
         best_hyp, best_child = mine[0]
-        kept_tids = {h.triplet_id for h, c in mine if id(c) in kept_ids}
+        kept_tids = {triplet_of(h.triplet_id) for h, c in mine if id(c) in kept_ids}
         graph = self.request.graph
         cands = []
-        for tid, cs in sorted(result.candidates.items(), key=lambda kv: (-kv[1].score, kv[0])):
+        # one entry per graph triplet: the reading that was decoded (exact score) if any, else the best bound
+        best: dict[int, tuple[int, Any]] = {}
+        for rid, cs in result.candidates.items():
+            tid = triplet_of(rid)
+            if tid not in best or (cs.exact, cs.score) > (best[tid][1].exact, best[tid][1].score):
+                best[tid] = (rid, cs)
+        for tid, (rid, cs) in sorted(best.items(), key=lambda kv: (-kv[1][1].score, kv[0])):
             t = graph.triplet(tid)
+            reading = reading_of(graph, rid)
             cands.append(
                 Candidate(
-                    label=t.linearized(), score=cs.score, triplet_id=tid, triplet=t.as_tuple,
+                    label=reading.label, score=cs.score, triplet_id=tid, triplet=t.as_tuple,
                     prob=logprob_to_prob(cs.score), kept=tid in kept_tids, beam=beam.beam_id,
-                    extra={"exact": cs.exact},
+                    extra={"exact": cs.exact, "reversed": reading.reversed},
                 )
             )
         before = set(beam.subgraph.triplet_ids)
@@ -280,14 +299,14 @@ class _DogDecoder:
         step = Step(
             index=0,
             kind="dog.triplet",
-            title=f"Step {len(beam.chain) + 1} (beam {beam.beam_id}): {self._label(best_hyp.triplet_id)}",
+            title=f"Step {len(beam.chain) + 1} (beam {beam.beam_id}): {reading_of(graph, best_hyp.triplet_id).label}",
             beam=beam.beam_id,
             subgraph_before=sorted(before),
             subgraph_after=best_child.subgraph.triplet_ids,
             added_entities=added,
             candidates=cands,
-            choice=self._label(best_hyp.triplet_id),
-            chosen_triplet_id=best_hyp.triplet_id,
+            choice=reading_of(graph, best_hyp.triplet_id).label,
+            chosen_triplet_id=triplet_of(best_hyp.triplet_id),
             model_text=free_text,
             token_view=token_view(self.model, best_hyp.positions, self.params["token_view_cap"]),
             tokens_out=len(best_hyp.token_ids),
@@ -298,13 +317,15 @@ class _DogDecoder:
                 "chain_score": best_child.score,
                 "triplet_score": best_hyp.score,
                 "returned": [
-                    {"triplet_id": h.triplet_id, "score": h.score, "kept": id(c) in kept_ids,
+                    {"triplet_id": triplet_of(h.triplet_id), "reversed": h.triplet_id < 0, "score": h.score,
+                     "kept": id(c) in kept_ids,
                      "beam": c.beam_id if id(c) in kept_ids else None}
                     for h, c in mine
                 ],
                 "forward_passes": result.forward_passes,
                 "trie_nodes": guide.trie.n_nodes,
                 "opener": opener,
+                "reversed": best_hyp.triplet_id < 0,  # written backwards; chosen_triplet_id is the graph triplet
                 # chain triplets the step could not write again (repeat_triplets False)
                 "excluded_repeats": [] if self.params["repeat_triplets"] else list(beam.chain),
             },
@@ -319,8 +340,8 @@ class _DogDecoder:
                 Candidate(
                     label=" | ".join(self._label(t) for t in child.chain),
                     score=child.score,
-                    triplet_id=hyp.triplet_id,
-                    triplet=self.request.graph.triplet(hyp.triplet_id).as_tuple,
+                    triplet_id=triplet_of(hyp.triplet_id),
+                    triplet=self.request.graph.triplet(triplet_of(hyp.triplet_id)).as_tuple,
                     kept=kept,
                     beam=child.beam_id if kept else parent.beam_id,
                     extra={"chain": list(child.chain), "parent_beam": parent.beam_id},

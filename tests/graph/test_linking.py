@@ -145,8 +145,15 @@ def test_a_list_under_one_marker_splits_into_entities():
         "Robert Ryan", "Lee Marvin", "Burt Lancaster"]
     assert split_listed_answer("Robert Ryan and Lee Marvin.", g) == ["Robert Ryan", "Lee Marvin"]
     assert split_listed_answer("Sex and the City; 2008", g) == ["Sex and the City", "2008"]
-    # a piece that names nothing in the graph: no split at all, the answer stays as written
+    # only one piece names a graph entity: not evidently a list, the answer stays as written
     assert split_listed_answer("Robert Ryan, John Wayne", g) is None
+    # names with a comma are joined back; a piece cut off mid-name stays as written, in place
+    g2 = KnowledgeGraph.from_triplets(
+        [("Anne Suzuki", "starred_in", "Returner"), ("Anne Suzuki", "starred_in", "Heaven Knows, Mr. Allison"),
+         ("Anne Suzuki", "starred_in", "April Story")]
+    )
+    assert split_listed_answer("Returner, Heaven Knows, Mr. Allison, April Story, Godzil", g2) == [
+        "Returner", "Heaven Knows, Mr. Allison", "April Story", "Godzil"]
     # one name is not a list
     assert split_listed_answer("Robert Ryan", g) is None
 

@@ -215,3 +215,43 @@ def test_a_chain_never_rewrites_its_own_triplets_unless_asked(small_model):
     for s in steps:
         listed = {c.triplet_id for c in s.candidates}
         assert not listed & set(s.extra["excluded_repeats"])
+
+
+def test_a_step_can_read_a_triplet_backwards_from_the_entity_it_stands_on(small_model):
+    """Sample question 31 asks about Mick Jackson, who is the *tail* of every triplet he is in.
+
+    With backward readings the 135M model starts from him,
+    ``< Mick Jackson -> directed_by (reverse) -> The Bodyguard >``; the chain
+    records the graph triplet (The Bodyguard, directed_by, Mick Jackson), so it
+    is grounded and well-formed.  Without them no step is written backwards.
+    """
+    from pathlib import Path
+
+    from kgqa_core.eval.dataset import load_dataset
+
+    sample = Path(__file__).resolve().parents[2] / "datasets" / "metaqa_sample" / "metaqa_dev_50.jsonl"
+    q = load_dataset(sample).questions[31]
+    assert q.question == "which directors co-directed movies with Mick Jackson"
+    graph = q.graph()
+
+    def run(**params):
+        return run_method("dog", MethodRequest(graph=graph, question=q.question, model=small_model,
+                                               topic_entities=list(q.topic_entities),
+                                               params={"max_steps": 2, "max_new_tokens": 80, **params}))
+
+    trace = run()
+    steps = [s for s in trace.steps if s.kind == "dog.triplet"]
+    first = steps[0]
+    assert first.extra["reversed"] and first.choice.startswith("Mick Jackson -> directed_by (reverse) -> ")
+    t = graph.triplet(first.chosen_triplet_id)
+    assert (t.relation, t.tail) == ("directed_by", "Mick Jackson") and first.choice.endswith(t.head)
+    assert "< Mick Jackson -> directed_by (reverse) -> " in trace.raw_output
+    assert [x.triplet_id for x in trace.chains[0]][0] == t.id
+    assert trace.faithfulness.ill_triplets == 0 and trace.faithfulness.in_graph == trace.faithfulness.checked >= 1
+    chosen = [c for c in first.candidates if c.triplet_id == t.id]
+    assert len(chosen) == 1 and chosen[0].extra["reversed"]
+    assert len({c.triplet_id for c in first.candidates}) == len(first.candidates)  # one entry per graph triplet
+
+    plain = run(reverse_readings=False)
+    assert not any(s.extra.get("reversed") for s in plain.steps if s.kind == "dog.triplet")
+    assert "(reverse)" not in plain.raw_output
