@@ -9,13 +9,15 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
+from kgqa_core.decoding.readings import REVERSE_SUFFIX, find_written
 from kgqa_core.trace.schema import TokenPosition
 
 from .charts import visible_token
 from .html_utils import esc
 
 # chunks are split on these; a chunk holding "a -> b -> c" is a triplet
-_SPLIT_RE = re.compile(r"(\n|\||;|\(|\)|\[|\]|\*)")
+# ("(reverse)" is part of a backward reading's relation, not a bracket)
+_SPLIT_RE = re.compile(r"(\n|\||;|\((?!reverse\))|(?<!\(reverse)\)|\[|\]|\*)")
 
 STYLE = """<style>
 .kg-text { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 13px; white-space: pre-wrap;
@@ -40,10 +42,13 @@ def _clean(part: str) -> str:
 def _classify(h: str, r: str, t: str, graph: Any | None, chain_set: set) -> tuple[str, str]:
     if (h, r, t) in chain_set:
         return "kg-chain", "on the chosen chain"
+    if r.endswith(REVERSE_SUFFIX) and (t, r[: -len(REVERSE_SUFFIX)], h) in chain_set:
+        return "kg-chain", "on the chosen chain (read backwards)"
     if graph is None:
         return "kg-ok", "triplet (graph not loaded)"
-    if graph.find(h, r, t) is not None:
-        return "kg-ok", "in the graph"
+    found, backwards = find_written(graph, h, r, t)
+    if found is not None:
+        return "kg-ok", "in the graph (read backwards)" if backwards else "in the graph"
     return "kg-ill", "not in the graph"
 
 
@@ -62,11 +67,8 @@ def _triplet_of(chunk: str, graph: Any | None, chain_set: set) -> tuple[str, str
     return cls, tip
 
 
-def highlight_model_text(text: str, graph: Any | None = None, chain: Sequence[tuple[str, str, str]] = ()) -> str:
-    """HTML of ``text`` with each written triplet marked: on the chain, in the graph, or not in the graph."""
-    if not text:
-        return STYLE + '<div class="kg-text"><i>(no model text at this step)</i></div>'
-    chain_set = {tuple(_clean(x) for x in t) for t in chain}
+def _highlight_chunks(text: str, graph: Any | None, chain_set: set) -> str:
+    """Text outside ``< ... >`` spans: chunks of the context's ``a -> b -> c | d -> e -> f`` form."""
     out = []
     for chunk in _SPLIT_RE.split(text):
         found = _triplet_of(chunk, graph, chain_set) if "->" in chunk else None
@@ -78,6 +80,34 @@ def highlight_model_text(text: str, graph: Any | None = None, chain: Sequence[tu
         trail = len(chunk.rstrip())
         out.append(esc(chunk[:lead]) + f'<span class="{cls}" title="{esc(tip)}">{esc(chunk[lead:trail])}</span>'
                    + esc(chunk[trail:]))
+    return "".join(out)
+
+
+def highlight_model_text(text: str, graph: Any | None = None, chain: Sequence[tuple[str, str, str]] = ()) -> str:
+    """HTML of ``text`` with each written triplet marked: on the chain, in the graph, or not in the graph.
+
+    The ``< h -> r -> t >`` spans of DoG and CoT are found by the same parser
+    the CoT check uses (`parse_written_triplets`: a missing ``<``, an unclosed
+    span, names containing ``->``); the rest of the text is read in chunks, for
+    text that copies the context's ``a -> b -> c | ...`` form.
+    """
+    if not text:
+        return STYLE + '<div class="kg-text"><i>(no model text at this step)</i></div>'
+    from kgqa_core.decoding.prompt import parse_written_triplets
+
+    chain_set = {tuple(_clean(x) for x in t) for t in chain}
+    out = []
+    pos = 0
+    for w in parse_written_triplets(text, graph):
+        if w.start < pos:
+            continue
+        out.append(_highlight_chunks(text[pos:w.start], graph, chain_set))
+        cls, tip = _classify(w.head, w.relation, w.tail, graph, chain_set)
+        if not w.closed:
+            tip += "; never closed with '>'"
+        out.append(f'<span class="{cls}" title="{esc(tip)}">{esc(text[w.start:w.end])}</span>')
+        pos = w.end
+    out.append(_highlight_chunks(text[pos:], graph, chain_set))
     legend = (
         '<div class="kg-legend"><span class="kg-chain">on the chain</span><span class="kg-ok">triplet in the graph</span>'
         '<span class="kg-ill">triplet not in the graph</span></div>'

@@ -83,3 +83,16 @@ def reading_of(graph: Any, reading: int) -> TripletReading:
     """The reading `reading` of a triplet of `graph`."""
     t = graph.triplet(triplet_of(reading))
     return backward(t) if is_reversed(reading) else forward(t)
+
+
+def find_written(graph: Any, head: str, relation: str, tail: str) -> tuple[Any, bool]:
+    """The graph triplet a written ``head -> relation -> tail`` names, and whether it was read backwards.
+
+    For checks of text (CoT's triplets, the highlighted model text): a
+    backward reading names the same fact as the stored triplet.
+    """
+    found = graph.find(head, relation, tail)
+    if found is not None or not relation.endswith(REVERSE_SUFFIX):
+        return found, False
+    back = graph.find(tail, relation[: -len(REVERSE_SUFFIX)], head)
+    return back, back is not None

@@ -25,10 +25,12 @@ def _as_tuple(t: TripletLike) -> tuple[str, str, str]:
 
 
 def _lookup(graph: KnowledgeGraph, h: str, r: str, t: str) -> Triplet | None:
-    """Exact match first, then one tolerant of surrounding white space."""
-    found = graph.find(h, r, t)
+    """Exact match first, then one tolerant of surrounding white space; a backward reading names its triplet."""
+    from ..decoding.readings import find_written
+
+    found = find_written(graph, h, r, t)[0]
     if found is None and (h != h.strip() or r != r.strip() or t != t.strip()):
-        found = graph.find(h.strip(), r.strip(), t.strip())
+        found = find_written(graph, h.strip(), r.strip(), t.strip())[0]
     return found
 
 

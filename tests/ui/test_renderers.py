@@ -249,3 +249,35 @@ def test_graph_snapshot_keeps_triplet_ids_of_edited_graphs(tmp_path, graph):
 def test_run_ids_from_urls_are_validated(tmp_path, bad):
     with pytest.raises(RunStoreError):
         RunStore(tmp_path).load(bad)
+
+
+def test_backward_readings_are_marked_as_the_graph_triplets_they_name(graph):
+    """DoG may write ``< tail -> relation (reverse) -> head >``; it is the stored triplet, not an ill one."""
+    text = ("1. < 1967 -> release_year (reverse) -> Valley of the Dolls > then "
+            "< 1968 -> release_year (reverse) -> The Wrecking Crew > and (an aside) "
+            "< 1999 -> release_year (reverse) -> The Wrecking Crew >")
+    html = highlight_model_text(text, graph, chain=[("Valley of the Dolls", "release_year", "1967")])
+    body = html.split('<div class="kg-text">', 1)[1]
+    assert body.count('class="kg-chain"') == 1 and "read backwards" in body
+    assert body.count('class="kg-ok"') == 1 and body.count('class="kg-ill"') == 1
+    assert "(an aside)" in body  # ordinary brackets still split text
+
+
+def test_faithfulness_grounds_a_backward_reading_to_its_stored_triplet(graph):
+    from kgqa_core.trace.faithfulness import ground_chain
+
+    (ok, ill) = ground_chain(graph, [("1967", "release_year (reverse)", "Valley of the Dolls"),
+                                     ("1999", "release_year (reverse)", "Valley of the Dolls")], ["1967"])
+    assert ok.in_graph and ok.grounded and ok.triplet_id == graph.find("Valley of the Dolls", "release_year", "1967").id
+    assert not ill.in_graph and ill.reason == "not in the graph"
+
+
+def test_dog_written_triplets_are_highlighted_in_their_own_format(graph):
+    """DoG's text is "1. < h -> r -> t > This tells us ..."; each span gets its mark, the prose none."""
+    text = ("1. < Valley of the Dolls -> release_year -> 1967 > This tells us it. "
+            "2. < The Wrecking Crew -> release_year -> 1968 > and 3. < Sharon Tate -> starred_in -> Nowhere > done")
+    html = highlight_model_text(text, graph, chain=[("Valley of the Dolls", "release_year", "1967")])
+    body = html.split('<div class="kg-text">', 1)[1]
+    assert body.count('class="kg-chain"') == 1 and body.count('class="kg-ok"') == 1
+    assert body.count('class="kg-ill"') == 1
+    assert ">&lt; Valley of the Dolls -&gt; release_year -&gt; 1967 &gt;</span> This tells us it." in body
