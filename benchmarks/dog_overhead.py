@@ -32,6 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from kgqa_core.decoding.readings import readings  # noqa: E402
 from kgqa_core.decoding.triplet_trie import TripletTokenCache, TripletTrie  # noqa: E402
 from kgqa_core.graph.knowledge_graph import KnowledgeGraph  # noqa: E402
 from kgqa_core.methods.base import MethodRequest, run_method  # noqa: E402
@@ -96,7 +97,8 @@ def trie_build_times(model, q: dict, budget: int, repeats: int = 20) -> dict:
 
     graph = KnowledgeGraph.from_triplets(q["graph"], name=q["id"])
     ids = prune_to_budget(graph, q["question"], q["topic_entities"], max_triplets=budget).triplet_ids
-    triplets = graph.triplets_by_ids(ids)
+    # what DoG builds: every triplet's stored and backward reading (reverse_readings, the default)
+    triplets = readings(graph.triplets_by_ids(ids), reverse=True)
     cold_wall, cold_cpu, warm_wall = [], [], []
     TripletTrie.build(triplets[:2], model.tokenizer, opener=" <")  # load the tokenizer's caches
     for _ in range(repeats):
@@ -109,7 +111,7 @@ def trie_build_times(model, q: dict, budget: int, repeats: int = 20) -> dict:
         TripletTrie.build(triplets, opener=" <", cache=cache)
         warm_wall.append(time.perf_counter() - t0)
     ms = lambda xs: round(1000 * statistics.median(xs), 2)  # noqa: E731
-    return {"n": len(triplets), "cold_wall_ms": ms(cold_wall), "cold_cpu_ms": ms(cold_cpu),
+    return {"n": len(ids), "readings": len(triplets), "cold_wall_ms": ms(cold_wall), "cold_cpu_ms": ms(cold_cpu),
             "warm_wall_ms": ms(warm_wall), "cold_wall_min_ms": round(1000 * min(cold_wall), 2)}
 
 
@@ -151,7 +153,7 @@ def main() -> None:
     d, c = per("dog", "passes", "tokens"), per("cot", "passes", "tokens")
     print(f"  forward passes per generated token: DoG {d:.3f}, CoT {c:.3f} (target: DoG <= CoT)")
     tb = trie_build_times(model, q, args.budget)
-    print(f"  trie build, {tb['n']}-triplet G_q: cold {tb['cold_wall_ms']} ms wall "
+    print(f"  trie build, {tb['n']}-triplet G_q ({tb['readings']} readings): cold {tb['cold_wall_ms']} ms wall "
           f"(min {tb['cold_wall_min_ms']} ms), {tb['cold_cpu_ms']} ms CPU; "
           f"with the token cache warm {tb['warm_wall_ms']} ms (target < 20 ms)")
 
