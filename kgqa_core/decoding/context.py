@@ -156,7 +156,7 @@ def topic_entities_last(answers: list[Answer], topics: Sequence[str], notes: lis
     the first answer.  When the topic entity is the only answer (a comparison
     "which is older, A or B") it stays.
     """
-    topic_set = {t for t in topics}
+    topic_set = set(topics)
     if not topic_set or len(answers) < 2:
         return answers
     moved = [a for a in answers if (a.entity or a.text) in topic_set]
