@@ -68,7 +68,7 @@ from ..decoding.context import (
 from ..decoding.free_text import decode_free_text, force_conclusion, needs_conclusion
 from ..decoding.prompt import PromptParts, parse_answers, parse_written_triplets
 from ..decoding.query_subgraph import QueryCentricSubgraph
-from ..decoding.readings import reading_of, readings, triplet_of
+from ..decoding.readings import is_reversed, reading_of, readings, triplet_of
 from ..decoding.triplet_trie import TripletTokenCache, TripletTrie
 from ..models.local_model import PromptTooLongError
 from ..trace.faithfulness import check_chains, ground_chain
@@ -274,6 +274,7 @@ class _DogDecoder:
     def _triplet_step(self, beam, guide, result: TripletSearchResult, children, kept_ids, free_text, t_step, opener) -> None:
         mine = [(h, c) for p, h, c in children if p is beam]
         best_hyp, best_child = mine[0]
+        chosen = reading_of(self.request.graph, best_hyp.triplet_id)
         kept_tids = {triplet_of(h.triplet_id) for h, c in mine if id(c) in kept_ids}
         graph = self.request.graph
         cands = []
@@ -299,14 +300,14 @@ class _DogDecoder:
         step = Step(
             index=0,
             kind="dog.triplet",
-            title=f"Step {len(beam.chain) + 1} (beam {beam.beam_id}): {reading_of(graph, best_hyp.triplet_id).label}",
+            title=f"Step {len(beam.chain) + 1} (beam {beam.beam_id}): {chosen.label}",
             beam=beam.beam_id,
             subgraph_before=sorted(before),
             subgraph_after=best_child.subgraph.triplet_ids,
             added_entities=added,
             candidates=cands,
-            choice=reading_of(graph, best_hyp.triplet_id).label,
-            chosen_triplet_id=triplet_of(best_hyp.triplet_id),
+            choice=chosen.label,
+            chosen_triplet_id=chosen.triplet_id,
             model_text=free_text,
             token_view=token_view(self.model, best_hyp.positions, self.params["token_view_cap"]),
             tokens_out=len(best_hyp.token_ids),
@@ -317,7 +318,7 @@ class _DogDecoder:
                 "chain_score": best_child.score,
                 "triplet_score": best_hyp.score,
                 "returned": [
-                    {"triplet_id": triplet_of(h.triplet_id), "reversed": h.triplet_id < 0, "score": h.score,
+                    {"triplet_id": triplet_of(h.triplet_id), "reversed": is_reversed(h.triplet_id), "score": h.score,
                      "kept": id(c) in kept_ids,
                      "beam": c.beam_id if id(c) in kept_ids else None}
                     for h, c in mine
@@ -325,7 +326,7 @@ class _DogDecoder:
                 "forward_passes": result.forward_passes,
                 "trie_nodes": guide.trie.n_nodes,
                 "opener": opener,
-                "reversed": best_hyp.triplet_id < 0,  # written backwards; chosen_triplet_id is the graph triplet
+                "reversed": chosen.reversed,  # written backwards; chosen_triplet_id is the graph triplet
                 # chain triplets the step could not write again (repeat_triplets False)
                 "excluded_repeats": [] if self.params["repeat_triplets"] else list(beam.chain),
             },
