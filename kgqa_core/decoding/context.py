@@ -34,6 +34,21 @@ class ContextError(ValueError):
     """A question DoG cannot run on (no topic entity in the graph, ...)."""
 
 
+BOOL_PARAMS = ("local_visibility", "strict", "chat_template", "force_conclusion", "repeat_triplets", "reverse_readings")
+_TRUE, _FALSE = {"true", "yes", "on", "1"}, {"false", "no", "off", "0"}
+
+
+def _as_bool(name: str, value: Any) -> bool:
+    """A switch from the CLI, the app or JSON; ``bool("false")`` would be True, so strings are read."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+        return value.strip().lower() in _TRUE
+    raise ContextError(f"parameter {name} must be true or false, got {value!r}")
+
+
 def read_params(request: Any, defaults: dict[str, Any]) -> dict[str, Any]:
     """Defaults overridden by the request's params; unknown names are kept (and recorded)."""
     params = dict(defaults)
@@ -48,9 +63,9 @@ def read_params(request: Any, defaults: dict[str, Any]) -> dict[str, Any]:
                 raise ContextError(f"parameter {name} must be a whole number, got {params[name]!r}") from None
             if params[name] < (0 if name == "max_steps" else 1):
                 raise ContextError(f"parameter {name} must be at least {0 if name == 'max_steps' else 1}")
-    for name in ("local_visibility", "strict", "chat_template"):
+    for name in BOOL_PARAMS:
         if name in params:
-            params[name] = bool(params[name])
+            params[name] = _as_bool(name, params[name])
     if "prompt_layout" in params and params["prompt_layout"] not in LAYOUTS:
         raise ContextError(f"parameter prompt_layout must be one of {', '.join(LAYOUTS)}, got {params['prompt_layout']!r}")
     return params
