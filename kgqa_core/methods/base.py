@@ -18,7 +18,7 @@ from ..trace.schema import Step, Trace
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..graph.knowledge_graph import KnowledgeGraph
-    from ..models.local_model import LocalModel
+    from ..models.interface import LanguageModel
 
 StepCallback = Callable[[Step], None]
 
@@ -34,7 +34,7 @@ class MethodRequest:
 
     graph: "KnowledgeGraph"
     question: str
-    model: "LocalModel"
+    model: "LanguageModel"
     topic_entities: list[str] = field(default_factory=list)
     params: dict[str, Any] = field(default_factory=dict)
     seed: int = 0
@@ -111,6 +111,7 @@ def run_method(name: str, request: MethodRequest) -> Trace:
     trace.graph_name = trace.graph_name or request.graph.name
     trace.model = trace.model or request.model.name
     trace.model_revision = trace.model_revision or request.model.revision
+    trace.backend = trace.backend or getattr(request.model, "backend", "")
     trace.seed = request.seed if trace.seed is None else trace.seed
     if not trace.topic_entities:
         trace.topic_entities = list(request.topic_entities)

@@ -22,7 +22,7 @@ from typing import Any
 from ..decoding.context import ContextError, decode_prompt_freely, failed_trace, new_trace, prepare, resolve_answers
 from ..decoding.prompt import parse_answers, parse_written_triplets
 from ..decoding.query_subgraph import QueryCentricSubgraph
-from ..models.local_model import PromptTooLongError
+from ..models.interface import PromptTooLongError
 from ..trace.faithfulness import check_chains, ground_chain
 from ..trace.schema import Candidate, Step, Trace
 from .base import MethodRequest

@@ -18,7 +18,7 @@ from typing import Any
 from ..decoding.context import ContextError, decode_prompt_freely, failed_trace, new_trace, prepare, resolve_answers
 from ..decoding.free_text import direct_stop
 from ..decoding.prompt import parse_answers
-from ..models.local_model import PromptTooLongError
+from ..models.interface import PromptTooLongError
 from ..trace.faithfulness import check_chains
 from ..trace.schema import Step, Trace
 from .base import MethodRequest

@@ -49,7 +49,6 @@ from ..decoding.beam import (
     TripletBeamSearch,
     TripletHypothesis,
     TripletSearchResult,
-    _feed,
     select_chains,
     token_view,
 )
@@ -70,7 +69,7 @@ from ..decoding.prompt import PromptParts, parse_answers, parse_written_triplets
 from ..decoding.query_subgraph import QueryCentricSubgraph
 from ..decoding.readings import is_reversed, reading_of, readings, triplet_of
 from ..decoding.triplet_trie import TripletTokenCache, TripletTrie
-from ..models.local_model import PromptTooLongError
+from ..models.interface import PromptTooLongError
 from ..trace.faithfulness import check_chains, ground_chain
 from ..trace.schema import Candidate, Step, Trace
 from .base import MethodRequest
@@ -203,7 +202,7 @@ class _DogDecoder:
                         continue
                     beam.text += free.text + "<"
                     trie = self._trie(allowed_ids, free.opener)
-                    guide = TripletGuide(trie, strict=params["strict"])
+                    guide = TripletGuide(trie)
                     try:
                         result = self.search.search(beam.state, guide)
                     except ConstraintError as exc:
@@ -266,8 +265,8 @@ class _DogDecoder:
                 elif hyp.state is not None:
                     child.state = hyp.state  # greedy: the parent's state, already extended
                 else:
-                    state = parent.state if i == len(group) - 1 else parent.state.fork()
-                    _feed(self.model, state, list(hyp.token_ids))
+                    state = parent.state if i == len(group) - 1 else self.model.fork(parent.state)
+                    self.model.step(state, list(hyp.token_ids))
                     child.state = state
 
     # ------------------------------------------------------------- trace

@@ -31,7 +31,7 @@ from rapidfuzz import fuzz, process
 
 from ..graph.knowledge_graph import KnowledgeGraph
 from ..graph.linking import normalize_name, resolve_entity
-from ..models.local_model import PromptTooLongError
+from ..models.interface import PromptTooLongError
 from ..rok import prompts
 from ..rok.branches import Branch, candidate_branches, numbered_list, parse_relevance
 from ..rok.key_entities import find_key_entities
