@@ -206,6 +206,9 @@ class TripletBeamSearch:
         self.width = width
 
     def search(self, state: Sequence, guide: TripletGuide) -> TripletSearchResult:
+        remote = getattr(self.model, "remote_decoding", None)
+        if remote is not None:  # a model server: scored in one or few requests (decoding.server_steps)
+            return remote.triplet_search(state, guide, self.width)
         before = self.model.counter.forward_passes
         with self.model.lock:
             if self.width == 1:

@@ -117,6 +117,9 @@ def decode_free_text(
     False the opening tokens are masked out (a chain at its triplet limit must
     conclude).
     """
+    remote = getattr(model, "remote_decoding", None)
+    if remote is not None:  # a model server: one request, the same stop rules (decoding.server_steps)
+        return remote.free_text(state, max_tokens, detector, allow_open, stop, detect_loops)
     eos = model.eos_ids
     before = model.counter.forward_passes
     ids: list[int] = []

@@ -1,0 +1,428 @@
+"""`ServerBackend`: the model interface over an OpenAI-compatible ``/v1/completions`` server.
+
+A lab serves a 7B-70B model from a GPU box (vLLM, llama.cpp's server,
+llama-cpp-python's server); the workbench runs every method against it
+through the same interface and the same traces as an in-process model.
+
+What a server gives is coarser than an in-process model: a request returns
+generated text and log-probs of a few tokens per position, never the whole
+next-token distribution.  So a `ServerSequence` is only the token ids read
+so far (no request is made to "prefill" or "step"); requests happen where a
+method asks for text or scores:
+
+* ``generate``: one request (greedy, server-side stop strings);
+* ``score_continuations``: one batched request where the server returns
+  aligned prompt log-probs for token-id prompts (vLLM), else one request per
+  continuation that forces it (a grammar for its text plus a logit bias on
+  its tokens; the returned log-probs are the model's unconstrained ones,
+  checked token by token, with a per-token fallback);
+* DoG's free text and triplet steps: `kgqa_core.decoding.server_steps`
+  (``remote_decoding``), one request for each stretch of free text and one
+  for each triplet in the usual case.
+
+Anything needing the full distribution at every token (``extend``,
+``Sequence.logits``, an arbitrary logits processor) raises
+`BackendCapabilityError` in one line.  Capabilities are probed at connect
+(`server_caps.detect`) and recorded in every trace.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence as Seq
+
+import torch
+
+from .base import ModelBase
+from .interface import (
+    BackendCapabilityError,
+    ContinuationScore,
+    ForwardCounter,
+    Generation,
+    LogitsProcessor,
+    ScoreList,
+)
+from .server_caps import ServerCapabilities, _greedy_fields, detect, list_models, pick_model
+from .server_http import DEFAULT_TIMEOUT, ServerClient, ServerError
+
+FORCE_BIAS = 100.0  # logit bias that makes the allowed tokens win (logits span a few tens)
+TOKENIZER_CHECK = "Which films did Ridley Scott direct? < Alien -> directed_by -> Ridley Scott > 1979, été.\n"
+
+
+class ServerSequence:
+    """Token ids a server will be sent as (or as the text of) a prompt; nothing is computed until a request."""
+
+    __slots__ = ("ids",)
+
+    def __init__(self, ids: list[int]) -> None:
+        self.ids = ids
+
+    @property
+    def logits(self) -> torch.Tensor:
+        raise BackendCapabilityError(
+            "a model server returns no full next-token distribution; this step needs an in-process backend"
+        )
+
+    def fork(self) -> "ServerSequence":
+        return ServerSequence(list(self.ids))
+
+
+@dataclass(eq=False)
+class ServerBackend(ModelBase):
+    """The model served at ``url`` (see the module docstring); build it with `connect_server`."""
+
+    name: str
+    url: str
+    client: ServerClient
+    caps: ServerCapabilities
+    tokenizer: Any
+    tokenizer_source: str = ""
+    revision: str = ""
+    source: str = ""
+    context_length: int = 8192
+    counter: ForwardCounter = field(default_factory=ForwardCounter)
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    load_seconds: float = 0.0
+    load_note: str = ""
+    retokenised: int = 0  # text prompts whose re-tokenisation differs from the ids we hold
+
+    backend = "server"
+
+    @property
+    def device_label(self) -> str:
+        return f"server {self.url}"
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.tokenizer)
+
+    @property
+    def requests_made(self) -> int:
+        return self.client.requests_made
+
+    def describe(self) -> dict[str, Any]:
+        """What a trace records about the server (never the API key)."""
+        caps = self.caps.as_dict()
+        caps.pop("models", None)
+        return {"url": self.url, "model": self.name, "tokenizer": self.tokenizer_source,
+                "triplet_strategy": self.caps.triplet_strategy, "capabilities": caps}
+
+    @property
+    def remote_decoding(self) -> Any:
+        from ..decoding.server_steps import RemoteDecoding
+
+        rd = getattr(self, "_remote", None)
+        if rd is None:
+            rd = self._remote = RemoteDecoding(self)
+        return rd
+
+    # ------------------------------------------------------- sequences
+    def prefill(self, ids: Seq[int]) -> ServerSequence:
+        if not ids:
+            raise ValueError("cannot prefill an empty prompt")
+        self._check_length(len(ids))
+        return ServerSequence(list(ids))
+
+    def step(self, state: ServerSequence, new_ids: Seq[int]) -> ServerSequence:
+        state.ids.extend(int(i) for i in new_ids)
+        return state
+
+    def extend(self, state: Any, new_ids: Seq[int]) -> torch.Tensor:
+        raise BackendCapabilityError(
+            "a model server returns no log-probabilities for every vocabulary token; "
+            "this step needs an in-process backend or the server strategy"
+        )
+
+    def extend_many(self, states: Seq[Any], new_ids: Seq[Seq[int]]) -> list[torch.Tensor]:
+        return [self.extend(s, i) for s, i in zip(states, new_ids)]
+
+    def clear_prefix_cache(self) -> None:
+        """The server keeps its own cache; nothing is held here."""
+
+    # ------------------------------------------------------------ requests
+    def decode(self, ids: Seq[int]) -> str:
+        return self.tokenizer.decode(list(ids), skip_special_tokens=False, clean_up_tokenization_spaces=False)
+
+    def token_text(self, token_id: int) -> str:
+        return self.decode([token_id])
+
+    def prompt_field(self, ids: Seq[int]) -> Any:
+        """The ``prompt`` of a request: the ids where the server takes them, else their text."""
+        ids = list(ids)
+        if self.caps.token_prompts:
+            return ids
+        text = self.decode(ids)
+        if self.encode(text) != ids:
+            self.retokenised += 1
+        return text
+
+    def complete(self, ids: Seq[int], purpose: str = "completion", **fields: Any) -> dict[str, Any]:
+        """One greedy ``/v1/completions`` request after `ids`; returns its first choice."""
+        body = {"model": self.caps.model, "prompt": self.prompt_field(ids), "temperature": 0.0,
+                **_greedy_fields(self.caps.kind), **fields}
+        reply = self.client.post("/v1/completions", body)
+        choices = reply.get("choices") if isinstance(reply, dict) else None
+        if not choices or not isinstance(choices[0], dict):
+            raise ServerError(f"the model server at {self.url} returned no completion for {purpose}")
+        self._count(reply, len(ids))
+        choice = dict(choices[0])
+        choice["_usage"] = reply.get("usage") or {}
+        return choice
+
+    def complete_batch(self, prompts: list[list[int]], purpose: str, **fields: Any) -> list[dict[str, Any]]:
+        """One request with several token-id prompts (servers with ``batch_prompts``); choices in order."""
+        body = {"model": self.caps.model, "prompt": prompts, "temperature": 0.0,
+                **_greedy_fields(self.caps.kind), **fields}
+        reply = self.client.post("/v1/completions", body)
+        choices = sorted(reply.get("choices") or [], key=lambda c: c.get("index", 0))
+        if len(choices) != len(prompts):
+            raise ServerError(f"the model server at {self.url} answered {len(choices)} of {len(prompts)} prompts for {purpose}")
+        self._count(reply, sum(len(p) for p in prompts))
+        return choices
+
+    def _count(self, reply: dict[str, Any], prompt_tokens: int) -> None:
+        usage = reply.get("usage") or {}
+        self.counter.forward_passes += 1  # one request: the unit of cost over a server
+        self.counter.tokens_in += int(usage.get("prompt_tokens") or prompt_tokens)
+        self.counter.tokens_out += int(usage.get("completion_tokens") or 0)
+
+    def generate(
+        self,
+        prompt: str,
+        max_new_tokens: int = 256,
+        stop: Seq[str] = (),
+        logits_processor: LogitsProcessor | None = None,
+        state: ServerSequence | None = None,
+    ) -> Generation:
+        """Greedy generation in one request (two more when the first token must not be blank, see RoK)."""
+        started = time.perf_counter()
+        if logits_processor is not None and not getattr(logits_processor, "bans_blank_first_token", False):
+            raise BackendCapabilityError(
+                f"a logits processor ({type(logits_processor).__name__}) cannot run on a model server"
+            )
+        with self.lock:
+            before = self.counter.forward_passes
+            ids = list(state.ids) if state is not None else self.encode(prompt)
+            self._check_length(len(ids))
+            stops = [s for s in stop if s]
+            fields: dict[str, Any] = {"max_tokens": max_new_tokens}
+            if stops:
+                fields["stop"] = stops
+            choice = self.complete(ids, "generate", **fields)
+            text = str(choice.get("text", ""))
+            head: list[int] = []
+            if logits_processor is not None and self._blank_start(text):
+                head, choice = self._non_blank_start(ids, max_new_tokens, fields)
+                text = self.decode(head) + str(choice.get("text", ""))
+            out_ids = head + self.encode(str(choice.get("text", "")))
+            if state is not None:
+                state.ids.extend(out_ids)
+            return Generation(
+                text=text, token_ids=out_ids, prompt_tokens=len(ids), output_tokens=len(out_ids),
+                forward_passes=self.counter.forward_passes - before, seconds=time.perf_counter() - started,
+                stopped_by=self._stopped_by(choice, stops),
+            )
+
+    def _blank_start(self, text: str) -> bool:
+        ids = self.encode(text)
+        return not ids or not self.decode(ids[:1]).strip()
+
+    def _non_blank_start(self, ids: list[int], max_new_tokens: int, fields: dict[str, Any]) -> tuple[list[int], dict]:
+        """The best first token with visible text (RoK's `_NonEmptyStart`), then the rest greedily."""
+        self.caps.needs("logprobs", "choosing a non-blank first token")
+        k = max(1, min(self.caps.top_logprobs, 20))
+        first = self.complete(ids, "first token", max_tokens=1, logprobs=k)
+        tops = ((first.get("logprobs") or {}).get("top_logprobs") or [{}])[0] or {}
+        for text, _lp in sorted(tops.items(), key=lambda kv: -kv[1]):
+            tid = token_id_of(self, text)
+            tok = [tid] if tid is not None else []
+            if tok and tok[0] not in self.eos_ids and self.decode(tok).strip():
+                rest = self.complete(ids + tok, "generate", **{**fields, "max_tokens": max(1, max_new_tokens - 1)})
+                return tok, rest
+        return [], first
+
+    def _stopped_by(self, choice: dict[str, Any], stops: list[str]) -> str:
+        reason = choice.get("finish_reason")
+        if reason == "length":
+            return "length"
+        if "stop_reason" in choice:
+            sr = choice.get("stop_reason")
+            return f"stop:{sr}" if isinstance(sr, str) else "eos"
+        return "stop" if stops else "eos"
+
+    # ---------------------------------------------------------- scoring
+    def score_continuations(
+        self, prompt: str, continuations: Seq[str], state: ServerSequence | None = None, batch_size: int = 16
+    ) -> ScoreList:
+        """Joint log-probs of each continuation after the prompt, under the model's full distribution."""
+        started = time.perf_counter()
+        with self.lock:
+            before = self.counter.forward_passes
+            prompt_ids = list(state.ids) if state is not None else self.encode(prompt)
+            options = [self.continuation_ids(prompt_ids, prompt, c) for c in continuations]
+            lps = self.token_logprobs(prompt_ids, options, "scoring continuations")
+            results = []
+            for text, ids, lp in zip(continuations, options, lps):
+                total = float(sum(lp)) if lp else float("-inf")
+                results.append(ContinuationScore(text=text, token_ids=list(ids), token_logprobs=lp, total=total,
+                                                 mean=total / len(lp) if lp else float("-inf")))
+            scores = ScoreList(results)
+            scores.prompt_tokens = len(prompt_ids)
+            scores.forward_passes = self.counter.forward_passes - before
+            scores.seconds = time.perf_counter() - started
+            return scores
+
+    def token_logprobs(self, prompt_ids: list[int], options: list[list[int]], purpose: str) -> list[list[float]]:
+        """Log-prob of every token of every option after `prompt_ids` (exact, full vocabulary)."""
+        self.caps.needs("scoring", purpose)
+        if self.caps.prompt_logprobs and self.caps.token_prompts and self.caps.batch_prompts:
+            return self._echo_logprobs(prompt_ids, options, purpose)
+        return [self._forced_logprobs(prompt_ids, ids, purpose) for ids in options]
+
+    def _echo_logprobs(self, prompt_ids: list[int], options: list[list[int]], purpose: str) -> list[list[float]]:
+        todo = [i for i, o in enumerate(options) if o]
+        out: list[list[float]] = [[] for _ in options]
+        if not todo:
+            return out
+        extra = {"return_tokens_as_token_ids": True} if self.caps.kind == "vllm" else {}
+        choices = self.complete_batch([prompt_ids + options[i] for i in todo], purpose, max_tokens=1, echo=True,
+                                      logprobs=0, **extra)
+        for i, ch in zip(todo, choices):
+            lps = (ch.get("logprobs") or {}).get("token_logprobs") or []
+            n = len(options[i])
+            got = lps[-(n + 1):-1]  # the option's tokens, before the one generated token
+            if len(got) != n or any(v is None for v in got):
+                raise ServerError(f"the model server at {self.url} returned no prompt log-probs for {purpose}")
+            out[i] = [float(v) for v in got]
+        return out
+
+    def _forced_logprobs(self, prompt_ids: list[int], ids: list[int], purpose: str) -> list[float]:
+        """Force `ids` with a grammar (and a bias on them): one request whose log-probs are the model's own."""
+        if not ids:
+            return []
+        if self.caps.grammar and self.caps.generated_logprobs:
+            fields: dict[str, Any] = {"max_tokens": len(ids) + 2, "logprobs": 1,
+                                      "grammar": "root ::= " + gbnf_literal(self.decode(ids))}
+            if self.caps.logit_bias:
+                fields["logit_bias"] = {str(t): FORCE_BIAS for t in set(ids)}
+            choice = self.complete(prompt_ids, purpose, **fields)
+            lp = choice.get("logprobs") or {}
+            tokens, values = lp.get("tokens") or [], lp.get("token_logprobs") or []
+            if len(tokens) == len(ids) == len(values) and all(token_matches(self, a, b) for a, b in zip(tokens, ids)):
+                return [float(v) for v in values]
+        # the server took another tokenisation (or has no grammar): one token at a time
+        self.caps.needs("constraint", purpose)
+        out = []
+        for j, tok in enumerate(ids):
+            choice = self.complete(prompt_ids + ids[:j], purpose, **self.only_tokens_fields([tok]), max_tokens=1, logprobs=1)
+            out.append(self.chosen_logprob(choice, [tok]))
+        return out
+
+    def only_tokens_fields(self, allowed: Seq[int]) -> dict[str, Any]:
+        """Request fields that restrict the next token to `allowed` (returned log-probs stay unconstrained)."""
+        if self.caps.allowed_token_ids:
+            return {"allowed_token_ids": [int(t) for t in allowed]}
+        return {"logit_bias": {str(int(t)): FORCE_BIAS for t in allowed}}
+
+    def chosen_logprob(self, choice: dict[str, Any], allowed: Seq[int]) -> float:
+        lp = choice.get("logprobs") or {}
+        tokens, values = lp.get("tokens") or [], lp.get("token_logprobs") or []
+        if not tokens or not values or values[0] is None:
+            raise ServerError(f"the model server at {self.url} returned no log-probs (was logprobs stripped?)")
+        return float(values[0])
+
+
+def token_id_of(model: Any, token: str) -> int | None:
+    """The id of a listed token: vLLM's ``token_id:123``, else the text's id when it is one token."""
+    if token.startswith("token_id:") and token[9:].lstrip("-").isdigit():
+        return int(token[9:])
+    ids = model.encode(token)
+    return ids[0] if len(ids) == 1 else None
+
+
+def token_matches(model: Any, token: str, token_id: int) -> bool:
+    if token.startswith("token_id:"):
+        return token == f"token_id:{token_id}"
+    return token == model.token_text(token_id)
+
+
+def gbnf_literal(text: str) -> str:
+    """`text` as a GBNF string literal."""
+    esc = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+    return f'"{esc}"'
+
+
+# ------------------------------------------------------------------ connect
+def local_tokenizer(source: str) -> tuple[Any, str]:
+    """A Hugging Face tokenizer for the served model: a packaged model key, a .gguf file or a folder/hub id."""
+    from .manager import ModelLoadError, _gguf_tokenizer, packaged_gguf
+    from .registry import PACKAGED_MODELS
+
+    by_file = {spec.gguf_filename: key for key, spec in PACKAGED_MODELS.items()}
+    key = source if source in PACKAGED_MODELS else by_file.get(Path(source).name)
+    if key is not None:
+        spec = PACKAGED_MODELS[key]
+        path = packaged_gguf(spec)
+        return _gguf_tokenizer(path, f"{path.stem}-{spec.sha256[:12]}", None), key
+    path = Path(source).expanduser()
+    if path.suffix.lower() == ".gguf":
+        if not path.is_file():
+            raise ModelLoadError(f"GGUF file not found for the server's tokenizer: {path}")
+        rev = f"{path.stat().st_size}-{int(path.stat().st_mtime)}"
+        return _gguf_tokenizer(path, f"{path.stem}-{rev}", None), str(path)
+    try:
+        from transformers import AutoTokenizer
+
+        return AutoTokenizer.from_pretrained(source, local_files_only=True), source
+    except Exception:
+        raise ModelLoadError(
+            f"no local tokenizer for {source!r}: pass --server-tokenizer (a packaged model, a .gguf file or a "
+            "tokenizer folder)"
+        ) from None
+
+
+def connect_server(
+    url: str,
+    model: str | None = None,
+    tokenizer: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    context_length: int | None = None,
+) -> ServerBackend:
+    """Connect, pick the model, load its tokenizer locally, probe the capabilities (a second or two)."""
+    started = time.perf_counter()
+    client = ServerClient(url, timeout=timeout)
+    models = list_models(client)
+    name = pick_model(models, model, client.url)
+    tok, tok_source = local_tokenizer(tokenizer or name)
+    if tok.pad_token_id is None and tok.eos_token is not None:
+        tok.pad_token = tok.eos_token
+    caps = detect(client, name, encode=lambda s: list(tok.encode(s, add_special_tokens=False)))
+    if caps.tokenize_path:
+        _check_tokenizer(client, caps, tok)
+    max_len = next((m.get("max_model_len") for m in models if m.get("id") == name and m.get("max_model_len")), None)
+    backend = ServerBackend(
+        name=name, url=client.url, client=client, caps=caps, tokenizer=tok, tokenizer_source=tok_source,
+        revision="", source=f"{client.url} ({name})", context_length=int(context_length or max_len or 8192),
+    )
+    backend.load_seconds = time.perf_counter() - started
+    return backend
+
+
+def _check_tokenizer(client: ServerClient, caps: ServerCapabilities, tok: Any) -> None:
+    """The ids we build tries and options from must be the server's ids."""
+    path = caps.tokenize_path
+    body = ({"model": caps.model, "prompt": TOKENIZER_CHECK, "add_special_tokens": False} if path == "/tokenize"
+            else {"model": caps.model, "input": TOKENIZER_CHECK})
+    got = client.post(path, body).get("tokens")
+    ours = list(tok.encode(TOKENIZER_CHECK, add_special_tokens=False))
+    bos = tok.bos_token_id
+    if isinstance(got, list) and got and got[0] == bos and ours[:1] != [bos]:
+        got = got[1:]
+    if got != ours:
+        raise ServerError(
+            f"the local tokenizer does not match the server's for {caps.model!r} ({ours[:6]} vs {got[:6] if isinstance(got, list) else got}): "
+            "pass --server-tokenizer with the served model's tokenizer"
+        )
