@@ -112,6 +112,8 @@ def run_method(name: str, request: MethodRequest) -> Trace:
     trace.model = trace.model or request.model.name
     trace.model_revision = trace.model_revision or request.model.revision
     trace.backend = trace.backend or getattr(request.model, "backend", "")
+    if hasattr(request.model, "describe"):  # a model server: URL, model, capabilities (never an API key)
+        trace.extra.setdefault("server", request.model.describe())
     trace.seed = request.seed if trace.seed is None else trace.seed
     if not trace.topic_entities:
         trace.topic_entities = list(request.topic_entities)

@@ -323,6 +323,7 @@ class _DogDecoder:
                     for h, c in mine
                 ],
                 "forward_passes": result.forward_passes,
+                **({"server_strategy": result.strategy} if getattr(result, "strategy", "") else {}),
                 "trie_nodes": guide.trie.n_nodes,
                 "opener": opener,
                 "reversed": chosen.reversed,  # written backwards; chosen_triplet_id is the graph triplet
