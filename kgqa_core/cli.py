@@ -69,7 +69,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
         params["hops"] = args.hops
 
     progress = None if args.json else (lambda msg: print(msg, file=sys.stderr))
-    model = load_model(args.model, device=args.device, progress=progress)
+    from .models.server_model import server_from_args
+
+    model = server_from_args(args, progress) or load_model(args.model, device=args.device, progress=progress)
 
     def on_step(step) -> None:
         if args.verbose and not args.json:
@@ -165,6 +167,9 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--model", default=os.environ.get("KGQA_MODEL", TEST_MODEL),
                      help="packaged model name, local folder, .gguf file or hub id")
     ask.add_argument("--device", default=None, help="cpu, cuda or mps (default: best available)")
+    from .models.server_model import add_server_arguments
+
+    add_server_arguments(ask)
     ask.add_argument("--beam-size", type=int, default=None)
     ask.add_argument("--max-steps", type=int, default=None)
     ask.add_argument("--hops", type=int, default=None)

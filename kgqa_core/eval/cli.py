@@ -46,6 +46,9 @@ def add_eval_parser(subparsers: "argparse._SubParsersAction") -> argparse.Argume
         help="extra method parameter (value parsed as JSON when possible); repeatable",
     )
     p.add_argument("--seed", type=int, default=0)
+    from ..models.server_model import add_server_arguments
+
+    add_server_arguments(p)
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--markdown", action="store_true", help="print the table as Markdown (for docs)")
@@ -101,9 +104,18 @@ def run_eval_command(args: argparse.Namespace) -> int:
 
         model_name = DEFAULT_APP_MODEL
 
+    from ..models.server_http import ServerError
+    from ..models.server_model import server_from_args
+
+    try:
+        server = server_from_args(args, None if args.no_progress else (lambda m: print(m, file=sys.stderr)))
+    except (ServerError, ValueError, OSError) as exc:
+        return fail(str(exc))
+    if server is not None:
+        model_name = f"{server.name} @ {server.url}"
     try:
         summary = run_eval(
-            args.dataset, methods, model_name, args.out, limit=args.limit, params=params,
+            args.dataset, methods, model_name, args.out, limit=args.limit, params=params, model=server,
             progress=not args.no_progress, seed=args.seed, per_type=args.per_type, shard=shard,
             types=[t.strip() for t in args.types.split(",") if t.strip()] if args.types else None,
         )

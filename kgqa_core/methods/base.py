@@ -101,10 +101,42 @@ def get_method(name: str) -> Callable[[MethodRequest], Trace]:
     return module.run
 
 
+def _run_keeping_steps(fn: Callable[[MethodRequest], Trace], name: str, request: MethodRequest, started: float) -> Trace:
+    """Run `fn`; when a model server fails mid-run, a failed trace that keeps the steps done so far.
+
+    A server that stops, answers 500 or times out raises `ServerError`; a
+    capability the method needs and the server lacks raises
+    `BackendCapabilityError`.  Either is one line in ``Trace.error``.
+    """
+    from ..models.interface import BackendCapabilityError
+    from ..models.server_http import ServerError
+
+    done: list[Step] = []
+    caller = request.on_step
+
+    def keep(step: Step) -> None:
+        done.append(step)
+        if caller is not None:
+            caller(step)
+
+    request.on_step = keep
+    try:
+        return fn(request)
+    except (ServerError, BackendCapabilityError) as exc:
+        trace = Trace(method=name, question=request.question, parameters=dict(request.params), error=str(exc),
+                      seconds=time.perf_counter() - started)
+        for step in done:
+            trace.add_step(step)
+        trace.extra["failed_after_steps"] = len(done)
+        return trace
+    finally:
+        request.on_step = caller
+
+
 def run_method(name: str, request: MethodRequest) -> Trace:
     """Run a method and fill the fields every trace shares."""
     started = time.perf_counter()
-    trace = get_method(name)(request)
+    trace = _run_keeping_steps(get_method(name), name, request, started)
     trace.method = trace.method or name
     trace.question = trace.question or request.question
     trace.graph_fingerprint = trace.graph_fingerprint or request.graph.fingerprint

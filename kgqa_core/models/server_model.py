@@ -426,3 +426,38 @@ def _check_tokenizer(client: ServerClient, caps: ServerCapabilities, tok: Any) -
             f"the local tokenizer does not match the server's for {caps.model!r} ({ours[:6]} vs {got[:6] if isinstance(got, list) else got}): "
             "pass --server-tokenizer with the served model's tokenizer"
         )
+
+
+# ---------------------------------------------------------------------- CLI
+def add_server_arguments(parser: Any) -> None:
+    """``--server URL --server-model NAME`` (and the tokenizer/timeout) for `ask` and `eval`."""
+    parser.add_argument("--server", default=None,
+                        help="run the model on an OpenAI-compatible server (vLLM, llama.cpp), e.g. http://gpu-box:8000; "
+                             "API key from $KGQA_SERVER_API_KEY")
+    parser.add_argument("--server-model", default=None, help="the served model's name (default: the only one served)")
+    parser.add_argument("--server-tokenizer", default=None,
+                        help="local tokenizer of the served model: packaged model, .gguf or folder (default: from its name)")
+    parser.add_argument("--server-timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per request")
+
+
+def server_from_args(args: Any, progress: Any = None) -> ServerBackend | None:
+    """The connected server when ``--server`` was given, else None."""
+    if not getattr(args, "server", None):
+        return None
+    if progress:
+        progress(f"Connecting to the model server at {normalise_url_safe(args.server)}")
+    model = connect_server(args.server, model=args.server_model, tokenizer=args.server_tokenizer,
+                           timeout=args.server_timeout)
+    if progress:
+        progress(f"Model server: {model.name} ({model.caps.kind}); DoG triplet steps: "
+                 f"{model.caps.triplet_strategy or 'not available'}")
+    return model
+
+
+def normalise_url_safe(url: str) -> str:
+    from .server_http import normalise_url
+
+    try:
+        return normalise_url(url)
+    except ServerError:
+        return url
