@@ -103,6 +103,8 @@ class _NonEmptyStart:
     after masking blank tokens), so the rest of the decode is the model's.
     """
 
+    bans_blank_first_token = True  # what it does, so a model server can do the same (ServerBackend.generate)
+
     def __init__(self, model: Any, tries: int = 32) -> None:
         self.model = model
         self.tries = tries

@@ -88,6 +88,7 @@ class ServerBackend(ModelBase):
     load_seconds: float = 0.0
     load_note: str = ""
     retokenised: int = 0  # text prompts whose re-tokenisation differs from the ids we hold
+    eos_bounds: int = 0  # EOS log-probs outside the server's top 20: scored at their upper bound
 
     backend = "server"
 
@@ -300,26 +301,62 @@ class ServerBackend(ModelBase):
         return out
 
     def _forced_logprobs(self, prompt_ids: list[int], ids: list[int], purpose: str) -> list[float]:
-        """Force `ids` with a grammar (and a bias on them): one request whose log-probs are the model's own."""
+        """Force `ids` with a grammar (and a bias on them): one request whose log-probs are the model's own.
+
+        A final end-of-sequence token (READS' terminator) is never returned by
+        llama.cpp's servers, so the request writes one more character with
+        EOS banned and reads EOS's log-prob from that position's top log-probs
+        (see `_eos_from_tops`).
+        """
         if not ids:
             return []
+        body, eos = (ids[:-1], ids[-1]) if ids[-1] in self.eos_ids else (ids, None)
         if self.caps.grammar and self.caps.generated_logprobs:
-            fields: dict[str, Any] = {"max_tokens": len(ids) + 2, "logprobs": 1,
-                                      "grammar": "root ::= " + gbnf_literal(self.decode(ids))}
-            if self.caps.logit_bias:
-                fields["logit_bias"] = {str(t): FORCE_BIAS for t in set(ids)}
+            grammar = "root ::= " + (gbnf_literal(self.decode(body)) if body else '""') + (" [^\\x00]" if eos is not None else "")
+            fields: dict[str, Any] = {"max_tokens": len(body) + 2, "logprobs": 20 if eos is not None else 1,
+                                      "grammar": grammar}
+            bias = {str(t): FORCE_BIAS for t in set(body)} if self.caps.logit_bias else {}
+            if eos is not None:
+                bias.update({str(t): -FORCE_BIAS for t in self.eos_ids})
+            if bias:
+                fields["logit_bias"] = bias
             choice = self.complete(prompt_ids, purpose, **fields)
             lp = choice.get("logprobs") or {}
-            tokens, values = lp.get("tokens") or [], lp.get("token_logprobs") or []
-            if len(tokens) == len(ids) == len(values) and all(token_matches(self, a, b) for a, b in zip(tokens, ids)):
-                return [float(v) for v in values]
+            tokens, values, tops = lp.get("tokens") or [], lp.get("token_logprobs") or [], lp.get("top_logprobs") or []
+            n = len(body)
+            if len(tokens) >= n and all(token_matches(self, a, b) for a, b in zip(tokens[:n], body)) and \
+                    all(v is not None for v in values[:n]) and (eos is None or len(tops) > n):
+                out = [float(v) for v in values[:n]]
+                if eos is not None:
+                    out.append(self._eos_from_tops(tops[n]))
+                return out
         # the server took another tokenisation (or has no grammar): one token at a time
         self.caps.needs("constraint", purpose)
         out = []
         for j, tok in enumerate(ids):
+            if tok in self.eos_ids:
+                choice = self.complete(prompt_ids + ids[:j], purpose, max_tokens=1, logprobs=20,
+                                       logit_bias={str(t): -FORCE_BIAS for t in self.eos_ids})
+                tops = (choice.get("logprobs") or {}).get("top_logprobs") or [None]
+                out.append(self._eos_from_tops(tops[0]))
+                continue
             choice = self.complete(prompt_ids + ids[:j], purpose, **self.only_tokens_fields([tok]), max_tokens=1, logprobs=1)
             out.append(self.chosen_logprob(choice, [tok]))
         return out
+
+    def _eos_from_tops(self, tops: Any) -> float:
+        """EOS's log-prob from one position's top log-probs (llama.cpp lists special tokens as "").
+
+        Outside the listed top tokens, EOS is at most the smallest listed
+        log-prob: that bound is used and counted (``eos_bounds``).
+        """
+        if not isinstance(tops, dict) or not tops:
+            raise ServerError(f"the model server at {self.url} returned no log-probs (was logprobs stripped?)")
+        for key in ("", *(self.token_text(t) for t in sorted(self.eos_ids))):
+            if key in tops and tops[key] is not None:
+                return float(tops[key])
+        self.eos_bounds += 1
+        return float(min(tops.values()))
 
     def only_tokens_fields(self, allowed: Seq[int]) -> dict[str, Any]:
         """Request fields that restrict the next token to `allowed` (returned log-probs stay unconstrained)."""

@@ -1,0 +1,123 @@
+"""A real llama-cpp-python server on 127.0.0.1 and a small fault-injecting proxy in front of it (tests only)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import requests
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LlamaServer:
+    """``python -m llama_cpp.server`` with the packaged 135M GGUF, bound to 127.0.0.1 on a free port."""
+
+    def __init__(self, gguf: Path, log: Path) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = {**os.environ, "OMP_NUM_THREADS": "1"}
+        self._log = open(log, "wb")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1",
+             "--port", str(self.port), "--n_ctx", "8192", "--n_threads", "1", "--n_threads_batch", "1"],
+            stdout=self._log, stderr=subprocess.STDOUT, env=env,
+        )
+        deadline = time.time() + 180
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"llama_cpp.server exited with {self.proc.returncode}; see {log}")
+            try:
+                if requests.get(self.url + "/v1/models", timeout=2).ok:
+                    return
+            except requests.RequestException:
+                time.sleep(0.5)
+        self.stop()
+        raise RuntimeError(f"llama_cpp.server did not start within 180 s; see {log}")
+
+    def kill(self) -> None:
+        """As if the server crashed: SIGKILL, no goodbye."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=30)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        self._log.close()
+
+
+class FaultProxy:
+    """Forwards to `target`; from request number `after` on, misbehaves as `mode` says.
+
+    modes: "500" (an internal server error), "slow" (answers after `delay` s),
+    "strip-logprobs" (every completion without log-probs), "pass".
+    """
+
+    def __init__(self, target: str, mode: str = "pass", after: int = 0, delay: float = 5.0) -> None:
+        self.target, self.mode, self.after, self.delay = target, mode, after, delay
+        self.seen = 0
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # quiet
+                pass
+
+            def _forward(self, verb: str) -> None:
+                proxy.seen += 1
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0)) if verb == "POST" else None
+                bad = proxy.seen > proxy.after
+                if bad and proxy.mode == "500":
+                    return self._send(500, {"error": {"message": "injected failure", "type": "internal_server_error"}})
+                if bad and proxy.mode == "slow":
+                    time.sleep(proxy.delay)
+                resp = requests.request(verb, proxy.target + self.path, data=body,
+                                        headers={"Content-Type": "application/json"}, timeout=600)
+                data = resp.content
+                if bad and proxy.mode == "strip-logprobs" and self.path.endswith("/completions") and resp.ok:
+                    obj = resp.json()
+                    for ch in obj.get("choices", []):
+                        ch["logprobs"] = None
+                    data = json.dumps(obj).encode()
+                self._send(resp.status_code, data)
+
+            def _send(self, code: int, payload) -> None:
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+                try:
+                    self.send_response(code)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
+                    pass
+
+            def do_GET(self):
+                self._forward("GET")
+
+            def do_POST(self):
+                self._forward("POST")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
