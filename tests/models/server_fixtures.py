@@ -86,8 +86,11 @@ class FaultProxy:
                     return self._send(500, {"error": {"message": "injected failure", "type": "internal_server_error"}})
                 if bad and proxy.mode == "slow":
                     time.sleep(proxy.delay)
-                resp = requests.request(verb, proxy.target + self.path, data=body,
-                                        headers={"Content-Type": "application/json"}, timeout=600)
+                try:
+                    resp = requests.request(verb, proxy.target + self.path, data=body,
+                                            headers={"Content-Type": "application/json"}, timeout=600)
+                except requests.RequestException:
+                    return self._send(502, {"error": {"message": "the proxied server is gone"}})
                 data = resp.content
                 if bad and proxy.mode == "strip-logprobs" and self.path.endswith("/completions") and resp.ok:
                     obj = resp.json()
