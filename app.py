@@ -50,5 +50,8 @@ with st.sidebar:
                         key="set_max_nodes", help="Graphs never draw more entities than this; a note says what was left out.")
         st.slider("Context entities around the subgraph", 0, 150, state.DEFAULT_CONTEXT, key="set_context",
                   help="Faded neighbours drawn around the query-centric subgraph.")
+        from kgqa_ui.server_panel import render_server_settings
+
+        render_server_settings()
 
 nav.run()

@@ -23,6 +23,10 @@ def get_model(name: str, _progress: Callable[[str], None] | None = None):
     """One loaded model per name per process, shared by all sessions (the model has its own lock)."""
     from kgqa_core.models import load_model
 
+    from . import server_panel
+
+    if server_panel.is_server_key(name):  # the "Model server" choice of the settings
+        return server_panel.connect(name)
     return load_model(name, progress=_progress)
 
 

@@ -189,15 +189,17 @@ def method_section() -> tuple[list[str], dict, str]:
         "max_prompt_triplets": c[3].number_input("Max prompt triplets", 10, 1000, 120, step=10, key="ask_budget",
                                                  help="Graph triplets placed in a prompt (pruned by similarity)."),
     }
-    names = list(PACKAGED_MODELS)
-    installed = {n: is_installed(PACKAGED_MODELS[n]) for n in names}
+    from kgqa_ui import server_panel
+
+    names = list(PACKAGED_MODELS) + server_panel.model_choices()
+    installed = {n: server_panel.is_server_key(n) or is_installed(PACKAGED_MODELS[n]) for n in names}
     preferred = os.environ.get("KGQA_APP_MODEL") or DEFAULT_APP_MODEL  # e.g. the small model for demos and tests
     default_model = preferred if installed.get(preferred) else next(
         (n for n in names if installed[n]), DEFAULT_APP_MODEL)
     model = st.selectbox(
         "Model", names, index=names.index(default_model), key="ask_model",
-        format_func=lambda n: f"{PACKAGED_MODELS[n].title} · {PACKAGED_MODELS[n].size_mb} MB"
-        + ("" if installed[n] else " (not installed)"),
+        format_func=lambda n: server_panel.label(n) if server_panel.is_server_key(n) else
+        f"{PACKAGED_MODELS[n].title} · {PACKAGED_MODELS[n].size_mb} MB" + ("" if installed[n] else " (not installed)"),
         help="Loaded once per app process; the first run of a model includes its loading time.")
     if not installed[model]:
         spec = PACKAGED_MODELS[model]

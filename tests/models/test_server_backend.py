@@ -284,3 +284,20 @@ def test_vllm_server_scores_triplets_in_one_batched_request(tmp_path, llama_mode
     finally:
         proc.terminate()
         proc.wait(timeout=60)
+
+
+# ------------------------------------------------------------------ app
+def test_app_connection_test_reports_capabilities_or_one_line(llama_server):
+    from kgqa_ui.server_panel import connection_test, is_server_key, model_key, parse_key
+
+    from server_fixtures import free_port
+
+    report, backend = connection_test(llama_server.url)
+    assert report.ok and backend is not None and report.strategy == "walk"
+    text = "\n".join(report.lines())
+    assert "DoG triplet steps: walk" in text and "cannot: " in text and "prompt_logprobs" in text
+    key = model_key(llama_server.url, report.model)
+    assert is_server_key(key) and parse_key(key)["url"] == llama_server.url
+    bad, none = connection_test(f"http://127.0.0.1:{free_port()}")
+    assert not bad.ok and none is None
+    assert bad.lines() == [bad.message] and "not reachable" in bad.message and "\n" not in bad.message

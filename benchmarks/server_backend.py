@@ -1,0 +1,99 @@
+"""DoG in process (llama.cpp) vs over a loopback model server (llama-cpp-python's server), same model.
+
+Run from the repository root:
+
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/server_backend.py [--limit 20] [--method dog]
+
+Starts ``python -m llama_cpp.server`` with the packaged 135M GGUF on
+127.0.0.1 (a free port, one thread, as the in-process model), runs the first
+--limit questions of datasets/metaqa_sample (1-hop and 2-hop alternately)
+with both backends, interleaved question by question, and prints per question
+and in total: wall seconds, requests (server), requests per DoG triplet step,
+and whether the answers are identical.  Targets (issue 17): at most 2
+requests per triplet step on average; server wall time at most 1.5x the
+in-process one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "models"))
+
+from kgqa_core.graph.knowledge_graph import KnowledgeGraph  # noqa: E402
+from kgqa_core.methods.base import MethodRequest, run_method  # noqa: E402
+from kgqa_core.models import load_model  # noqa: E402
+from kgqa_core.models.manager import packaged_gguf  # noqa: E402
+from kgqa_core.models.registry import PACKAGED_MODELS  # noqa: E402
+from kgqa_core.models.server_model import connect_server  # noqa: E402
+from server_fixtures import LlamaServer  # noqa: E402
+
+SAMPLE = ROOT / "datasets" / "metaqa_sample" / "metaqa_dev_50.jsonl"
+
+
+def questions(limit: int) -> list[dict]:
+    rows = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    one = [q for q in rows if q.get("type") == "1hop"]
+    two = [q for q in rows if q.get("type") == "2hop"]
+    mixed = [q for pair in zip(one, two) for q in pair]
+    return mixed[:limit]
+
+
+def run(model, q: dict, method: str):
+    graph = KnowledgeGraph.from_triplets(q["graph"], name=q["id"])
+    req = MethodRequest(graph=graph, question=q["question"], model=model, topic_entities=q["topic_entities"])
+    started = time.perf_counter()
+    trace = run_method(method, req)
+    return trace, time.perf_counter() - started
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--limit", type=int, default=20)
+    ap.add_argument("--method", default="dog")
+    args = ap.parse_args()
+    local = load_model("smollm2-135m", backend="llama.cpp")
+    server = LlamaServer(packaged_gguf(PACKAGED_MODELS["smollm2-135m"]), Path("/tmp/kgqa-bench-server.log"))
+    try:
+        remote = connect_server(server.url)
+        rows = []
+        for q in questions(args.limit):
+            lt, lw = run(local, q, args.method)
+            r0 = remote.requests_made
+            rt, rw = run(remote, q, args.method)
+            reqs = remote.requests_made - r0
+            steps = [s for s in rt.steps if s.kind == "dog.triplet" and "server_strategy" in s.extra]
+            step_reqs = [s.extra["forward_passes"] for s in steps]
+            same = lt.answer_texts == rt.answer_texts
+            rows.append((q["id"], lw, rw, reqs, step_reqs, same, rt.error))
+            print(f"{q['id']:>10} in-process {lw:7.1f}s  server {rw:7.1f}s  ratio {rw / max(lw, 1e-9):5.2f}  "
+                  f"requests {reqs:3d}  per triplet step {step_reqs}  same answers {same}"
+                  + (f"  ERROR {rt.error}" if rt.error else ""), flush=True)
+        lw_all = [r[1] for r in rows]
+        rw_all = [r[2] for r in rows]
+        all_steps = [n for r in rows for n in r[4]]
+        print()
+        print(f"questions {len(rows)}, method {args.method}")
+        print(f"wall s/question: in-process mean {statistics.mean(lw_all):.1f} (p50 {statistics.median(lw_all):.1f}), "
+              f"server mean {statistics.mean(rw_all):.1f} (p50 {statistics.median(rw_all):.1f}); "
+              f"ratio of totals {sum(rw_all) / sum(lw_all):.2f}")
+        print(f"requests/question: mean {statistics.mean(r[3] for r in rows):.1f}")
+        if all_steps:
+            print(f"requests per DoG triplet step: mean {statistics.mean(all_steps):.2f} over {len(all_steps)} steps "
+                  f"(max {max(all_steps)}); all requests (free text included) per step: "
+                  f"{sum(r[3] for r in rows) / len(all_steps):.2f}")
+        print(f"identical answers: {sum(r[5] for r in rows)}/{len(rows)}; server errors: {sum(bool(r[6]) for r in rows)}")
+        print(f"EOS log-probs at their bound: {remote.eos_bounds}; re-tokenised prompts that differ: {remote.retokenised}")
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()
