@@ -45,6 +45,7 @@ class ServerCapabilities:
     allowed_token_ids: bool = False
     grammar: bool = False
     stop_reason: bool = False
+    constrained_logprobs_raw: bool = False  # log-probs under logit_bias/allowed_token_ids are unconstrained ones
     tokenize_path: str = ""
     prefix_caching: str = "unknown"
     notes: list[str] = field(default_factory=list)
@@ -57,7 +58,7 @@ class ServerCapabilities:
         """How DoG's triplet step runs here: "score" (one batched request) or "walk" (the trie, node by node)."""
         if self.prompt_logprobs and self.token_prompts and self.batch_prompts:
             return "score"
-        if self.generated_logprobs and (self.logit_bias or self.allowed_token_ids):
+        if self.generated_logprobs and self.constrained_logprobs_raw and (self.logit_bias or self.allowed_token_ids):
             return "walk"
         return ""
 
@@ -148,6 +149,9 @@ def detect(client: ServerClient, wanted_model: str | None, encode: Any = None) -
         caps.batch_prompts = bool(batch) and len(batch.get("choices", [])) == 2
         if caps.generated_logprobs and first_text:
             caps.prompt_logprobs = _echo_aligned(client, base, first_text, token_lps[0], caps)
+        first_ids = encode(first_text)
+        if caps.generated_logprobs and len(first_ids) == 1:
+            caps.constrained_logprobs_raw = _raw_under_constraint(client, base, first_ids[0], token_lps[0], caps)
         target = encode(" London")
         if len(target) == 1:
             biased = _choice(_try(client, {**base, "prompt": PROBE_PROMPT, "max_tokens": 1,
@@ -194,6 +198,25 @@ def _echo_aligned(client: ServerClient, base: dict[str, Any], token_text: str, g
             f"echo log-probs are shifted (the generated token had {generated_lp:.3f}, echoed {float(lps[-2]):.3f})"
         )
     return aligned
+
+
+def _raw_under_constraint(client: ServerClient, base: dict[str, Any], token: int, raw_lp: float,
+                          caps: ServerCapabilities) -> bool:
+    """Are log-probs returned under a constraint the model's own? (Renormalised ones must not be scores.)
+
+    The greedy token is biased further (+100, and alone allowed where the
+    server takes allowed_token_ids): a server that returns processed log-probs
+    then reports about 0 for it instead of its unconstrained log-prob.
+    """
+    ok = True
+    for extra in ({"logit_bias": {str(token): 100.0}}, {"allowed_token_ids": [token]}):
+        got = _choice(_try(client, {**base, "prompt": PROBE_PROMPT, "max_tokens": 1, "logprobs": 1, **extra}))
+        lps = ((got or {}).get("logprobs") or {}).get("token_logprobs") or []
+        if lps and lps[0] is not None and abs(float(lps[0]) - float(raw_lp)) > ALIGN_TOLERANCE:
+            ok = False
+            caps.notes.append(f"log-probs under {next(iter(extra))} are renormalised ({float(lps[0]):.3f} vs "
+                              f"{float(raw_lp):.3f}): not used as scores")
+    return ok
 
 
 def _tokenize_path(client: ServerClient, model: str) -> str:
