@@ -226,3 +226,26 @@ def _scrub_pattern() -> tuple[re.Pattern[str] | None, dict[str, str]]:
         return None, repl
     alternatives = "|".join(re.escape(r) for r in sorted(repl, key=len, reverse=True))
     return re.compile(rf"(?<![\w/.-])({alternatives})(?=/|$|[^\w.-])"), repl
+
+
+def trace_without_machine_paths(trace: Any) -> Any:
+    """A copy of ``trace`` whose error, notes, parameters, extras and model name hold no machine paths.
+
+    Questions, graph names and model text are the user's content and stay as they are.
+    """
+    import copy
+
+    out = copy.copy(trace)
+    out.error = scrub_machine_paths(trace.error)
+    out.notes = scrub_machine_paths(list(trace.notes))
+    out.model = scrub_machine_paths(trace.model)
+    out.parameters = scrub_machine_paths(dict(trace.parameters))
+    out.extra = scrub_machine_paths(dict(trace.extra))
+    out.steps = list(trace.steps)
+    for i, step in enumerate(out.steps):
+        note, extra = scrub_machine_paths(step.note), scrub_machine_paths(step.extra)
+        if note != step.note or extra != step.extra:
+            step = copy.copy(step)
+            step.note, step.extra = note, extra
+            out.steps[i] = step
+    return out

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from kgqa_core.files import JsonProblem, atomic_write_text, loads_json, read_regular_file, scrub_machine_paths
+from kgqa_core.files import JsonProblem, atomic_write_text, loads_json, read_regular_file, trace_without_machine_paths
 from kgqa_core.graph.knowledge_graph import KnowledgeGraph
 from kgqa_core.trace.schema import Trace, TraceFormatError, load_trace, save_trace
 
@@ -116,7 +116,7 @@ class RunStore:
                 trace.graph_fingerprint = graph.fingerprint
             self.save_graph(graph)
         run_id = check_run_id(run_id) if run_id is not None else self.new_run_id(trace)
-        trace = _without_machine_paths(trace)
+        trace = trace_without_machine_paths(trace)
         path = save_trace(trace, self.path(run_id))
         return self._info(run_id, path, trace)
 
@@ -228,29 +228,6 @@ class RunStore:
             graph_name=trace.graph_name, graph_fingerprint=trace.graph_fingerprint,
             n_steps=len(trace.steps), error=trace.error, has_graph=has_graph,
         )
-
-
-def _without_machine_paths(trace: Trace) -> Trace:
-    """A copy of ``trace`` whose error, notes, parameters, extras and model name hold no machine paths.
-
-    Questions, graph names and model text are the user's content and stay as they are.
-    """
-    import copy
-
-    out = copy.copy(trace)
-    out.error = scrub_machine_paths(trace.error)
-    out.notes = scrub_machine_paths(list(trace.notes))
-    out.model = scrub_machine_paths(trace.model)
-    out.parameters = scrub_machine_paths(dict(trace.parameters))
-    out.extra = scrub_machine_paths(dict(trace.extra))
-    out.steps = list(trace.steps)
-    for i, step in enumerate(out.steps):
-        note, extra = scrub_machine_paths(step.note), scrub_machine_paths(step.extra)
-        if note != step.note or extra != step.extra:
-            step = copy.copy(step)
-            step.note, step.extra = note, extra
-            out.steps[i] = step
-    return out
 
 
 def _read_snapshot(path: Path) -> dict:
