@@ -33,8 +33,14 @@ def cmd_ask(args: argparse.Namespace) -> int:
     from .models import load_model
     from .trace.schema import save_trace
 
+    from .questions import QuestionError, check_question
+
     if args.method not in METHODS:
         raise CliError(f"unknown method {args.method!r}; choose one of: {', '.join(METHODS)}")
+    try:
+        args.question = check_question(args.question)
+    except QuestionError as exc:
+        raise CliError(f"{exc} (--question)") from None
     try:
         graph = load_graph(args.graph)
     except GraphFormatError as exc:

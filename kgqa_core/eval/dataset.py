@@ -29,6 +29,7 @@ from typing import Any, Iterator
 from ..files import JsonProblem, NotRegularFileError, atomic_write_text, jsonl_line, loads_json, read_regular_file
 from ..files import split_lines
 from ..graph.knowledge_graph import KnowledgeGraph
+from ..questions import MAX_QUESTION_CHARS
 
 TripletTuple = tuple[str, str, str]
 
@@ -234,6 +235,8 @@ def _parse_line(raw: str, lineno: int, base_dir: Path | None, problems: list[str
     question = obj.get("question")
     if not isinstance(question, str) or not question.strip():
         problems.append("'question' must be a non-empty string")
+    elif len(question.strip()) > MAX_QUESTION_CHARS:
+        problems.append(f"'question' is too long: {len(question.strip()):,} characters, at most {MAX_QUESTION_CHARS:,}")
     topics = _string_list(obj, "topic_entities", problems, allow_empty=True)
     answers = _string_list(obj, "answers", problems, allow_empty=False)
 
