@@ -92,3 +92,11 @@ def test_import_refuses_a_bad_trace_naming_the_field(runs_dir):
     assert not at.exception
     assert at.error and "t.json" in at.error[0].value and "steps[0].seconds" in at.error[0].value
     assert RunStore(runs_dir).list() == []
+
+
+def test_ask_says_an_overlong_question_is_too_long(runs_dir):
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.text_area(key="ask_question").set_value("who directed [Heat] " * 5000).run()
+    assert not at.exception
+    assert at.error and "question is too long" in at.error[0].value
+    assert "max prompt triplets" not in at.error[0].value
