@@ -121,7 +121,8 @@ def _parse_results(data: bytes) -> list[dict[str, Any]]:
             rec = loads_json(line)
         except JsonProblem:
             continue
-        if isinstance(rec, dict) and isinstance(rec.get("id"), str) and isinstance(rec.get("method"), str):
+        if (isinstance(rec, dict) and isinstance(rec.get("id"), str) and isinstance(rec.get("method"), str)
+                and isinstance(rec.get("metrics"), dict)):
             records.append(rec)
     return records
 

@@ -84,7 +84,8 @@ def _append_worker(args: tuple[str, int]) -> int:
     for i in range(40):  # every worker tries every pair; each pair must be recorded once
         qid = f"q{(i + worker * 7) % 40}"
         if not results.recorded(qid, "m"):
-            written += results.append({"id": qid, "method": "m", "question": "x\u2028y", "worker": worker})
+            written += results.append({"id": qid, "method": "m", "question": "x\u2028y", "worker": worker,
+                                      "metrics": {}})
     return written
 
 
