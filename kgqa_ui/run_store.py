@@ -118,7 +118,7 @@ class RunStore:
         run_id = check_run_id(run_id) if run_id is not None else self.new_run_id(trace)
         trace = trace_without_machine_paths(trace)
         path = save_trace(trace, self.path(run_id))
-        return self._info(run_id, path, trace)
+        return self._info(run_id, path, _Listing.of(trace))
 
     def save_graph(self, graph: KnowledgeGraph) -> Path:
         path = self.graph_path(graph.fingerprint)
@@ -145,17 +145,12 @@ class RunStore:
             run_id = path.stem
             if not RUN_ID_RE.fullmatch(run_id):
                 continue
-            try:
-                trace = load_trace(path)
-            except (TraceFormatError, OSError, ValueError) as exc:
-                problem = str(exc)
-                prefix = f"{path}: "
-                if problem.startswith(prefix):
-                    problem = problem[len(prefix):]
-                self.damaged.append(DamagedRun(run_id, path, problem))
-                self.problems.append(f"{path.name}: {problem}")
+            listed = _listing(path)
+            if isinstance(listed, str):
+                self.damaged.append(DamagedRun(run_id, path, listed))
+                self.problems.append(f"{path.name}: {listed}")
                 continue
-            out.append(self._info(run_id, path, trace))
+            out.append(self._info(run_id, path, listed))
         out.sort(key=lambda r: (r.created_at, r.run_id), reverse=True)
         self.damaged.sort(key=lambda d: d.run_id)
         return out
@@ -215,19 +210,73 @@ class RunStore:
             raise TraceFormatError(f"{name}: {exc}") from None
         return self.save(trace)
 
-    def _info(self, run_id: str, path: Path, trace: Trace) -> RunInfo:
+    def _info(self, run_id: str, path: Path, listing: "_Listing") -> RunInfo:
         has_graph = False
-        if trace.graph_fingerprint:
+        if listing.graph_fingerprint:
             try:
-                has_graph = self.graph_path(trace.graph_fingerprint).is_file()
+                has_graph = self.graph_path(listing.graph_fingerprint).is_file()
             except RunStoreError:
                 has_graph = False
         return RunInfo(
-            run_id=run_id, path=path, method=trace.method, question=trace.question, model=trace.model,
-            answers=trace.answer_texts, created_at=trace.created_at, seconds=trace.seconds,
-            graph_name=trace.graph_name, graph_fingerprint=trace.graph_fingerprint,
-            n_steps=len(trace.steps), error=trace.error, has_graph=has_graph,
+            run_id=run_id, path=path, method=listing.method, question=listing.question, model=listing.model,
+            answers=list(listing.answer_texts), created_at=listing.created_at, seconds=listing.seconds,
+            graph_name=listing.graph_name, graph_fingerprint=listing.graph_fingerprint,
+            n_steps=listing.n_steps, error=listing.error, has_graph=has_graph,
         )
+
+
+@dataclass(frozen=True)
+class _Listing:
+    """What the list needs from one trace file (kept so an unchanged file is not re-read at every page run)."""
+
+    method: str
+    question: str
+    model: str
+    answer_texts: tuple[str, ...]
+    created_at: str
+    seconds: float
+    graph_name: str
+    graph_fingerprint: str
+    n_steps: int
+    error: str
+
+    @classmethod
+    def of(cls, trace: Trace) -> "_Listing":
+        return cls(
+            method=trace.method, question=trace.question, model=trace.model,
+            answer_texts=tuple(trace.answer_texts), created_at=trace.created_at, seconds=trace.seconds,
+            graph_name=trace.graph_name, graph_fingerprint=trace.graph_fingerprint,
+            n_steps=len(trace.steps), error=trace.error,
+        )
+
+
+_LISTINGS: dict[tuple[str, int, int], "_Listing | str"] = {}
+_LISTINGS_MAX = 20_000
+
+
+def _listing(path: Path) -> "_Listing | str":
+    """The listing of a trace file, or the reason it is damaged; cached by (path, mtime, size)."""
+    try:
+        st = path.stat()
+    except OSError as exc:
+        return f"cannot read: {exc.strerror or exc}"
+    key = (str(path), st.st_mtime_ns, st.st_size)
+    cached = _LISTINGS.get(key)
+    if cached is not None:
+        return cached
+    try:
+        trace = load_trace(path)
+    except (TraceFormatError, OSError, ValueError) as exc:
+        result: _Listing | str = str(exc)
+        prefix = f"{path}: "
+        if result.startswith(prefix):
+            result = result[len(prefix):]
+    else:
+        result = _Listing.of(trace)
+    if len(_LISTINGS) >= _LISTINGS_MAX:
+        _LISTINGS.clear()
+    _LISTINGS[key] = result
+    return result
 
 
 def _read_snapshot(path: Path) -> dict:

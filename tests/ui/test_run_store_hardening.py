@@ -106,3 +106,13 @@ def test_import_refuses_hostile_traces_naming_the_field(tmp_path):
             store.import_trace(text, name="x.json")
         assert "\n" not in str(err.value) and str(err.value).startswith("x.json: ")
     assert store.list() == [] and not any(tmp_path.glob("*.json"))
+
+
+def test_listing_follows_files_changed_on_disk(tmp_path):
+    store = RunStore(tmp_path)
+    info = store.save(Trace(method="cot", question="first"))
+    assert [r.question for r in store.list()] == ["first"]
+    info.path.write_text(info.path.read_text().replace('"seconds": 0.0', '"seconds": "slow"'))
+    assert store.list() == [] and "field seconds" in store.damaged[0].problem
+    store.save(Trace(method="cot", question="second"), run_id=info.run_id)
+    assert [r.question for r in store.list()] == ["second"] and store.damaged == []
