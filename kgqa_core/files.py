@@ -182,13 +182,6 @@ def describe_file_kind(mode: int) -> str:
     return "a special file"
 
 
-def check_regular_file(path: str | os.PathLike[str]) -> None:
-    """Raise `NotRegularFileError` unless ``path`` (following symlinks) is a regular file."""
-    st = os.stat(path)
-    if not stat.S_ISREG(st.st_mode):
-        raise NotRegularFileError(f"{path}: {describe_file_kind(st.st_mode)}, not a regular file")
-
-
 # ----------------------------------------------------------- machine paths
 def scrub_machine_paths(value: Any) -> Any:
     """``value`` with this machine's install, home and temp folders replaced by ``<app>``, ``~``, ``<tmp>``.
