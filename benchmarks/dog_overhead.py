@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from kgqa_core.decoding.readings import readings  # noqa: E402
+from kgqa_core.graph.readings import readings  # noqa: E402
 from kgqa_core.decoding.triplet_trie import TripletTokenCache, TripletTrie  # noqa: E402
 from kgqa_core.graph.knowledge_graph import KnowledgeGraph  # noqa: E402
 from kgqa_core.methods.base import MethodRequest, run_method  # noqa: E402
