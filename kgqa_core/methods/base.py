@@ -6,7 +6,8 @@ summary)``: ``params`` is a frozen dataclass of its declared parameters
 the question, recording its steps and filling ``recorder.trace``.
 `run_method` is the only caller: it reads the parameters, creates the
 `TraceRecorder`, and turns whatever the method raises into the trace's
-error, so every method fails the same way.
+error, so every method fails the same way (unless the method's ``strict``
+switch is on: then the exception reaches the caller).
 """
 
 from __future__ import annotations
@@ -139,10 +140,13 @@ def run_method(method: "str | MethodSpec", request: MethodRequest) -> Trace:
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
     )
     recorder = TraceRecorder(trace, model, request.on_step, getattr(request, "should_stop", None))
+    params = None
     try:
         params = parse_params(spec, request.params)
         trace.parameters = params.as_dict()
         spec.run(request, params, recorder)
     except Exception as exc:  # every method fails the same way: the error on the trace, its steps kept
+        if getattr(params, "strict", False):
+            raise  # a method's `strict` switch asks for the exception itself (debugging)
         recorder.fail(exc)
     return recorder.finish()

@@ -76,8 +76,8 @@ class DogParams(PromptParams):
     local_visibility: bool = param(
         False, "The prompt shows only the chain's current G_q (§5.2); re-reads the prompt after every triplet.",
         advanced=True)
-    strict: bool = param(False, "Stop with an error when the constraint allows no token (else record it).",
-                         advanced=True)
+    strict: bool = param(False, "Raise to the caller when the constraint allows no token (else the chain "
+                         "stops and the trace records why).", advanced=True)
     token_view_cap: int = param(20, "Allowed tokens listed per position in the token view.", min=1, max=200,
                                 advanced=True)
     force_conclusion: bool = param(
