@@ -82,9 +82,10 @@ def run_generate_command(args: argparse.Namespace) -> int:
     except GenerationError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    from ..eval.dataset import write_dataset
+    from ..files import atomic_write_text, jsonl_line
 
-    write_dataset(records, out)  # JSON Lines with line separators escaped, written atomically
+    # JSON Lines with line separators escaped, written atomically (eval's dataset format)
+    atomic_write_text(out, "".join(jsonl_line(r) + "\n" for r in records))
     counts = Counter(r["type"] for r in records)
     summary = ", ".join(f"{p}: {counts[p]}" for p in patterns if counts[p])
     print(f"wrote {len(records)} questions to {out} ({summary})")
