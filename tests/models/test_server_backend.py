@@ -162,7 +162,7 @@ def test_every_method_answers_as_in_process(server_model, llama_model, method):
 def test_dog_beam_over_a_walk_server_says_what_it_needs(server_model):
     trace = _run("dog", server_model, {**DOG_PARAMS, "beam_size": 2})
     assert "beam_size 2 over this server needs batched prompt log-probs" in trace.error
-    assert trace.extra["failed_after_steps"] == 0 or trace.steps
+    assert "traceback" not in trace.extra
 
 
 # ------------------------------------------------------------------ errors
@@ -174,7 +174,7 @@ def test_server_killed_mid_run_fails_the_run_keeping_its_steps(gguf, tmp_path):
     finally:
         server.stop()
     assert "is not reachable" in trace.error and model.url in trace.error
-    assert len(trace.steps) == trace.extra["failed_after_steps"] >= 1
+    assert len(trace.steps) >= 1 and "traceback" not in trace.extra
     assert "Traceback" not in trace.error
 
 
