@@ -174,3 +174,38 @@ def test_dog_answers_agree_on_a_fixture_question(small_model, llama_model):
     assert t.backend == "transformers" and l.backend == "llama.cpp"
     assert [c.triplet_id for c in t.best_chain] == [c.triplet_id for c in l.best_chain]
     assert t.answer_texts == l.answer_texts
+
+
+def test_stable_prompt_prefix_is_saved_and_read_by_a_new_process(llama_model, tmp_path, monkeypatch):
+    """Two questions share the examples: their KV state goes to disk; a fresh model loads it instead of reading it."""
+    from kgqa_core.models.llama_model import LlamaCppModel
+
+    monkeypatch.setenv("KGQA_CACHE_DIR", str(tmp_path))
+    m = llama_model
+
+    def fresh():
+        return LlamaCppModel(name=m.name, path=m.path, tokenizer=m.tokenizer, revision=m.revision, n_ctx=4096)
+
+    first = fresh()
+    examples = first.encode("Examples:\n" + "".join(f"{i}. < Film {i} -> directed_by -> Person {i} >\n" for i in range(40)))
+    assert len(examples) >= first._store.min_tokens
+    a = first.prefill(examples + first.encode("Question: who directed Film 3?"))
+    b = first.prefill(examples + first.encode("Question: who wrote Film 7?"))
+    saved = list(first._store.folder.glob("*.llama"))
+    assert len(saved) == 1
+    n = int(saved[0].name.split("-")[0])  # the common prefix: the examples and "Question: who"
+    assert len(examples) <= n < len(examples) + 5
+    for s in (a, b):
+        first.release(s)
+
+    second = fresh()  # nothing in memory: as a new process
+    q = second.encode("Question: who directed Film 11?")
+    state = second.prefill(examples + q)
+    assert second.counter.prefix_tokens_loaded == n
+    assert second.counter.tokens_in == len(examples) + len(q) - n  # only the rest of the question was read
+    third = fresh()
+    third._store = None
+    plain = third.prefill(examples + q)
+    x, y = state.logits.log_softmax(-1), plain.logits.log_softmax(-1)
+    top = y.topk(10).indices
+    assert int(x.argmax()) == int(y.argmax()) and float((x[top] - y[top]).abs().max()) < PER_TOKEN_TOL
