@@ -69,7 +69,7 @@ def worker(args: argparse.Namespace) -> dict:
     load_seconds = time.perf_counter() - t0
     out: dict = {"backend": model.backend, "device": model.device_label, "load_seconds": load_seconds}
 
-    warm = _questions(1, 0, skip=args.n1 + 5)[0]  # a question outside the measured set
+    warm = _questions(1, 0, skip=max(args.n1, 10) + 5)[0]  # a question outside the measured set
     questions = _questions(args.n1, args.n2)
     base = {"max_prompt_triplets": args.max_prompt_triplets}
 
@@ -81,18 +81,20 @@ def worker(args: argparse.Namespace) -> dict:
     ctx = prepare(req, "dog", __import__("kgqa_core.methods.dog", fromlist=["DEFAULTS"]).DEFAULTS)
     ids = model.encode(ctx.prompt.text)
     model.clear_prefix_cache()
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     state = model.prefill(ids)
-    prefill = time.perf_counter() - t
+    prefill, prefill_cpu = time.perf_counter() - t, time.process_time() - c
     n_dec = 32
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     for _ in range(n_dec):
         model.step(state, [int(torch.argmax(state.logits))])
-    decode = time.perf_counter() - t
+    decode, decode_cpu = time.perf_counter() - t, time.process_time() - c
     model.release(state)
     out["prompt_tokens"] = len(ids)
     out["prefill_tok_s"] = len(ids) / prefill
     out["decode_tok_s"] = n_dec / decode
+    out["prefill_tok_cpu_s"] = len(ids) / prefill_cpu  # per CPU-second: what an idle machine would give
+    out["decode_tok_cpu_s"] = n_dec / decode_cpu
 
     runs: dict[str, list[dict]] = {}
     for label in args.methods:
@@ -102,12 +104,12 @@ def worker(args: argparse.Namespace) -> dict:
                                          topic_entities=list(warm.topic_entities), params=dict(p)))
         rows = []
         for q in questions:
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             trace = run_method(method, MethodRequest(graph=q.graph(), question=q.question, model=model,
                                                      topic_entities=list(q.topic_entities), params=dict(p)))
-            wall = time.perf_counter() - t
+            wall, cpu = time.perf_counter() - t, time.process_time() - c
             s = score_answers(predicted_answer_forms(trace), q.answers)
-            rows.append({"id": q.id, "type": q.type, "seconds": wall, "hits1": s.hits1, "f1": s.f1,
+            rows.append({"id": q.id, "type": q.type, "seconds": wall, "cpu_seconds": cpu, "hits1": s.hits1, "f1": s.f1,
                          "answers": trace.answer_texts, "error": trace.error,
                          "prompt_tokens_cached": trace.extra.get("prompt_tokens_cached", 0)})
             print(f"[{model.backend}] {label} {q.id}: {wall:.1f}s {trace.answer_texts[:3]}", file=sys.stderr, flush=True)
@@ -135,30 +137,33 @@ def _report(results: dict[str, dict], args: argparse.Namespace) -> None:
     print(f"\nmodel {args.model}, {args.n1} 1-hop + {args.n2} 2-hop questions of {DATASET.name}, "
           f"{args.threads} thread(s) per backend, max_prompt_triplets {args.max_prompt_triplets}, "
           f"load average {os.getloadavg()[0]:.2f}\n")
-    print("| backend | load (s) | peak RSS (MB) | prompt tokens | prefill tok/s | decode tok/s |")
+    print("| backend | load (s) | peak RSS (MB) | prompt tokens | prefill tok/s (per CPU-s) | decode tok/s (per CPU-s) |")
     print("|---|---|---|---|---|---|")
     for b in backends:
         r = results[b]
         print(f"| {b} ({r['device']}) | {r['load_seconds']:.2f} | {r['peak_rss_mb']:.0f} | {r['prompt_tokens']} | "
-              f"{r['prefill_tok_s']:.1f} | {r['decode_tok_s']:.1f} |")
-    print("\n| method | type | " + " | ".join(f"{b} p50 s | {b} mean s | {b} Hits@1 | {b} F1" for b in backends)
-          + " | speed-up (mean) | same answers |")
+              f"{r['prefill_tok_s']:.1f} ({r['prefill_tok_cpu_s']:.1f}) | {r['decode_tok_s']:.1f} ({r['decode_tok_cpu_s']:.1f}) |")
+    if not args.methods:
+        return
+    print("\n| method | type | " + " | ".join(f"{b} p50 s | {b} mean s (CPU s) | {b} Hits@1 | {b} F1" for b in backends)
+          + " | speed-up (mean wall / CPU) | same answers |")
     print("|---|---|" + "---|" * (4 * len(backends) + 2))
     for label in args.methods:
         for typ in ("1hop", "2hop", "all"):
-            cells, means, answers = [], [], []
+            cells, means, cpus, answers = [], [], [], []
             for b in backends:
                 rows = [x for x in results[b]["runs"][label] if typ == "all" or x["type"] == typ]
                 if not rows:
                     break
                 secs = [x["seconds"] for x in rows]
                 means.append(statistics.mean(secs))
+                cpus.append(statistics.mean(x["cpu_seconds"] for x in rows))
                 answers.append([x["answers"] for x in rows])
-                cells.append(f"{statistics.median(secs):.1f} | {means[-1]:.1f} | "
+                cells.append(f"{statistics.median(secs):.1f} | {means[-1]:.1f} ({cpus[-1]:.1f}) | "
                              f"{statistics.mean(x['hits1'] for x in rows):.2f} | {statistics.mean(x['f1'] for x in rows):.2f}")
             if len(cells) != len(backends):
                 continue
-            ratio = f"{means[1] / means[0]:.2f}x" if len(means) == 2 and means[0] else "-"
+            ratio = f"{means[1] / means[0]:.2f}x / {cpus[1] / cpus[0]:.2f}x" if len(means) == 2 and means[0] and cpus[0] else "-"
             same = f"{sum(a == b for a, b in zip(*answers))}/{len(answers[0])}" if len(answers) == 2 else "-"
             print(f"| {label} | {typ} | " + " | ".join(cells) + f" | {ratio} | {same} |")
 

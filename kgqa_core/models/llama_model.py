@@ -39,6 +39,7 @@ from .prompt_cache import PromptStateStore
 DEFAULT_N_CTX = 16384
 N_BATCH = 512
 N_SEQ_MAX = 64
+N_OUTPUTS = 64  # logits rows per decode call: llama.cpp keeps a buffer of this many vocab-sized rows
 
 
 def physical_cores() -> int:
@@ -143,7 +144,7 @@ class LlamaCppModel(ModelBase):
         cp.n_batch = N_BATCH
         cp.n_ubatch = N_BATCH
         cp.n_seq_max = N_SEQ_MAX
-        cp.n_outputs_max = 0
+        cp.n_outputs_max = N_OUTPUTS
         cp.n_outputs_max_per_seq = 0
         cp.n_threads = self.threads
         cp.n_threads_batch = self.threads
