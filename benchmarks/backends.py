@@ -78,7 +78,10 @@ def worker(args: argparse.Namespace) -> dict:
 
     req = MethodRequest(graph=questions[0].graph(), question=questions[0].question, model=model,
                         topic_entities=list(questions[0].topic_entities), params=dict(base))
-    ctx = prepare(req, "dog", __import__("kgqa_core.methods.dog", fromlist=["DEFAULTS"]).DEFAULTS)
+    from kgqa_core.methods.base import method_spec
+    from kgqa_core.parameters import parse_params
+
+    ctx = prepare(req, "dog", parse_params(method_spec("dog"), dict(base)))
     ids = model.encode(ctx.prompt.text)
     model.clear_prefix_cache()
     t, c = time.perf_counter(), time.process_time()

@@ -2,10 +2,11 @@
 
 Tolerance (measured with the 135M Q4_1 model, see docs/benchmarks.md):
 llama.cpp multiplies the quantised weights with 8-bit quantised activations,
-transformers runs the dequantised weights in float, so per-token log-probs
-differ a little.  Over the prompts below the largest per-token difference of
-a chosen token was 0.33 nats and the mean 0.03; the test allows 0.75 per
-token and 0.15 on average.
+transformers runs the dequantised weights in bf16 on this CPU (fp32 where
+the CPU has no bf16), so per-token log-probs differ.  Over the two texts
+below (57 and 66 tokens) the largest per-token difference of a given token
+was 0.69 and 0.61 nats, the mean 0.11 and 0.10; the tests allow 1.0 per
+token and 0.2 on average.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ import torch
 from kgqa_core.methods.base import MethodRequest, run_method
 from kgqa_core.models.interface import LanguageModel
 
-PER_TOKEN_TOL = 0.75
-MEAN_TOL = 0.15
+PER_TOKEN_TOL = 1.0
+MEAN_TOL = 0.2
 
 TEXTS = [
     "Question: who directed the movie Heat?\nAnswer: Heat was directed by Michael Mann in 1995.",
