@@ -73,7 +73,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
     progress = None if args.json else (lambda msg: print(msg, file=sys.stderr))
     from .models.server_model import server_from_args
 
-    model = server_from_args(args, progress) or load_model(args.model, device=args.device, progress=progress)
+    model = server_from_args(args, progress) or load_model(args.model, device=args.device, progress=progress,
+                                                            backend=args.backend)
+    if model.load_note and args.json:
+        print(f"note: {model.load_note}", file=sys.stderr)
 
     def on_step(step) -> None:
         if args.verbose and not args.json:
@@ -193,6 +196,8 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--model", default=os.environ.get("KGQA_MODEL", TEST_MODEL),
                      help="packaged model name, local folder, .gguf file or hub id")
     ask.add_argument("--device", default=None, help="cpu, cuda or mps (default: best available)")
+    ask.add_argument("--backend", default=None, choices=["llama.cpp", "transformers"],
+                     help="model backend (default: $KGQA_BACKEND, else llama.cpp on a CPU-only machine when installed)")
     from .models.server_model import add_server_arguments
 
     add_server_arguments(ask)

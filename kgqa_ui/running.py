@@ -19,15 +19,21 @@ from . import state
 
 
 @st.cache_resource(show_spinner=False, max_entries=2)
-def get_model(name: str, _progress: Callable[[str], None] | None = None):
-    """One loaded model per name per process, shared by all sessions (the model has its own lock)."""
+def get_model(name: str, backend: str | None = None, _progress: Callable[[str], None] | None = None):
+    """One loaded model per name and backend per process, shared by all sessions (the model has its own lock)."""
     from kgqa_core.models import load_model
 
     from . import server_panel
 
     if server_panel.is_server_key(name):  # the "Model server" choice of the settings
         return server_panel.connect(name)
-    return load_model(name, progress=_progress)
+    return load_model(name, progress=_progress, backend=backend)
+
+
+def chosen_backend() -> str | None:
+    """The backend picked in the sidebar's settings (None: the default)."""
+    value = st.session_state.get("set_backend")
+    return value if value in ("llama.cpp", "transformers") else None
 
 
 @st.cache_data(show_spinner=False, ttl=30)
@@ -73,7 +79,9 @@ def run_with_status(
     """Run one method under an st.status panel; save the trace; never raise."""
     with st.status(f"{method}: loading model {model_name}…", expanded=True) as status:
         try:
-            model = get_model(model_name, _progress=lambda msg: status.write(str(msg)))
+            model = get_model(model_name, chosen_backend(), _progress=lambda msg: status.write(str(msg)))
+            if model.load_note:
+                status.write(f"Note: {model.load_note}")
         except Exception as exc:
             status.update(label=f"{method}: could not load model {model_name}", state="error")
             return RunOutcome(method, None, None, f"Could not load model {model_name}: {exc}")

@@ -134,6 +134,7 @@ def run_method(method: "str | MethodSpec", request: MethodRequest) -> Trace:
     trace = Trace(
         method=spec.name, question=request.question,
         model=getattr(model, "name", "") or "", model_revision=getattr(model, "revision", "") or "",
+        backend=getattr(model, "backend", "") or "",
         parameters=dict(request.params), seed=request.seed,
         graph_fingerprint=graph.fingerprint, graph_name=graph.name,
         topic_entities=list(request.topic_entities),

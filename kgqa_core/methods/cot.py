@@ -18,7 +18,6 @@ from typing import Any
 from ..decoding.context import PromptParams, decode_prompt_freely, describe_context, prepare, resolve_answers
 from ..decoding.prompt import parse_answers, parse_written_triplets
 from ..decoding.query_subgraph import QueryCentricSubgraph
-from ..models.interface import PromptTooLongError
 from ..parameters import param
 from ..trace.extras import AnswerExtra, CotCheckExtra, CotTripletExtra, IllTriplet, to_extra
 from ..trace.faithfulness import check_chains, ground_chain

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from ..decoding.context import PromptParams, decode_prompt_freely, describe_context, prepare, resolve_answers
 from ..decoding.free_text import direct_stop
 from ..decoding.prompt import parse_answers
-from ..models.interface import PromptTooLongError
 from ..parameters import param
 from ..trace.extras import AnswerExtra, to_extra
 from ..trace.faithfulness import check_chains

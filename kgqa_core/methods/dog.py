@@ -62,7 +62,6 @@ from ..decoding.prompt import PromptParts, parse_answers, parse_written_triplets
 from ..decoding.query_subgraph import QueryCentricSubgraph
 from ..graph.readings import is_reversed, reading_of, readings, triplet_of
 from ..decoding.triplet_trie import TripletTokenCache, TripletTrie
-from ..models.interface import PromptTooLongError
 from ..parameters import param
 from ..trace.faithfulness import check_chains, ground_chain
 from ..trace.schema import Candidate, Step

@@ -27,7 +27,6 @@ from rapidfuzz import fuzz, process
 
 from ..graph.knowledge_graph import KnowledgeGraph
 from ..graph.linking import normalize_name, resolve_entity
-from ..models.interface import PromptTooLongError
 from ..parameters import MethodParams, param
 from ..rok import prompts
 from ..rok.branches import SIBLING_RULES, Branch, candidate_branches, numbered_list, parse_relevance

@@ -34,10 +34,12 @@ import torch
 
 from .base import ModelBase, common_prefix
 from .interface import ForwardCounter, PromptTooLongError
+from .prompt_cache import PromptStateStore
 
 DEFAULT_N_CTX = 16384
 N_BATCH = 512
 N_SEQ_MAX = 64
+N_OUTPUTS = 64  # logits rows per decode call: llama.cpp keeps a buffer of this many vocab-sized rows
 
 
 def physical_cores() -> int:
@@ -142,7 +144,7 @@ class LlamaCppModel(ModelBase):
         cp.n_batch = N_BATCH
         cp.n_ubatch = N_BATCH
         cp.n_seq_max = N_SEQ_MAX
-        cp.n_outputs_max = 0
+        cp.n_outputs_max = N_OUTPUTS
         cp.n_outputs_max_per_seq = 0
         cp.n_threads = self.threads
         cp.n_threads_batch = self.threads
@@ -161,6 +163,7 @@ class LlamaCppModel(ModelBase):
         # a prompt may take half the cache; beams, forks and cached prefixes share the rest
         self.context_length = min(train, self.n_ctx // 2)
         self._check_vocabulary()
+        self._store = PromptStateStore.for_model(self.backend, self.name, self.revision, "llama")
 
     def __del__(self) -> None:  # the batch is ours; model and context free themselves
         batch = getattr(self, "_batch", None)
@@ -235,19 +238,16 @@ class LlamaCppModel(ModelBase):
             self._evict(len(self._prefixes))
 
     def prefill(self, ids: Seq[int]) -> LlamaSequence:
-        """Read a prompt, copying the longest cached prefix's cells instead of reading it."""
+        """Read a prompt, copying the longest cached prefix's cells (from memory, else from disk) instead of reading it."""
         if not ids:
             raise ValueError("cannot prefill an empty prompt")
         ids = list(ids)
         self._check_length(len(ids))
         with self.lock:
-            reused, slot = 0, None
-            for i, entry in enumerate(self._prefixes):
-                n = min(common_prefix(entry.ids, ids), len(ids) - 1)
-                if n > reused:
-                    reused, slot = n, i
-            if reused < self.min_reused_prefix:
-                reused, slot = 0, None
+            reused, slot = self._best_prefix(ids)
+            if self._store is not None and reused < self._store.min_tokens and self._load_prefix(ids):
+                reused, slot = self._best_prefix(ids)
+            source_ids = self._prefixes[slot].ids if slot is not None else None
             seq = self._alloc()
             if slot is not None:
                 self._ll.llama_memory_seq_cp(self._mem, self._prefixes[slot].seq_id, seq, 0, reused)
@@ -258,6 +258,8 @@ class LlamaCppModel(ModelBase):
                 self.release(state)
                 raise
             self.counter.prefix_tokens_reused += reused
+            if source_ids is not None and source_ids[:reused + 1] != ids[:reused + 1]:
+                self._save_prefix(seq, ids[:reused])  # shared by two different prompts: the stable part
             if self.prefix_cache_size > 0:
                 if slot is not None and reused * 2 >= len(self._prefixes[slot].ids):
                     old = self._prefixes.pop(slot)  # mostly the same prompt: the newer one takes its place
@@ -269,6 +271,47 @@ class LlamaCppModel(ModelBase):
                 if len(self._prefixes) > self.prefix_cache_size:
                     self._evict(len(self._prefixes) - self.prefix_cache_size)
             return state
+
+    def _best_prefix(self, ids: list[int]) -> tuple[int, int | None]:
+        reused, slot = 0, None
+        for i, entry in enumerate(self._prefixes):
+            n = min(common_prefix(entry.ids, ids), len(ids) - 1)
+            if n > reused:
+                reused, slot = n, i
+        if reused < self.min_reused_prefix:
+            return 0, None
+        return reused, slot
+
+    def _load_prefix(self, ids: list[int]) -> bool:
+        """Bring the longest prefix of `ids` saved on disk into the prefix cache."""
+        hit = self._store.lookup(ids)
+        if hit is None:
+            return False
+        n, path = hit
+        loaded = self.load_sequence(path, n)
+        if loaded is None or loaded.ids != ids[:n]:
+            if loaded is not None:
+                self.release(loaded)
+            return False
+        self.adopt_prefix(loaded, front=True)
+        self.release(loaded)
+        self.counter.prefix_tokens_loaded += n
+        return True
+
+    def _save_prefix(self, seq: int, prefix: list[int]) -> None:
+        store = self._store
+        if store is None or len(prefix) < store.min_tokens or store.has(prefix):
+            return
+        tmp_seq = self._alloc()
+        try:
+            self._ll.llama_memory_seq_cp(self._mem, seq, tmp_seq, 0, len(prefix))
+            self._save_seq(tmp_seq, prefix, store.path_for(prefix), store.temp_path(store.path_for(prefix)))
+            store.prune()
+        except OSError:
+            pass  # a cache we cannot write only costs time
+        finally:
+            self._ll.llama_memory_seq_rm(self._mem, tmp_seq, -1, -1)
+            self._free.append(tmp_seq)
 
     def step(self, state: LlamaSequence, new_ids: Seq[int]) -> LlamaSequence:
         if new_ids:
@@ -348,14 +391,16 @@ class LlamaCppModel(ModelBase):
     def save_sequence(self, state: LlamaSequence, path: Path) -> int:
         """Write the cells of `state` to `path` (atomically); returns bytes written."""
         with self.lock:
-            tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-            ids = (self._ll.llama_token * len(state.ids))(*state.ids)
-            n = self._ll.llama_state_seq_save_file(self._ctx, str(tmp).encode(), state.seq_id, ids, len(state.ids))
-            if not n:
-                tmp.unlink(missing_ok=True)
-                raise OSError(f"llama.cpp could not write {tmp}")
-            tmp.replace(path)
-            return int(n)
+            return self._save_seq(state.seq_id, state.ids, path, path.with_name(path.name + f".{os.getpid()}.tmp"))
+
+    def _save_seq(self, seq: int, ids: list[int], path: Path, tmp: Path) -> int:
+        arr = (self._ll.llama_token * len(ids))(*ids)
+        n = self._ll.llama_state_seq_save_file(self._ctx, str(tmp).encode(), seq, arr, len(ids))
+        if not n:
+            tmp.unlink(missing_ok=True)
+            raise OSError(f"llama.cpp could not write {tmp}")
+        os.replace(tmp, path)
+        return int(n)
 
     def load_sequence(self, path: Path, max_tokens: int) -> LlamaSequence | None:
         """A sequence restored from a file `save_sequence` wrote (None if it cannot be read).
@@ -377,11 +422,11 @@ class LlamaCppModel(ModelBase):
                 return None
             return LlamaSequence(self, seq, list(buf[: count.value]), torch.empty(0))
 
-    def adopt_prefix(self, state: LlamaSequence) -> None:
+    def adopt_prefix(self, state: LlamaSequence, front: bool = False) -> None:
         """Keep `state` (e.g. a loaded prompt prefix) as a prefix-cache entry."""
         with self.lock:
             keep = self._alloc()
             self._ll.llama_memory_seq_cp(self._mem, state.seq_id, keep, -1, -1)
-            self._prefixes.append(_Entry(list(state.ids), keep))
+            self._prefixes.insert(0 if front else len(self._prefixes), _Entry(list(state.ids), keep))
             if len(self._prefixes) > self.prefix_cache_size:
                 self._evict(len(self._prefixes) - self.prefix_cache_size)

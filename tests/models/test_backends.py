@@ -2,10 +2,11 @@
 
 Tolerance (measured with the 135M Q4_1 model, see docs/benchmarks.md):
 llama.cpp multiplies the quantised weights with 8-bit quantised activations,
-transformers runs the dequantised weights in float, so per-token log-probs
-differ a little.  Over the prompts below the largest per-token difference of
-a chosen token was 0.33 nats and the mean 0.03; the test allows 0.75 per
-token and 0.15 on average.
+transformers runs the dequantised weights in bf16 on this CPU (fp32 where
+the CPU has no bf16), so per-token log-probs differ.  Over the two texts
+below (57 and 66 tokens) the largest per-token difference of a given token
+was 0.69 and 0.61 nats, the mean 0.11 and 0.10; the tests allow 1.0 per
+token and 0.2 on average.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ import torch
 from kgqa_core.methods.base import MethodRequest, run_method
 from kgqa_core.models.interface import LanguageModel
 
-PER_TOKEN_TOL = 0.75
-MEAN_TOL = 0.15
+PER_TOKEN_TOL = 1.0
+MEAN_TOL = 0.2
 
 TEXTS = [
     "Question: who directed the movie Heat?\nAnswer: Heat was directed by Michael Mann in 1995.",
@@ -174,3 +175,38 @@ def test_dog_answers_agree_on_a_fixture_question(small_model, llama_model):
     assert t.backend == "transformers" and l.backend == "llama.cpp"
     assert [c.triplet_id for c in t.best_chain] == [c.triplet_id for c in l.best_chain]
     assert t.answer_texts == l.answer_texts
+
+
+def test_stable_prompt_prefix_is_saved_and_read_by_a_new_process(llama_model, tmp_path, monkeypatch):
+    """Two questions share the examples: their KV state goes to disk; a fresh model loads it instead of reading it."""
+    from kgqa_core.models.llama_model import LlamaCppModel
+
+    monkeypatch.setenv("KGQA_CACHE_DIR", str(tmp_path))
+    m = llama_model
+
+    def fresh():
+        return LlamaCppModel(name=m.name, path=m.path, tokenizer=m.tokenizer, revision=m.revision, n_ctx=4096)
+
+    first = fresh()
+    examples = first.encode("Examples:\n" + "".join(f"{i}. < Film {i} -> directed_by -> Person {i} >\n" for i in range(40)))
+    assert len(examples) >= first._store.min_tokens
+    a = first.prefill(examples + first.encode("Question: who directed Film 3?"))
+    b = first.prefill(examples + first.encode("Question: who wrote Film 7?"))
+    saved = list(first._store.folder.glob("*.llama"))
+    assert len(saved) == 1
+    n = int(saved[0].name.split("-")[0])  # the common prefix: the examples and "Question: who"
+    assert len(examples) <= n < len(examples) + 5
+    for s in (a, b):
+        first.release(s)
+
+    second = fresh()  # nothing in memory: as a new process
+    q = second.encode("Question: who directed Film 11?")
+    state = second.prefill(examples + q)
+    assert second.counter.prefix_tokens_loaded == n
+    assert second.counter.tokens_in == len(examples) + len(q) - n  # only the rest of the question was read
+    third = fresh()
+    third._store = None
+    plain = third.prefill(examples + q)
+    x, y = state.logits.log_softmax(-1), plain.logits.log_softmax(-1)
+    top = y.topk(10).indices
+    assert int(x.argmax()) == int(y.argmax()) and float((x[top] - y[top]).abs().max()) < PER_TOKEN_TOL
