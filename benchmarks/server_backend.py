@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import statistics
 import sys
 import time
@@ -36,6 +37,7 @@ from kgqa_core.models.server_model import connect_server  # noqa: E402
 from server_fixtures import LlamaServer  # noqa: E402
 
 SAMPLE = ROOT / "datasets" / "metaqa_sample" / "metaqa_dev_50.jsonl"
+PARAMS: dict = {}
 
 
 def questions(limit: int) -> list[dict]:
@@ -48,7 +50,8 @@ def questions(limit: int) -> list[dict]:
 
 def run(model, q: dict, method: str):
     graph = KnowledgeGraph.from_triplets(q["graph"], name=q["id"])
-    req = MethodRequest(graph=graph, question=q["question"], model=model, topic_entities=q["topic_entities"])
+    req = MethodRequest(graph=graph, question=q["question"], model=model, topic_entities=q["topic_entities"],
+                        params=dict(PARAMS))
     started = time.perf_counter()
     trace = run_method(method, req)
     return trace, time.perf_counter() - started
@@ -58,7 +61,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--limit", type=int, default=20)
     ap.add_argument("--method", default="dog")
+    ap.add_argument("--param", action="append", default=[], help="method parameter NAME=VALUE (e.g. max_prompt_triplets=40)")
     args = ap.parse_args()
+    for pair in args.param:
+        key, _, value = pair.partition("=")
+        PARAMS[key] = value
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `kill` still stops the server (finally below)
     local = load_model("smollm2-135m", backend="llama.cpp")
     server = LlamaServer(packaged_gguf(PACKAGED_MODELS["smollm2-135m"]), Path("/tmp/kgqa-bench-server.log"))
     try:
