@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -32,7 +33,7 @@ class LlamaServer:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1",
              "--port", str(self.port), "--n_ctx", "8192", "--n_threads", "1", "--n_threads_batch", "1"],
-            stdout=self._log, stderr=subprocess.STDOUT, env=env,
+            stdout=self._log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
         )
         deadline = time.time() + 180
         while time.time() < deadline:
@@ -49,12 +50,12 @@ class LlamaServer:
     def kill(self) -> None:
         """As if the server crashed: SIGKILL, no goodbye."""
         if self.proc.poll() is None:
-            self.proc.kill()
+            os.killpg(self.proc.pid, signal.SIGKILL)  # its group: a child holding the socket dies too
             self.proc.wait(timeout=30)
 
     def stop(self) -> None:
         if self.proc.poll() is None:
-            self.proc.terminate()
+            os.killpg(self.proc.pid, signal.SIGTERM)
             try:
                 self.proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
