@@ -34,6 +34,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
     from .parameters import ParameterError, parse_params
     from .trace.schema import save_trace
 
+    from .questions import QuestionError, check_question
+
     if args.method not in METHODS:
         raise CliError(f"unknown method {args.method!r}; choose one of: {', '.join(METHODS)}")
     params = _ask_params(args)
@@ -41,6 +43,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
         parse_params(method_spec(args.method), params)
     except ParameterError as exc:
         raise CliError(f"{exc} (see: python -m kgqa_core methods)") from None
+    try:
+        args.question = check_question(args.question)
+    except QuestionError as exc:
+        raise CliError(f"{exc} (--question)") from None
     try:
         graph = load_graph(args.graph)
     except GraphFormatError as exc:

@@ -194,7 +194,7 @@ def parse_pairs(pairs: Iterable[str] | None, flag: str = "--param") -> dict[str,
         name = normalise_name(key)
         try:
             out[name] = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # deeply nested JSON is text, then refused by its type
             out[name] = text
     return out
 

@@ -135,6 +135,13 @@ def question_section(graph: KnowledgeGraph) -> tuple[str, list[str]]:
                             placeholder="e.g. the films acted by [Sharon Tate] were released in which years").strip()
     if not question:
         return "", []
+    from kgqa_core.questions import QuestionError, check_question
+
+    try:
+        check_question(question)
+    except QuestionError as exc:  # the same words as the CLI: too long, not "lower max prompt triplets"
+        st.error(str(exc)[:1].upper() + str(exc)[1:] + ".")
+        return "", []
     gold = [q.answers for q in qs if q.question.strip() == question]
     st.session_state["ask_gold"] = gold[0] if gold else []
 
