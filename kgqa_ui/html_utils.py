@@ -32,3 +32,32 @@ def script_json(value: Any) -> str:
         .replace("\u2028", "\\u2028")
         .replace("\u2029", "\\u2029")
     )
+
+
+_MD_SPECIAL = frozenset("\\`*_{}[]()#+-.!|<>$~:&@=\"'^%/;?,")
+
+
+def md_text(value: Any) -> str:
+    """Untrusted text for ``st.markdown``/``st.caption``/``st.info``: shown as typed, never as markup.
+
+    CommonMark lets a backslash escape any ASCII punctuation, so escaping all
+    of it turns off every construct at once: images and links
+    (``![x](http://host)`` would make the browser fetch an outside address),
+    bare-URL autolinks (``http\\:`` no longer matches), code spans (a stray
+    backtick in ``?run=``), HTML tags and entities, ``$math$``, Streamlit's
+    ``:red[...]`` colours and ``:icon:`` shortcodes.  Line breaks are kept
+    as hard breaks so multi-line notes stay on their lines.
+    """
+    text = "" if value is None else str(value)
+    out = "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in text)
+    return out.replace("\r\n", "\n").replace("\n", "  \n")
+
+
+def plotly_text(value: Any) -> str:
+    """Untrusted text for a Plotly label, tick or hover text.
+
+    Plotly reads a small HTML subset in every text field (``<a href>``
+    becomes a link, ``<b>`` bold); escaping ``&``, ``<`` and ``>`` keeps the
+    text literal (Plotly decodes the entities back for display).
+    """
+    return html.escape("" if value is None else str(value), quote=False)
