@@ -24,7 +24,8 @@ from . import colors as C
 TripletTuple = tuple[str, str, str]
 TripletLookup = Callable[[int], "TripletTuple | None"]
 
-NODE_PRIORITY = {"topic": 8, "answer": 7, "key": 6, "chain": 5, "missing": 4, "candidate": 3, "subgraph": 2, "context": 0}
+NODE_PRIORITY = {"topic": 9, "answer": 8, "key": 7, "chain": 6, "missing": 5, "reached": 4, "candidate": 3, "subgraph": 2,
+                 "context": 0}
 EDGE_PRIORITY = {"chain": 7, "ill": 7, "path": 5, "beam": 4, "candidate": 3, "dropped": 2, "subgraph": 1, "context": 0}
 # the role an edge gives its two endpoints
 EDGE_TO_NODE = {
@@ -39,13 +40,14 @@ NODE_STYLE = {
     "key": (C.KEY_ENTITY, "#4c2a9e", "triangle", 20, "#212529"),
     "chain": ("#ffd8a8", C.CHAIN, "dot", 18, "#212529"),
     "missing": (C.MISSING_NODE, C.ILL, "dot", 16, "#c92a2a"),
+    "reached": (C.REACHED, "#0b3d91", "dot", 17, "#212529"),
     "candidate": (C.CANDIDATE_NODE, "#1c7ed6", "dot", 14, "#212529"),
     "subgraph": (C.SUBGRAPH, "#1864ab", "dot", 14, "#212529"),
     "context": (C.CONTEXT, "#adb5bd", "dot", 9, "#868e96"),
 }
 NODE_LABELS = {
     "topic": "topic entity", "answer": "answer", "key": "key entity (RoK)", "chain": "on the chosen chain",
-    "missing": "entity not in the graph", "candidate": "reached by a candidate", "subgraph": "in the query subgraph",
+    "missing": "entity not in the graph", "reached": "reached at an earlier step", "candidate": "reached by a candidate", "subgraph": "in the query subgraph",
     "context": "context (not in the subgraph)",
 }
 EDGE_STYLE = {
@@ -195,6 +197,25 @@ class SceneBuilder:
             spec.size = size
         if info and info not in spec.info:
             spec.info.append(info)
+
+    def has_node(self, name: str) -> bool:
+        return name in self._nodes
+
+    def role_of(self, name: str) -> str | None:
+        spec = self._nodes.get(name)
+        return spec.role if spec is not None else None
+
+    def resize(self, name: str, size: float, info: str = "") -> None:
+        """Set an existing entity's size (RoK: PageRank), keeping its role."""
+        spec = self._nodes.get(name)
+        if spec is None:
+            return
+        spec.size = size
+        if info and info not in spec.info:
+            spec.info.append(info)
+
+    def names(self) -> list[str]:
+        return list(self._nodes)
 
     def mark_new(self, name: str) -> None:
         if name not in self._nodes:
