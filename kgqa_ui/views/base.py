@@ -191,5 +191,4 @@ class GenericView(StepView):
         st.info("This step's type is not one this workbench knows how to draw (a newer method, or a hand-made "
                 "trace); the graph shows its subgraph and candidates, and its data is below as JSON.",
                 icon=":material/help:")
-        st.code(json.dumps({"kind": step.kind, "extra": step.extra}, indent=1, default=str, ensure_ascii=False)[:20000],
-                language="json")
+        st.json(json.loads(json.dumps({"kind": step.kind, "extra": step.extra}, default=str)), expanded=True)

@@ -96,7 +96,7 @@ def test_replay_steps_through_a_saved_trace(saved_runs):
         titles.append(docs[0].split("<title>", 1)[1].split("</title>", 1)[0])
         at.button(key="replay_next").click().run()
         _ok(at)
-    assert titles[0].startswith("Step 1/") and titles[-1].startswith(f"Step {n}/")
+    assert titles[0].startswith(f"Step 1 of {n} ") and titles[-1].startswith(f"Step {n} of {n} ")
     assert at.select_slider[0].value == n  # final
     assert "Final result" in _srcdoc(at)[0]
     assert at.query_params["step"] == [str(n)] or at.query_params["step"] == str(n)
