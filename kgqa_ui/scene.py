@@ -147,6 +147,7 @@ class _NodeSpec:
     size: float | None = None
     info: list[str] = field(default_factory=list)
     new: bool = False
+    shape: str | None = None
 
 
 def truncate(text: str, limit: int) -> str:
@@ -185,7 +186,8 @@ class SceneBuilder:
         self._order += 1
         return self._order
 
-    def node(self, name: str, role: str, color: str | None = None, size: float | None = None, info: str = "") -> None:
+    def node(self, name: str, role: str, color: str | None = None, size: float | None = None, info: str = "",
+             shape: str | None = None) -> None:
         spec = self._nodes.get(name)
         if spec is None:
             spec = self._nodes[name] = _NodeSpec(role=role, order=self._tick())
@@ -195,6 +197,8 @@ class SceneBuilder:
             spec.color = color
         if size is not None:
             spec.size = size
+        if shape is not None and NODE_PRIORITY[role] >= NODE_PRIORITY[spec.role]:
+            spec.shape = shape
         if info and info not in spec.info:
             spec.info.append(info)
 
@@ -308,7 +312,7 @@ class SceneBuilder:
                 lines.append("new at this step")
             nodes.append(SceneNode(
                 id=ids[name], label=truncate(name, label_limit), role=spec.role, color=spec.color or bg,
-                border=NEW_RING if spec.new else border, shape=shape, size=spec.size or size,
+                border=NEW_RING if spec.new else border, shape=spec.shape or shape, size=spec.size or size,
                 font_color=font, title="\n".join(lines), new=spec.new,
             ))
 

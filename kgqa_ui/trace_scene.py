@@ -8,6 +8,7 @@ are well-formed.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Iterable, Sequence
 
 from kgqa_core.trace.schema import Trace
@@ -164,6 +165,10 @@ def step_title(trace: Trace, index: int) -> str:
     return f"Step {index + 1} of {len(trace.steps)} \u00b7 {step_name(trace, index)}"
 
 
+# one marker per compared run, so two runs' answers are told apart without colour alone
+ANSWER_MARKERS = ["star", "triangle", "square", "diamond", "triangleDown", "hexagon", "box", "ellipse"]
+
+
 def compare_scene(
     traces: Sequence[Trace],
     graph: Any | None = None,
@@ -174,6 +179,7 @@ def compare_scene(
     """Every trace's best chain on one graph, one colour per trace."""
     b = make_builder(graph, traces)
     labels = list(labels) if labels else [t.method for t in traces]
+    answered_by: Counter[str] = Counter(e for t in traces for e in set(_answer_entities(t, graph)))
     for k, trace in enumerate(traces):
         colour = C.categorical(k)
         drew = False
@@ -186,8 +192,15 @@ def compare_scene(
                 color=None if ill else colour, info=labels[k], layer=k,
             )
         b.legend_item(LegendItem(f"{labels[k]}" + ("" if drew else " (no chain)"), colour, "edge"))
+        marker = ANSWER_MARKERS[k % len(ANSWER_MARKERS)]
+        own = [e for e in _answer_entities(trace, graph) if answered_by[e] == 1]
+        for ent in own:
+            b.node(ent, "answer", color=colour, shape=marker, info=f"answer of {labels[k]}")
+        if own:
+            b.legend_item(LegendItem(f"answer of {labels[k]} only", colour, "node", shape=marker))
         for ent in _answer_entities(trace, graph):
-            b.node(ent, "answer", info=f"answer of {labels[k]}")
+            if answered_by[ent] > 1:
+                b.node(ent, "answer", info=f"answer of {labels[k]}")
         for ent in trace.topic_entities:
             b.node(ent, "topic")
     b.context([n for n in b._nodes], budget=context)

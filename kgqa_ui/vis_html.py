@@ -103,7 +103,8 @@ def _legend_html(items: list[LegendItem], score_range: tuple[float, float] | Non
                 f"{esc(it.label)}</span>"
             )
         else:
-            shape = {"diamond": "\u25c6", "star": "\u2605", "triangle": "\u25b2"}.get(it.shape)
+            shape = {"diamond": "\u25c6", "star": "\u2605", "triangle": "\u25b2", "square": "\u25a0",
+                     "triangleDown": "\u25bc", "hexagon": "\u2b22", "box": "\u25ac", "ellipse": "\u2b2c"}.get(it.shape)
             mark = (f'<span class="sym" style="color:{esc(it.color)}">{shape}</span>' if shape
                     else f'<span class="dot" style="background:{esc(it.color)}"></span>')
             chips.append(f'<span class="chip">{mark}{esc(it.label)}</span>')
