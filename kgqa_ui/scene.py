@@ -295,8 +295,12 @@ class SceneBuilder:
 
     # ------------------------------------------------------------- build
     def build(
-        self, max_nodes: int = 300, title: str = "", layout: str = "physics", label_limit: int = 40
+        self, max_nodes: int = 300, title: str = "", layout: str = "physics", label_limit: int = 40,
+        node_labels: dict[str, str] | None = None, edge_labels: dict[str, str] | None = None,
     ) -> GraphScene:
+        """The capped scene; ``node_labels``/``edge_labels`` rename roles for a page (Explore's "expanded")."""
+        self._node_labels = {**NODE_LABELS, **(node_labels or {})}
+        self._edge_labels = {**EDGE_LABELS, **(edge_labels or {})}
         names = sorted(self._nodes, key=lambda n: (-NODE_PRIORITY[self._nodes[n].role], self._nodes[n].order))
         kept_names = names[: max(1, max_nodes)]
         kept = set(kept_names)
@@ -307,7 +311,7 @@ class SceneBuilder:
         for name in kept_names:
             spec = self._nodes[name]
             bg, border, shape, size, font = NODE_STYLE[spec.role]
-            lines = [name, NODE_LABELS[spec.role]] + spec.info
+            lines = [name, self._node_labels[spec.role]] + spec.info
             if spec.new:
                 lines.append("new at this step")
             nodes.append(SceneNode(
@@ -329,7 +333,7 @@ class SceneBuilder:
                 continue
             colour, width, dashes, opacity = EDGE_STYLE[spec.role]
             tid = "" if spec.triplet_id is None else f"  [#{spec.triplet_id}]"
-            lines = [f"{spec.head} -> {spec.relation} -> {spec.tail}{tid}", EDGE_LABELS[spec.role]] + spec.info
+            lines = [f"{spec.head} -> {spec.relation} -> {spec.tail}{tid}", self._edge_labels[spec.role]] + spec.info
             edges.append(SceneEdge(
                 id=f"e{len(edges)}", source=ids[spec.head], target=ids[spec.tail], label=truncate(spec.relation, 32),
                 role=spec.role, color=spec.color or colour, width=spec.width or width, dashes=dashes,
@@ -367,7 +371,7 @@ class SceneBuilder:
         for role in NODE_PRIORITY:
             if role in node_roles:
                 bg, border, shape, _size, _font = NODE_STYLE[role]
-                items.append(LegendItem(NODE_LABELS[role], bg, "node", shape=shape))
+                items.append(LegendItem(self._node_labels[role], bg, "node", shape=shape))
         if any(n.new for n in nodes):
             items.append(LegendItem("new at this step", NEW_RING, "ring"))
         edge_roles = {e.role for e in edges}
@@ -377,7 +381,7 @@ class SceneBuilder:
                 if role == "candidate" and self.score_range is not None:
                     items.append(LegendItem("candidate score", "", "gradient"))
                     continue
-                items.append(LegendItem(EDGE_LABELS[role], colour, "edge", dashed=dashes))
+                items.append(LegendItem(self._edge_labels[role], colour, "edge", dashed=dashes))
         return items + self.extra_legend
 
 

@@ -218,7 +218,7 @@ def explore_scene(
     """The neighbourhoods the user expanded on the Explore page."""
     b = make_builder(graph, [])
     for tid in highlight:
-        b.triplet(tid, "chain", info="edited / highlighted")
+        b.triplet(tid, "chain", info="added on the Edit tab")
     skipped = 0
     for ent in expanded:
         if not graph.has_entity(ent):
@@ -232,7 +232,12 @@ def explore_scene(
         b.node(selected, "topic", info="selected")
     if skipped:
         b.notes.append(f"{skipped} triplets of high-degree entities not drawn (at most {per_entity} per entity).")
-    return b.build(max_nodes=max_nodes, title="Explored neighbourhoods")
+    return b.build(
+        max_nodes=max_nodes, title="Explored neighbourhoods",
+        node_labels={"key": "expanded entity", "topic": "selected entity", "chain": "end of an edited triplet",
+                     "subgraph": "neighbour of an expanded entity"},
+        edge_labels={"chain": "triplet you added", "subgraph": "triplet of an expanded entity"},
+    )
 
 
 def abstract_structure_scene(structure: Any) -> GraphScene | None:

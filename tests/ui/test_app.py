@@ -198,6 +198,9 @@ def test_explore_search_expand_and_edit_a_copy(runs_dir):
     _ok(at)
     assert at.session_state["edited_graph"].find("Sharon Tate", "born_in", "Dallas") is not None
     assert original.find("Sharon Tate", "born_in", "Dallas") is None
+    assert [at.text_input(key=k).value for k in ("edit_h", "edit_r", "edit_t")] == ["", "", ""]  # ready for the next
+    legend = _srcdoc(at)[0]
+    assert "expanded entity" in legend and "key entity (RoK)" not in legend  # the legend speaks this page's words
 
 
 def _a_method() -> str | None:
