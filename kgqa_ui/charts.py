@@ -97,19 +97,21 @@ def step_scores_figure(
         if c.beam is not None:
             lines.append(f"beam {c.beam}")
         hover.append("<br>".join(lines))
-        text.append(("\u2713 kept  " if c.kept else "") + val + ("  partial" if partial else ""))
+        text.append(("\u2713 " if c.kept else "") + val + (" partial" if partial else ""))
     fig = go.Figure(go.Bar(
         x=[float(c.score) - base for c in shown], base=None if base == 0.0 else base, y=labels, orientation="h",
         marker={"color": [C.score_color(norm_of[id(c)]) for c in shown],
                 "pattern": {"shape": ["/" if _is_partial(c) else "" for c in shown]},
                 "line": {"color": [C.CHAIN if c.kept else "rgba(0,0,0,0)" for c in shown], "width": 2.5}},
-        hovertext=hover, hoverinfo="text", text=text, textposition="auto",
+        hovertext=hover, hoverinfo="text", text=text, textposition="outside", textangle=0, cliponaxis=False,
     ))
     fig.update_yaxes(autorange="reversed", automargin=True)
-    fig.update_xaxes(title_text=plotly_text(unit))
+    span = max(float(c.score) for c in shown) - base or 1.0
+    # room on the right for the value written beside the longest bar
+    fig.update_xaxes(title_text=plotly_text(unit), range=[base, base + span * 1.5])
     extra = f" (top {MAX_BARS} of {len(cands)})" if len(cands) > MAX_BARS else ""
     n_lines = sum(label.count("<br>") + 1 for label in labels)
-    return _layout(fig, f"Candidate scores{extra}: kept first, outlined", height=max(220, 20 * n_lines + 14 * len(shown) + 100))
+    return _layout(fig, f"Candidates{extra} (\u2713 kept, first)", height=max(220, 20 * n_lines + 14 * len(shown) + 100))
 
 
 def token_figure(positions: Sequence[TokenPosition], top_k: int = 6) -> go.Figure | None:

@@ -50,6 +50,7 @@ def show_graph(scene: GraphScene, height: int = 520, alt: str = "knowledge graph
 
 
 def badge(trace: Trace, graph: Any | None = None) -> None:
+    """The faithfulness badge, then the answer-grounding badge (each on its own line)."""
     b = faithfulness_badge(trace)
     st.badge(md_text(b.label), color=b.color, help=md_text(b.help))  # type: ignore[arg-type]
     g = grounding_badge(trace, graph)
@@ -63,19 +64,31 @@ def answers_line(trace: Trace) -> str:
     return "**Answer:** " + (", ".join(md_text(n) for n in names) if names else "(no answer)")
 
 
-def trace_summary(trace: Trace, gold: list[str] | None = None, compact: bool = False, graph: Any | None = None) -> None:
-    """Answer, chain, faithfulness, grounding and cost of a run."""
+def trace_summary(trace: Trace, gold: list[str] | None = None, compact: bool = False, graph: Any | None = None,
+                  show_chain: bool = True, inline: bool = False) -> None:
+    """Answer, chain, faithfulness, grounding and cost of a run.
+
+    ``inline`` puts the answer and the badges on one row (Replay's header,
+    to keep the graph above the fold); otherwise they stack (narrow cards).
+    """
     if trace.error:
         st.error("This run ended with an error: " + md_text(trace.error))
-    st.markdown(answers_line(trace))
     corr = correctness(trace, gold or [])
-    cols = st.columns([3, 2]) if not compact else st.columns(2)
-    with cols[0]:
-        badge(trace, graph)
+    f, g = faithfulness_badge(trace), grounding_badge(trace, graph)
+    slots: list[Any]
+    if inline:
+        cols = st.columns([4, 3, 3] if corr is None else [4, 3, 3, 2], vertical_alignment="center")
+        cols[0].markdown(answers_line(trace))
+        slots = list(cols[1:]) + [st]
+    else:
+        st.markdown(answers_line(trace))
+        slots = [st] * 3 if compact else list(st.columns(3))
+    slots[0].badge(md_text(f.label), color=f.color, help=md_text(f.help))  # type: ignore[arg-type]
+    if g is not None:
+        slots[1].badge(md_text(g.label), color=g.color, help=md_text(g.help))  # type: ignore[arg-type]
     if corr is not None:
-        with cols[1]:
-            st.badge(md_text(corr.label), color="green" if corr.hit_at_1 else ("orange" if corr.matched else "red"))
-    if trace.chains:
+        slots[2].badge(md_text(corr.label), color="green" if corr.hit_at_1 else ("orange" if corr.matched else "red"))
+    if trace.chains and show_chain:
         st.markdown("**Chain:** " + md_text(chain_text(trace, 0)))
         if len(trace.chains) > 1 and not compact:
             with st.expander(f"{len(trace.chains) - 1} more chain(s)"):

@@ -114,13 +114,13 @@ def grounding_badge(trace: Trace, graph: Any | None = None) -> Badge | None:
     details = "; ".join(f"{a.answer}: {a.explanation}" for a in rep.answers)
     if not rep.has_chain:
         colour = "blue" if rep.in_graph == rep.total else "red"
-        return Badge(f"no chain to check: {rep.in_graph}/{rep.total} answer(s) in the graph", colour,
+        return Badge(f"no chain; answers in graph: {rep.in_graph}/{rep.total}", colour,
                      "This run cites no in-graph chain, so only graph membership can be checked. " + details)
     if rep.all_grounded:
-        return Badge(f"grounded: {rep.on_chain}/{rep.total} answer(s) reached by the chain", "green",
-                     "Every answer is an entity of the best chain's triplets. " + details)
+        return Badge(f"answers on the chain: {rep.on_chain}/{rep.total}", "green",
+                     "Every answer is an entity of a cited chain's triplets. " + details)
     colour = "red" if rep.in_graph < rep.total else "orange"
-    return Badge(f"off the chain: {rep.total - rep.on_chain} of {rep.total} answer(s)", colour,
+    return Badge(f"answers off the chain: {rep.total - rep.on_chain}/{rep.total}", colour,
                  "An answer the chain did not reach is not supported by the cited triplets. " + details)
 
 

@@ -155,22 +155,23 @@ body {{ margin:0; font-family: -apple-system, "Segoe UI", Roboto, sans-serif; fo
   const el = document.getElementById("graph");
   if (typeof vis === "undefined") {{ el.textContent = "The graph library failed to load."; return; }}
   function tip(text) {{ const d = document.createElement("div"); d.className = "tip"; d.textContent = text; return d; }}
-  const nodes = new vis.DataSet(SCENE.nodes.map(n => Object.assign({{}}, n, {{title: tip(n.title)}})));
-  const edges = new vis.DataSet(SCENE.edges.map(e => Object.assign({{}}, e, {{title: tip(e.title)}})));
   const hier = SCENE.layout === "hierarchical";
   const dark = window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches;
   const ink = dark ? "#e9ecef" : "#212529", halo = dark ? "#161a23" : "#ffffff", edgeInk = dark ? "#ced4da" : "#495057";
   SCENE.nodes.forEach(n => {{ n.font = Object.assign({{color: n.role === "context" ? (dark ? "#adb5bd" : "#868e96") : ink,
                                                        strokeWidth: 3, strokeColor: halo}}, n.font);
                               if (hier) n.widthConstraint = {{ maximum: 170 }}; }});
-  SCENE.edges.forEach(e => {{ e.font = Object.assign({{color: edgeInk, strokeWidth: 3, strokeColor: halo}}, e.font); }});
+  SCENE.edges.forEach(e => {{ e.font = Object.assign({{color: edgeInk, strokeWidth: 3, strokeColor: halo}}, e.font,
+                                                     hier ? {{ align: "horizontal" }} : {{}}); }});
+  const nodes = new vis.DataSet(SCENE.nodes.map(n => Object.assign({{}}, n, {{title: tip(n.title)}})));
+  const edges = new vis.DataSet(SCENE.edges.map(e => Object.assign({{}}, e, {{title: tip(e.title)}})));
   const options = {{
     autoResize: true,
     interaction: {{ hover: true, tooltipDelay: 120, navigationButtons: false,
                    keyboard: {{ enabled: true, bindToWindow: false, speed: {{ x: 8, y: 8, zoom: 0.03 }} }} }},
     nodes: {{ shadow: false }},
     edges: {{ selectionWidth: 2 }},
-    layout: hier ? {{ hierarchical: {{ direction: "UD", sortMethod: "directed", levelSeparation: 130, nodeSpacing: 210,
+    layout: hier ? {{ hierarchical: {{ direction: "UD", sortMethod: "directed", levelSeparation: 190, nodeSpacing: 220,
                                        treeSpacing: 230 }} }}
                  : {{ improvedLayout: SCENE.nodes.length <= 150, randomSeed: 7 }},
     physics: hier ? {{ enabled: false }} : {{
@@ -192,7 +193,7 @@ body {{ margin:0; font-family: -apple-system, "Segoe UI", Roboto, sans-serif; fo
     network.on("hoverEdge", p => edges.update({{ id: p.edge, label: edges.get(p.edge).hoverLabel }}));
     network.on("blurEdge", p => {{ const e = SCENE.edges.find(x => x.id === p.edge); edges.update({{ id: p.edge, label: e ? e.label : "" }}); }});
   }}
-  function done() {{ network.setOptions({{ physics: {{ enabled: false }} }}); network.fit(); readable(); el.dataset.ready = "1"; }}
+  function done() {{ network.setOptions({{ physics: {{ enabled: false }} }}); network.fit(); readable(); network.fit(); el.dataset.ready = "1"; }}
   if (hier) {{ network.once("afterDrawing", done); }}
   else {{ network.once("stabilizationIterationsDone", done); setTimeout(done, 8000); }}
   window.kgqaNetwork = network;

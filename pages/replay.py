@@ -110,8 +110,8 @@ def player(run_id: str, trace: Trace, was_playing: bool) -> None:
 
 def main() -> None:
     st.title("Replay")
-    st.caption("Step through what a method did: the query-centric subgraph, candidates and their scores, the "
-               "chosen chain, and the model's own text. Nothing is re-run.")
+    st.caption("Step through what a method did: the subgraph it grew, candidates and their scores, the chosen "
+               "chain and the model's own text. Nothing is re-run.")
     run_id = pick_run()
     if run_id is None:
         return
@@ -126,8 +126,8 @@ def main() -> None:
         st.markdown("**" + md_text(trace.question) + "**")
         gold = st.session_state.get("ask_gold") if st.session_state.get("ask_question", "").strip() == trace.question else []
         graph, _where = state.graph_for_trace(trace)
-        panels.trace_summary(trace, gold=gold, compact=True, graph=graph)
-        with st.expander("Run details: cost, parameters, all chains"):
+        panels.trace_summary(trace, gold=gold, compact=True, graph=graph, show_chain=False, inline=True)
+        with st.expander("Chains, cost and parameters"):
             panels.trace_summary(trace, gold=gold, graph=graph)
     if not trace.steps:
         st.info("This trace has no steps to replay; the final result is shown below.")

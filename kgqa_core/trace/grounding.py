@@ -2,9 +2,9 @@
 
 The faithfulness report checks the triplets a method cites; this checks the
 step after them: an answer is *grounded* when it is an entity of an in-graph
-triplet of the best chain (the chain the answer was read from).  An answer
-found only on another cited chain, or only somewhere in the graph, or not in
-the graph at all, is flagged.  Methods that cite no chain (Direct, or CoT
+triplet of a cited chain.  The report tells apart the best chain (DoG's
+top beam) from the other cited chains (RoK's paths, DoG's other beams); an
+answer only somewhere in the graph, or not in the graph at all, is flagged.  Methods that cite no chain (Direct, or CoT
 when the model wrote no triplet) can only be checked for being a graph
 entity.
 
@@ -50,7 +50,8 @@ class AnswerGrounding:
 
     @property
     def grounded(self) -> bool:
-        return self.status == ON_CHAIN
+        """Reached by a cited chain (the best one, or another the method cites as evidence)."""
+        return self.status in (ON_CHAIN, OTHER_CHAIN)
 
     @property
     def explanation(self) -> str:
@@ -70,6 +71,7 @@ class GroundingReport:
 
     @property
     def on_chain(self) -> int:
+        """Answers reached by any cited chain."""
         return sum(a.grounded for a in self.answers)
 
     @property
@@ -77,8 +79,12 @@ class GroundingReport:
         return sum(a.in_graph for a in self.answers)
 
     @property
+    def on_best_chain(self) -> int:
+        return sum(a.status == ON_CHAIN for a in self.answers)
+
+    @property
     def all_grounded(self) -> bool:
-        """Every answer reached by the best chain (False without answers or without a chain)."""
+        """Every answer reached by a cited chain (False without answers or without a chain)."""
         return self.has_chain and self.total > 0 and self.on_chain == self.total
 
     @property

@@ -21,7 +21,7 @@ class DogView(StepView):
     method = "dog"
     label = "Decoding on Graphs"
     prefixes = ("dog.",)
-    score_unit = "score: sum of token log-probabilities"
+    score_unit = "log-probability (Eq. 3)"
     score_is_logprob = True
     drawn_extras = frozenset({"chain", "chain_score", "chains", "chain_scores", "dropped", "answers", "error",
                               "triplet_score", "stop", "forced_conclusion", "parent_beam"})
@@ -59,7 +59,7 @@ class DogView(StepView):
 
     def score_unit_for(self, step: Step) -> str:
         if step.kind == "dog.beam":
-            return "chain score: sum of its triplets' scores"
+            return "chain log-probability"
         return self.score_unit
 
     def score_legend(self, step: Step) -> str:

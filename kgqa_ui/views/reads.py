@@ -17,7 +17,7 @@ class ReadsView(StepView):
     method = "reads"
     label = "READS"
     prefixes = ("reads.",)
-    score_unit = "log-probability of the option"
+    score_unit = "log-probability"
     score_is_logprob = True
     drawn_extras = frozenset({"abstract_structure", "linearized_structure", "new_node"})
 
@@ -25,6 +25,11 @@ class ReadsView(StepView):
         step = trace.steps[index]
         n = sum(1 for s in trace.steps[: index + 1] if s.kind == step.kind)
         if step.kind == "reads.search":
+            chosen = next((c for c in step.candidates if c.kept), None)
+            if chosen is not None and self.candidate_label(step, chosen) == NONE_LABEL:
+                return f"relation search {n}: stopped (the structure is complete)"
+            if step.choice:
+                return f"relation search {n}: took {step.choice}"
             return f"relation search {n}: " + (str(step.title).strip() or "choose a relation")
         if step.kind == "reads.answer":
             return "answer from the answer node"

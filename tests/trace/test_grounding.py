@@ -27,9 +27,11 @@ def _ans(text: str) -> Answer:
 def test_each_answer_gets_its_own_verdict():
     rep = ground_answers([_ans("1967"), _ans("1968"), _ans("1966"), _ans("1999")], [BEST, OTHER], G)
     assert [a.status for a in rep.answers] == [ON_CHAIN, OTHER_CHAIN, IN_GRAPH, NOT_IN_GRAPH]
-    assert rep.has_chain and rep.on_chain == 1 and rep.total == 4 and rep.in_graph == 3
+    assert rep.has_chain and rep.on_best_chain == 1 and rep.on_chain == 2 and rep.total == 4 and rep.in_graph == 3
     assert not rep.all_grounded
-    assert [a.answer for a in rep.off_chain] == ["1968", "1966", "1999"]
+    assert [a.answer for a in rep.off_chain] == ["1966", "1999"]
+    both = ground_answers([_ans("1967"), _ans("1968")], [BEST, OTHER], G)
+    assert both.all_grounded and both.on_best_chain == 1  # RoK-style: every answer on some cited chain
 
 
 def test_all_answers_on_the_best_chain_is_grounded_and_case_is_ignored():
