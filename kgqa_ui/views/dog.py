@@ -72,7 +72,7 @@ class DogView(StepView):
                 "is less likely; the probability is in the tooltip. Kept = the triplet's chain is among the k best "
                 "after this step (k = beam size). Partial = the token search stopped before finishing the triplet; "
                 "the bar shows an upper bound (the shared prefix plus its first diverging token), so its full "
-                "score is at most that. Kept candidates are listed first.")
+                "score is at most that. Kept candidates come first, then fully scored ones, then partial ones.")
 
     def candidate_reason(self, step: Step, cand: Candidate) -> str:
         if step.kind == "dog.beam":
