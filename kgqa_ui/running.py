@@ -18,12 +18,16 @@ from kgqa_core.trace.schema import Step, Trace
 from . import state
 
 
-@st.cache_resource(show_spinner=False, max_entries=2)
-def get_model(name: str, _progress: Callable[[str], None] | None = None):
-    """One loaded model per name per process, shared by all sessions (the model has its own lock)."""
+def get_model(name: str, progress: Callable[[str], None] | None = None):
+    """One loaded model per name per process, shared by all sessions (the model has its own lock).
+
+    Not an ``st.cache_resource``: ``load_model`` already keeps one model per process, and a cached
+    function must not touch Streamlit elements (a cache hit replays them into a layout block that no
+    longer exists, which broke every run after a process's first).  ``progress`` gets plain strings.
+    """
     from kgqa_core.models import load_model
 
-    return load_model(name, progress=_progress)
+    return load_model(name, progress=progress)
 
 
 @st.cache_data(show_spinner=False, ttl=30)
@@ -69,7 +73,7 @@ def run_with_status(
     """Run one method under an st.status panel; save the trace; never raise."""
     with st.status(f"{method}: loading model {model_name}…", expanded=True) as status:
         try:
-            model = get_model(model_name, _progress=lambda msg: status.write(str(msg)))
+            model = get_model(model_name, progress=lambda msg: status.write(str(msg)))
         except Exception as exc:
             status.update(label=f"{method}: could not load model {model_name}", state="error")
             return RunOutcome(method, None, None, f"Could not load model {model_name}: {exc}")

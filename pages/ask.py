@@ -21,7 +21,7 @@ def graph_section() -> KnowledgeGraph | None:
 
     st.subheader("1 · Graph")
     source = st.segmented_control("Source", ["Sample graph", "Upload a file"], default="Sample graph",
-                                  key="ask_source", label_visibility="collapsed")
+                                  key="ask_source", label_visibility="collapsed", persist_state="session")
     if source == "Upload a file":
         upload_box()
     else:
@@ -34,13 +34,15 @@ def graph_section() -> KnowledgeGraph | None:
             names = [s.name for s in samples]
             titles = {s.name: s.title for s in samples}
             current = st.session_state.get("graph_sample")
-            idx = names.index(current) if current in names else 0
+            # With an uploaded graph loaded, no sample is pre-selected: looking at this tab must not replace it.
+            idx = names.index(current) if current in names else (None if state.active_graph() else 0)
             choice = st.selectbox("Sample graph", names, index=idx, format_func=lambda n: titles.get(n, n),
-                                  key="ask_sample")
+                                  key="ask_sample", persist_state="session",
+                                  placeholder="Pick a sample graph (replaces the uploaded graph)")
             desc = next((s.description for s in samples if s.name == choice), "")
             if desc:
                 st.caption(desc)
-            if choice != st.session_state.get("graph_sample") or st.session_state.get("graph") is None:
+            if choice is not None and (choice != current or state.active_graph() is None):
                 try:
                     state.load_sample_into_state(choice)
                     _reset_question()
@@ -96,6 +98,7 @@ def upload_box() -> None:
         return
     state.set_graph(graph, f"upload: {up.name}")
     st.session_state["graph_sample"] = None
+    st.session_state.pop("ask_sample", None)  # the sample tab shows no sample as chosen any more
     _reset_question()
 
 
@@ -127,8 +130,9 @@ def question_section(graph: KnowledgeGraph) -> tuple[str, list[str]]:
     if qs:
         st.selectbox("Example questions for this graph", list(range(len(qs))), index=None, key="ask_example",
                      format_func=lambda i: f"{qs[i].question}  (gold: {', '.join(qs[i].answers[:4])})",
-                     placeholder="Pick an example question…", on_change=_pick_example)
-    question = st.text_area("Question", key="ask_question", height=80,
+                     placeholder="Pick an example question…", on_change=_pick_example,
+                     persist_state="session")
+    question = st.text_area("Question", key="ask_question", height=80, persist_state="session",
                             placeholder="e.g. the films acted by [Sharon Tate] were released in which years").strip()
     if not question:
         return "", []
@@ -149,7 +153,7 @@ def question_section(graph: KnowledgeGraph) -> tuple[str, list[str]]:
         c = by_name.get(e)
         return f"{e}  ({c.method}, {c.score:.2f})" if c else e
 
-    topics = st.multiselect("Topic entities (confirm or change)", options, key="ask_topics", format_func=fmt,
+    topics = st.multiselect("Topic entities (confirm or change)", options, key="ask_topics", format_func=fmt, persist_state="session",
                             help="Where the reasoning starts. Suggested by linking the question to graph entity names.")
     if not cands:
         st.warning("No graph entity was found in the question. Mark it as [Entity] or add one below.")
@@ -179,14 +183,14 @@ def method_section() -> tuple[list[str], dict, str]:
                 "on the Replay and Runs pages.")
         return [], {}, ""
     default = [m for m in ("dog",) if m in methods] or [next(iter(methods))]
-    chosen = st.multiselect("Method(s)", list(methods), default=default, key="ask_methods",
+    chosen = st.multiselect("Method(s)", list(methods), default=default, key="ask_methods", persist_state="session",
                             format_func=lambda m: f"{m} — {methods[m]}")
     c = st.columns(4)
     params = {
-        "beam_size": c[0].number_input("Beam size", 1, 8, 3, key="ask_beam", help="Beams kept per step (DoG, READS)."),
-        "max_steps": c[1].number_input("Max steps", 1, 8, 3, key="ask_steps", help="Reasoning steps per beam."),
-        "hops": c[2].number_input("Hops", 1, 4, 2, key="ask_hops", help="Path length explored (RoK, READS)."),
-        "max_prompt_triplets": c[3].number_input("Max prompt triplets", 10, 1000, 120, step=10, key="ask_budget",
+        "beam_size": c[0].number_input("Beam size", 1, 8, 3, key="ask_beam", persist_state="session", help="Beams kept per step (DoG, READS)."),
+        "max_steps": c[1].number_input("Max steps", 1, 8, 3, key="ask_steps", persist_state="session", help="Reasoning steps per beam."),
+        "hops": c[2].number_input("Hops", 1, 4, 2, key="ask_hops", persist_state="session", help="Path length explored (RoK, READS)."),
+        "max_prompt_triplets": c[3].number_input("Max prompt triplets", 10, 1000, 120, step=10, key="ask_budget", persist_state="session",
                                                  help="Graph triplets placed in a prompt (pruned by similarity)."),
     }
     names = list(PACKAGED_MODELS)
@@ -195,7 +199,7 @@ def method_section() -> tuple[list[str], dict, str]:
     default_model = preferred if installed.get(preferred) else next(
         (n for n in names if installed[n]), DEFAULT_APP_MODEL)
     model = st.selectbox(
-        "Model", names, index=names.index(default_model), key="ask_model",
+        "Model", names, index=names.index(default_model), key="ask_model", persist_state="session",
         format_func=lambda n: f"{PACKAGED_MODELS[n].title} · {PACKAGED_MODELS[n].size_mb} MB"
         + ("" if installed[n] else " (not installed)"),
         help="Loaded once per app process; the first run of a model includes its loading time.")
