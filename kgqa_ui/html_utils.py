@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from typing import Any
 
 
@@ -37,18 +38,28 @@ def script_json(value: Any) -> str:
 _MD_SPECIAL = frozenset("\\`*_{}[]()#+-.!|<>$~:&@=\"'^%/;?,")
 
 
+def _break_autolink(match: re.Match) -> str:
+    found = match.group(0)
+    return {"://": ":\u2060//", "@": "\u2060@"}.get(found, found[:3] + "\u2060.")
+
+
+# GFM finds literal autolinks (http://..., www...., name@host) in text *after* escapes are resolved
+_AUTOLINK = re.compile(r"://|(?i:www)\.|@")
+
+
 def md_text(value: Any) -> str:
     """Untrusted text for ``st.markdown``/``st.caption``/``st.info``: shown as typed, never as markup.
 
     CommonMark lets a backslash escape any ASCII punctuation, so escaping all
     of it turns off every construct at once: images and links
     (``![x](http://host)`` would make the browser fetch an outside address),
-    bare-URL autolinks (``http\\:`` no longer matches), code spans (a stray
-    backtick in ``?run=``), HTML tags and entities, ``$math$``, Streamlit's
-    ``:red[...]`` colours and ``:icon:`` shortcodes.  Line breaks are kept
-    as hard breaks so multi-line notes stay on their lines.
+    code spans (a stray backtick in ``?run=``), HTML tags and entities,
+    ``$math$``, Streamlit's ``:red[...]`` colours and ``:icon:`` shortcodes.
+    GFM's literal autolinks are matched after escapes are resolved, so an
+    invisible word joiner (U+2060) is put into ``://``, ``www.`` and ``@``
+    instead.  Line breaks are kept as hard breaks.
     """
-    text = "" if value is None else str(value)
+    text = _AUTOLINK.sub(_break_autolink, "" if value is None else str(value))
     out = "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in text)
     return out.replace("\r\n", "\n").replace("\n", "  \n")
 

@@ -96,7 +96,8 @@ def player(run_id: str, trace: Trace, was_playing: bool) -> None:
     names = [step_name(trace, i) for i in range(n)]
 
     def fmt(i: int) -> str:
-        return "final result" if i == n else f"{i + 1} of {n} · {names[i]}"
+        # the slider's value label is rendered as Markdown: step names come from the trace
+        return "final result" if i == n else md_text(f"{i + 1} of {n} · {names[i]}")
 
     with c[3]:
         idx = st.select_slider("Step", options, key=key, format_func=fmt, label_visibility="collapsed",
