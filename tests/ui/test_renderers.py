@@ -445,3 +445,22 @@ def test_compare_answers_get_a_marker_per_run(graph):
     assert shapes["1967"] != shapes["1966"]
     assert shapes["1967"][1] == C.categorical(0) and shapes["1966"][1] == C.categorical(1)
     assert any(item.label == "answer of cot only" for item in scene.legend)
+
+
+def test_reads_stop_option_is_named_and_structure_labels_wrap():
+    from kgqa_ui.views import view_for_kind
+    from kgqa_ui.views.reads import NONE_LABEL
+
+    step = Step(index=0, kind="reads.search", choice="None",
+                candidates=[Candidate("None", -0.3, prob=0.6, kept=True, extra={"stop": True}),
+                            Candidate("release_year", -1.2, prob=0.3)])
+    view = view_for_kind("reads.search")
+    assert view.candidate_label(step, step.candidates[0]) == NONE_LABEL
+    assert "stop searching" in view.score_legend(step)
+    tr = Trace(method="reads", question="q")
+    tr.add_step(step)
+    from kgqa_ui.trace_scene import step_name
+
+    assert "stopped" in step_name(tr, 0)
+    html = render_html(abstract_structure_scene(F.reads_trace().steps[1].extra["abstract_structure"]))
+    assert "widthConstraint" in html and 'align: "horizontal"' in html
