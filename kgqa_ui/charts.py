@@ -118,6 +118,7 @@ def token_figure(positions: Sequence[TokenPosition], top_k: int = 6) -> go.Figur
     """A heatmap: one column per decoding position of the chosen triplet, rows = allowed tokens by rank."""
     if not positions:
         return None
+    top_k = max(1, min(top_k, max(len(p.allowed) for p in positions)))  # no empty rows
     cols = []
     z, text, hover = [], [], []
     for r in range(top_k):
@@ -141,7 +142,8 @@ def token_figure(positions: Sequence[TokenPosition], top_k: int = 6) -> go.Figur
     ))
     fig.update_yaxes(autorange="reversed", title_text="allowed token rank")
     fig.update_xaxes(tickangle=-30)
-    return _layout(fig, "Allowed tokens at each position of the chosen triplet (\u2713 = chosen)", height=320)
+    return _layout(fig, "Allowed tokens at each position of the chosen triplet (\u2713 = chosen)",
+                   height=170 + 34 * top_k)
 
 
 def visible_token(tok: str) -> str:

@@ -249,10 +249,10 @@ def type_figure(groups: list[GroupSummary], key: str = "hits1", label: str = "Hi
     for m in dict.fromkeys(g.method for g in groups):
         rows = [g for g in groups if g.method == m and _est(g, key) is not None]
         fig.add_bar(
-            name=m, x=[g.type for g in rows], y=[_est(g, key).value for g in rows],
+            name=m, x=[plotly_text(g.type) for g in rows], y=[_est(g, key).value for g in rows],
             error_y=dict(type="data", visible=True, array=[_est(g, key).high - _est(g, key).value for g in rows],
                          arrayminus=[_est(g, key).value - _est(g, key).low for g in rows]),
-            customdata=[g.n for g in rows], hovertemplate="%{x}: %{y:.3f} (n=%{customdata})",
+            customdata=[g.n for g in rows], hovertemplate="%{x}: %{y:.3f} (n=%{customdata})<extra></extra>",
         )
     fig.update_layout(barmode="group", title=f"{label} per question type", yaxis=dict(range=[0, 1.05]),
                       height=340, margin=dict(l=10, r=10, t=40, b=10))
