@@ -204,7 +204,8 @@ def compare_scene(
         for ent in trace.topic_entities:
             b.node(ent, "topic")
     b.context([n for n in b._nodes], budget=context)
-    return b.build(max_nodes=max_nodes, title="Chains overlaid")
+    return b.build(max_nodes=max_nodes, title="Chains overlaid",
+                   node_labels={"answer": "answer (several runs share it, or see the run's own marker)"})
 
 
 def explore_scene(
