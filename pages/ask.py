@@ -9,7 +9,7 @@ import streamlit as st
 from kgqa_core.graph.knowledge_graph import KnowledgeGraph
 from kgqa_ui import panels, state
 from kgqa_ui.nav import ensure_app_navigation
-from kgqa_ui.running import methods_available, run_with_status
+from kgqa_ui.running import RunJob, RunSpec, collect, job_panel, methods_available, start_job
 
 ACCEPTED = ["tsv", "csv", "txt", "json", "jsonl", "nt", "ttl", "gz"]
 
@@ -231,6 +231,12 @@ def results_section() -> None:
     for item in runs:
         with st.container(border=True):
             st.markdown(f"#### {item['method']}")
+            if item.get("stopped") and not item.get("run_id"):
+                st.info("Not run: the run was stopped before this method started.", icon=":material/stop_circle:")
+                continue
+            if item.get("stopped"):
+                st.warning("Stopped by you: the steps so far are saved and can be replayed.",
+                           icon=":material/stop_circle:")
             if item.get("error") and not item.get("run_id"):
                 st.error(item["error"])
                 continue
@@ -256,15 +262,22 @@ def main() -> None:
     ready = bool(question and topics and methods and model)
     hint = ("Enter a question" if not question else "Choose at least one topic entity" if not topics
             else "Choose a method" if not methods else "Install or pick a model" if not model else "")
-    if st.button("Run", type="primary", disabled=not ready, key="ask_run", icon=":material/play_arrow:",
+    job: RunJob | None = st.session_state.get("ask_job")
+    if job is not None and job.done and not job.collected:
+        st.session_state["ask_last_runs"] = collect(job)
+    busy = job is not None and not job.done
+    if busy:
+        hint = "A run is going: wait for it or press Stop"
+    if st.button("Run", type="primary", disabled=busy or not ready, key="ask_run", icon=":material/play_arrow:",
                  help=hint or None):
-        outcomes = []
-        for method in methods:
-            out = run_with_status(method, graph, question, topics, params, model)
-            outcomes.append({"method": method, "run_id": out.run_id, "error": out.error})
-        st.session_state["ask_last_runs"] = outcomes
+        specs = [RunSpec(m, graph, question, tuple(topics), dict(params), model) for m in methods]
+        st.session_state["ask_job"] = start_job(specs)
+        st.session_state["ask_last_runs"] = []
+        st.rerun()  # draw the page again with Run disabled and the progress panel polling
     elif hint:
         st.caption(hint + " to run.")
+    if job is not None:
+        job_panel(job, key="ask_job")
     results_section()
 
 

@@ -8,6 +8,7 @@ UI's progress panel, the CLI's verbose mode) see each step as it completes.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import time
 from dataclasses import dataclass, field
@@ -21,6 +22,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..models.local_model import LocalModel
 
 StepCallback = Callable[[Step], None]
+
+
+class RunStopped(Exception):
+    """The caller asked the run to stop (`MethodRequest.should_stop`); `run_method` keeps the steps so far."""
 
 
 @dataclass
@@ -39,14 +44,20 @@ class MethodRequest:
     params: dict[str, Any] = field(default_factory=dict)
     seed: int = 0
     on_step: StepCallback | None = None
+    # The caller's cancellation hook (the app's Stop button): asked after every emitted step.
+    should_stop: Callable[[], bool] | None = None
 
     def param(self, name: str, default: Any) -> Any:
         value = self.params.get(name)
         return default if value is None else value
 
     def emit(self, step: Step) -> None:
+        """Stream a finished step to the caller, then stop the run here if the caller asked to."""
         if self.on_step is not None:
             self.on_step(step)
+        if self.should_stop is not None and self.should_stop():
+            raise RunStopped(f"stopped by the user after step {step.index + 1}")
+
 
 
 # name -> (module, one-line description)
@@ -102,9 +113,34 @@ def get_method(name: str) -> Callable[[MethodRequest], Trace]:
 
 
 def run_method(name: str, request: MethodRequest) -> Trace:
-    """Run a method and fill the fields every trace shares."""
+    """Run a method and fill the fields every trace shares.
+
+    A run stopped through ``request.should_stop`` returns the steps emitted so
+    far as a trace with ``stopped`` set (also when the method caught the
+    `RunStopped` itself and returned its partial trace).
+    """
     started = time.perf_counter()
-    trace = get_method(name)(request)
+    emitted: list[Step] = []
+    stop_asked: list[bool] = []
+
+    def record(step: Step) -> None:
+        emitted.append(step)
+        if request.on_step is not None:
+            request.on_step(step)
+
+    def stop_check() -> bool:
+        if request.should_stop is not None and request.should_stop():
+            stop_asked.append(True)
+            return True
+        return False
+
+    method = get_method(name)
+    try:
+        trace = method(dataclasses.replace(request, on_step=record, should_stop=stop_check))
+    except RunStopped:
+        trace = _stopped_trace(name, request, emitted)
+    if stop_asked:
+        _mark_stopped(trace, len(emitted))
     trace.method = trace.method or name
     trace.question = trace.question or request.question
     trace.graph_fingerprint = trace.graph_fingerprint or request.graph.fingerprint
@@ -119,3 +155,22 @@ def run_method(name: str, request: MethodRequest) -> Trace:
     if not trace.created_at:
         trace.created_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     return trace
+
+
+def _stopped_trace(name: str, request: MethodRequest, steps: list[Step]) -> Trace:
+    """The partial trace of a run stopped before the method returned: its emitted steps and their costs."""
+    return Trace(
+        method=name, question=request.question, parameters=dict(request.params), steps=list(steps),
+        model_calls=sum(len(s.model_calls) for s in steps), tokens_in=sum(s.tokens_in for s in steps),
+        tokens_out=sum(s.tokens_out for s in steps), stopped=True,
+    )
+
+
+def _mark_stopped(trace: Trace, n_steps: int) -> None:
+    """A stopped run is not a failure: flag it, drop the `RunStopped` text a method may have caught, add a note."""
+    trace.stopped = True
+    if "stopped by the user" in trace.error:
+        trace.error = ""
+    note = f"Stopped by the user after {n_steps} step(s); the answer, if any, is from the partial run."
+    if note not in trace.notes:
+        trace.notes.append(note)

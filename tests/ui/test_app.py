@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -223,7 +224,7 @@ def test_ask_runs_a_method_with_the_small_model_and_saves_the_trace(runs_dir, mo
     at.multiselect(key="ask_methods").set_value([method])
     at.number_input(key="ask_beam").set_value(1)
     at.number_input(key="ask_steps").set_value(1).run()
-    at.button(key="ask_run").click().run(timeout=1800)
+    _run_and_wait(at, timeout=1800)
     assert not at.exception, [e.value for e in at.exception]
     runs = RunStore(runs_dir).list()
     assert len(runs) == 1 and runs[0].method == method and runs[0].model == "smollm2-135m"
@@ -234,7 +235,26 @@ def test_ask_runs_a_method_with_the_small_model_and_saves_the_trace(runs_dir, mo
 
 
 # ------------------------------------------------------------ a whole session (issue 13)
-import time  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _no_run_outlives_its_test(monkeypatch):
+    """A failed test must not leave a worker thread running the model while later tests run."""
+    from kgqa_ui.run_job import RunJob
+
+    started: list[RunJob] = []
+    original = RunJob.start
+
+    def start(self):
+        started.append(self)
+        return original(self)
+
+    monkeypatch.setattr(RunJob, "start", start)
+    yield
+    for job in started:
+        job.stop()
+    for job in started:
+        job.wait(timeout=600)
 
 
 def _small_model_or_skip() -> None:
@@ -280,7 +300,7 @@ def _run_and_wait(at: AppTest, timeout: float = 900) -> None:
     deadline = time.monotonic() + timeout
     while _job_running(at):
         assert time.monotonic() < deadline, "the run did not finish in time"
-        time.sleep(0.5)
+        time.sleep(2)  # each poll reruns the whole page here (the browser reruns only the panel)
         at.run(timeout=timeout)
     at.run(timeout=timeout)
 
@@ -348,3 +368,39 @@ def test_an_upload_and_the_question_survive_a_visit_to_other_pages(runs_dir):
     assert at.segmented_control(key="ask_source").value == "Upload a file"
     assert at.text_area(key="ask_question").value == F.QUESTION
     assert at.multiselect(key="ask_topics").value == topics
+
+
+def test_a_run_shows_progress_can_be_stopped_and_keeps_its_partial_trace(runs_dir, monkeypatch):
+    """Run is disabled while the run goes, the step log and elapsed time show, Stop saves the steps so far."""
+    _small_model_or_skip()
+    monkeypatch.setenv("KGQA_APP_MODEL", "smollm2-135m")
+    at = _app()
+    at.selectbox(key="ask_example").set_value(0).run()
+    _lean_params(at, "dog")
+    at.number_input(key="ask_steps").set_value(4).run()
+    at.button(key="ask_run").click().run()
+    _ok(at)
+    job = at.session_state["ask_job"]
+    deadline = time.monotonic() + 900
+    while job.progress().steps < 1 and not job.done:
+        assert time.monotonic() < deadline
+        time.sleep(1)
+    at.run()
+    assert not job.done, "the run should still be going (4 triplet steps)"
+    assert at.button(key="ask_run").disabled, "Run is disabled while a run is going"
+    labels = [s.label for s in at.status]
+    assert any("running" in lb and "triplet step" in lb and " of at most 4" in lb and " s" in lb for lb in labels), labels
+    assert any(t.value.startswith("1. ") for t in at.status[-1].text), "the step log lists step 1"
+    at.button(key="ask_job_stop").click().run()
+    assert job.progress().stop_requested
+    assert job.wait(timeout=900)
+    at.run()
+    _ok(at)
+    run = _last_run(at)
+    assert run["stopped"] and run["run_id"], run
+    trace = RunStore(runs_dir).load(run["run_id"])
+    assert trace.stopped and trace.steps and not trace.error
+    assert any("Stopped by you" in w.value for w in at.warning)
+    assert not at.button(key="ask_run").disabled, "Run is enabled again"
+    labels = [s.label for s in at.status]
+    assert any(lb.startswith("Stopped after") for lb in labels), labels
