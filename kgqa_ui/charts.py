@@ -18,6 +18,7 @@ from kgqa_core.trace.schema import Candidate, Step, TokenPosition
 from . import colors as C
 from .html_utils import plotly_text
 from .scene import truncate
+from .trace_tables import is_partial
 
 MAX_BARS = 25
 
@@ -38,17 +39,13 @@ def wrap_label(text: str, width: int = 44) -> str:
     return "<br>".join(plotly_text(line) for line in lines)
 
 
-def _is_partial(c: Candidate) -> bool:
-    return isinstance(c.extra, dict) and c.extra.get("exact") is False
-
-
 def _finite(v: object) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def candidate_order(cands: Sequence[Candidate]) -> list[Candidate]:
     """Kept first, then fully scored, then partial (upper bounds); best score first within each group."""
-    return sorted(cands, key=lambda c: (not c.kept, _is_partial(c), -float(c.score)))
+    return sorted(cands, key=lambda c: (not c.kept, is_partial(c), -float(c.score)))
 
 
 def step_scores_figure(
@@ -83,7 +80,7 @@ def step_scores_figure(
     base = 0.0 if lo >= 0 else lo - 0.08 * ((hi - lo) or abs(lo) or 1.0)
     hover, text = [], []
     for c in shown:
-        partial = _is_partial(c)
+        partial = is_partial(c)
         le = "\u2264 " if partial else ""
         val = f"{le}{float(c.score):.2f}"
         lines = [wrap_label(label_of(c), 60), f"{plotly_text(unit)}: {val}"]
@@ -101,7 +98,7 @@ def step_scores_figure(
     fig = go.Figure(go.Bar(
         x=[float(c.score) - base for c in shown], base=None if base == 0.0 else base, y=labels, orientation="h",
         marker={"color": [C.score_color(norm_of[id(c)]) for c in shown],
-                "pattern": {"shape": ["/" if _is_partial(c) else "" for c in shown]},
+                "pattern": {"shape": ["/" if is_partial(c) else "" for c in shown]},
                 "line": {"color": [C.CHAIN if c.kept else "rgba(0,0,0,0)" for c in shown], "width": 2.5}},
         hovertext=hover, hoverinfo="text", text=text, textposition="outside", textangle=0, cliponaxis=False,
     ))

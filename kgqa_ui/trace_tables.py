@@ -13,10 +13,16 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from kgqa_core.trace.schema import Step, Trace
+from kgqa_core.trace.grounding import ground_answers
+from kgqa_core.trace.schema import Candidate, Step, Trace
 
 SCORE_COLUMNS = ["step", "kind", "title", "beam", "label", "score", "prob", "kept", "triplet_id", "head", "relation", "tail",
                  "partial"]
+
+
+def is_partial(cand: Candidate) -> bool:
+    """A candidate the search did not finish: its score is an upper bound (``extra.exact`` is False)."""
+    return isinstance(cand.extra, dict) and cand.extra.get("exact") is False
 
 
 def scores_rows(trace: Trace) -> list[dict[str, Any]]:
@@ -30,7 +36,7 @@ def scores_rows(trace: Trace) -> list[dict[str, Any]]:
                 "label": cand.label, "score": cand.score, "prob": cand.prob, "kept": cand.kept,
                 "triplet_id": cand.triplet_id, "head": h, "relation": r, "tail": t,
                 # the search did not finish this candidate: its score is an upper bound
-                "partial": isinstance(cand.extra, dict) and cand.extra.get("exact") is False,
+                "partial": is_partial(cand),
             })
     return rows
 
@@ -106,8 +112,6 @@ def grounding_badge(trace: Trace, graph: Any | None = None) -> Badge | None:
     method without a chain (Direct) is checked for graph membership only and
     never gets green.
     """
-    from kgqa_core.trace.grounding import ground_answers
-
     rep = ground_answers(trace.answers, trace.chains, graph)
     if not rep.total:
         return None
@@ -154,8 +158,6 @@ def summary_row(trace: Trace, gold: Iterable[str] = (), label: str | None = None
 
 
 def _on_chain(trace: Trace) -> str:
-    from kgqa_core.trace.grounding import ground_answers
-
     rep = ground_answers(trace.answers, trace.chains)
     if not rep.total:
         return "-"

@@ -22,6 +22,7 @@ from kgqa_core.trace.schema import Candidate, Step, Trace
 
 from .. import colors as C
 from ..scene import SceneBuilder
+from ..trace_tables import is_partial
 
 ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"]
 
@@ -42,11 +43,6 @@ def int_list(value: Any) -> list[int]:
 
 def is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def is_partial(cand: Candidate) -> bool:
-    """A candidate the search did not finish: its score is an upper bound (``extra.exact`` is False)."""
-    return isinstance(cand.extra, dict) and cand.extra.get("exact") is False
 
 
 def candidate_text(cand: Candidate) -> str:
