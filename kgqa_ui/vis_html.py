@@ -44,8 +44,8 @@ def vis_script() -> str:
 
 LABEL_EDGES_UP_TO = 14  # more labelled edges than this: relation names on hover only (chain edges keep theirs)
 ALWAYS_LABELLED = ("chain", "ill")
-NODE_FONT = 14  # px at zoom 1; the page scales fonts up when fitting the graph zooms out (see render_html)
-EDGE_FONT = 12
+NODE_FONT = 15  # px at zoom 1; the page scales fonts up when fitting the graph zooms out (see render_html),
+EDGE_FONT = 14  # so that on screen a label is at least 0.86 x 14 = 12 px
 
 
 def scene_data(scene: GraphScene) -> dict[str, Any]:
