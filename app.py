@@ -20,7 +20,7 @@ if str(ROOT) not in sys.path:
 from kgqa_ui import state  # noqa: E402
 from kgqa_ui.run_store import default_runs_dir  # noqa: E402
 
-# a shipped file: a Material icon name would make the browser fetch the favicon from fonts.gstatic.com
+# A local favicon: a ":material/..." page icon makes the browser fetch it from an outside font host.
 st.set_page_config(page_title="KGQA workbench", page_icon=str(ROOT / "assets" / "favicon.png"), layout="wide")
 
 PAGES = [

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import os
 
 import streamlit as st
 
 from kgqa_core.graph.knowledge_graph import KnowledgeGraph
 from kgqa_ui import panels, state
+from kgqa_ui.link_labels import topic_option_label
 from kgqa_ui.nav import ensure_app_navigation
 from kgqa_ui.running import RunJob, RunSpec, collect, job_panel, methods_available, start_job
 
@@ -67,9 +69,9 @@ def upload_box() -> None:
 
     limit = state.upload_limit_mb()
     up = st.file_uploader(
-        "Graph file", type=ACCEPTED, key="ask_upload",
+        f"Graph file (up to {limit:g} MB)", type=ACCEPTED, key="ask_upload", max_upload_size=max(1, math.ceil(limit)),
         help=f"TSV/CSV (head, relation, tail), JSON, JSONL, N-Triples, Turtle or DoG's 'h -> r -> t | ...' form; "
-             f"optionally gzipped; at most {limit:g} MB.")
+             f"optionally gzipped. The limit is {limit:g} MB per file; set KGQA_MAX_UPLOAD_MB to change it.")
     if up is None:
         return
     marker = f"{up.name}:{up.size}:{getattr(up, 'file_id', '')}"
@@ -110,7 +112,8 @@ def _show_upload_error(err: str) -> None:
 
 
 def _reset_question() -> None:
-    for key in ("ask_question", "ask_topics", "ask_example", "ask_linked_for"):
+    for key in ("ask_question", "ask_topics", "ask_example", "ask_linked_for", "ask_gold_text", "ask_gold_auto",
+                "ask_gold"):
         st.session_state.pop(key, None)
 
 
@@ -119,7 +122,8 @@ def _pick_example() -> None:
     i = st.session_state.get("ask_example")
     if isinstance(i, int) and 0 <= i < len(qs):
         st.session_state["ask_question"] = qs[i].question
-        st.session_state["ask_gold"] = list(qs[i].answers)
+        st.session_state["ask_gold_text"] = " | ".join(qs[i].answers)
+        st.session_state["ask_gold_auto"] = qs[i].question  # filled from the example, cleared if the question changes
 
 
 def question_section(graph: KnowledgeGraph) -> tuple[str, list[str]]:
@@ -134,10 +138,17 @@ def question_section(graph: KnowledgeGraph) -> tuple[str, list[str]]:
                      persist_state="session")
     question = st.text_area("Question", key="ask_question", height=80, persist_state="session",
                             placeholder="e.g. the films acted by [Sharon Tate] were released in which years").strip()
+    auto = st.session_state.get("ask_gold_auto")
+    if auto is not None and auto.strip() != question:  # the example's gold does not fit an edited question
+        st.session_state.pop("ask_gold_auto", None)
+        st.session_state["ask_gold_text"] = ""
+    gold_text = st.text_input(
+        "Gold answer (optional)", key="ask_gold_text", persist_state="session",
+        placeholder="e.g. 1967 | 1968", help="The answer(s) you expect, separated by |. Each run is then marked "
+        "correct or not, here and on the Compare page.")
+    st.session_state["ask_gold"] = state.parse_gold(gold_text)
     if not question:
         return "", []
-    gold = [q.answers for q in qs if q.question.strip() == question]
-    st.session_state["ask_gold"] = gold[0] if gold else []
 
     cands = link_entities(question, graph, limit=10)
     suggested = [c.entity for c in cands if c.score >= 0.85][:3] or [c.entity for c in cands[:1]]
@@ -150,8 +161,7 @@ def question_section(graph: KnowledgeGraph) -> tuple[str, list[str]]:
     by_name = {c.entity: c for c in cands}
 
     def fmt(e: str) -> str:
-        c = by_name.get(e)
-        return f"{e}  ({c.method}, {c.score:.2f})" if c else e
+        return topic_option_label(e, by_name.get(e))
 
     topics = st.multiselect("Topic entities (confirm or change)", options, key="ask_topics", format_func=fmt, persist_state="session",
                             help="Where the reasoning starts. Suggested by linking the question to graph entity names.")

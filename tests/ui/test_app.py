@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -224,12 +225,14 @@ def test_ask_runs_a_method_with_the_small_model_and_saves_the_trace(runs_dir, mo
     at.multiselect(key="ask_methods").set_value([method])
     at.number_input(key="ask_beam").set_value(1)
     at.number_input(key="ask_steps").set_value(1).run()
+    at.text_input(key="ask_gold_text").set_value("Stalag 17").run()  # a gold answer typed by the user
     _run_and_wait(at, timeout=1800)
     assert not at.exception, [e.value for e in at.exception]
     runs = RunStore(runs_dir).list()
     assert len(runs) == 1 and runs[0].method == method and runs[0].model == "smollm2-135m"
     assert at.session_state["ask_last_runs"][0]["run_id"] == runs[0].run_id
     assert any("Answer" in m.value for m in at.markdown)
+    assert any("gold found" in m.value for m in at.markdown), "the typed gold answer marks the run"
     replay = _app("pages/replay.py", run=runs[0].run_id)
     assert not replay.exception and _srcdoc(replay)
 
@@ -404,3 +407,51 @@ def test_a_run_shows_progress_can_be_stopped_and_keeps_its_partial_trace(runs_di
     assert not at.button(key="ask_run").disabled, "Run is enabled again"
     labels = [s.label for s in at.status]
     assert any(lb.startswith("Stopped after") for lb in labels), labels
+
+
+def test_topic_entity_suggestions_say_why_in_plain_words(runs_dir):
+    at = _app()
+    at.selectbox(key="ask_example").set_value(0).run()
+    _ok(at)
+    box = at.multiselect(key="ask_topics")
+    topic = at.session_state["sample_questions"][0].topic_entities[0]
+    assert box.value == [topic]
+    labels = box.options
+    assert f"{topic}  · marked with [ ] in the question" in labels, labels
+    assert not any("(bracket" in o or ", 1.00)" in o for o in labels), labels
+    at.text_area(key="ask_question").set_value("which films did Otto Premingr direct").run()  # a typo: fuzzy
+    labels = at.multiselect(key="ask_topics").options
+    assert any(o.startswith("Otto Preminger  · fuzzy match ") and o.endswith("%") for o in labels), labels
+
+
+def test_gold_answer_is_filled_from_an_example_typed_for_an_own_question_and_shared(runs_dir):
+    at = _app()
+    at.selectbox(key="ask_example").set_value(0).run()
+    example = at.session_state["sample_questions"][0]
+    assert at.text_input(key="ask_gold_text").value == " | ".join(example.answers)
+    assert at.session_state["ask_gold"] == list(example.answers)
+    at.text_area(key="ask_question").set_value("the films written by [Otto Preminger], who acted in them").run()
+    assert at.text_input(key="ask_gold_text").value == "", "an example's gold is not kept for another question"
+    assert at.session_state["ask_gold"] == []
+    at.text_input(key="ask_gold_text").set_value("Laura | Bunny Lake Is Missing,  the sequel | ").run()
+    _ok(at)
+    assert at.session_state["ask_gold"] == ["Laura", "Bunny Lake Is Missing,  the sequel"]
+    at.switch_page("pages/compare.py").run()
+    at.switch_page("pages/ask.py").run()
+    assert at.text_input(key="ask_gold_text").value.startswith("Laura | ")
+    assert at.session_state["ask_gold"][0] == "Laura"
+
+
+def test_the_upload_box_states_the_limit_it_applies(runs_dir, monkeypatch):
+    monkeypatch.setenv("KGQA_MAX_UPLOAD_MB", "7")
+    at = _app()
+    at.segmented_control(key="ask_source").set_value("Upload a file").run()
+    box = at.get("file_uploader")[0]
+    assert "up to 7 MB" in box.proto.label
+    assert box.proto.max_upload_size_mb == 7, "Streamlit refuses bigger files with the same limit"
+    import tomllib
+
+    config = tomllib.loads((Path(APP).parent / ".streamlit" / "config.toml").read_text())
+    from kgqa_ui.state import DEFAULT_UPLOAD_MB
+
+    assert config["server"]["maxUploadSize"] == DEFAULT_UPLOAD_MB, "the other upload boxes use the same default"
