@@ -122,7 +122,8 @@ def method_choices() -> tuple[dict[str, str], set[str]]:
     """All registered methods with descriptions, and the names whose modules import."""
     from kgqa_core.methods.base import METHODS, available_methods
 
-    return {m: d for m, (_, d) in METHODS.items()}, set(available_methods())
+    available = available_methods()
+    return {m: available.get(m, "cannot be imported") for m in METHODS}, set(available)
 
 
 def lpkg_patterns() -> list[str]:

@@ -167,7 +167,7 @@ def _fill_faithfulness(trace: Trace, graph) -> None:
 def _run_one(
     question: EvalQuestion, method: str, model: Any, params: dict[str, Any], seed: int
 ) -> tuple[Trace, float]:
-    from ..methods.base import MethodRequest, run_method
+    from ..methods.base import MethodRequest, applicable_params, method_spec, run_method
 
     graph = question.graph()
     request = MethodRequest(
@@ -175,7 +175,7 @@ def _run_one(
         question=question.question,
         model=model,
         topic_entities=list(question.topic_entities),
-        params=dict(params),
+        params=applicable_params(method_spec(method), params),  # the shared values this method declares
         seed=seed,
     )
     started = time.perf_counter()
@@ -230,13 +230,13 @@ def run_eval(
     otherwise ``model_name`` is loaded once, and only if some pair still has
     to run.  ``on_progress(done, total, record)`` is called after each pair.
     """
-    from ..methods.base import METHODS, UnknownMethodError
+    from ..methods.base import METHODS, UnknownMethodError, read_shared_params
 
     methods = list(dict.fromkeys(methods))
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise UnknownMethodError(f"unknown method {unknown[0]!r}; choose from: {', '.join(METHODS)}")
-    params = dict(params or {})
+    params = read_shared_params(methods, params or {})  # a ParameterError names the parameter before anything runs
     dataset_path = Path(dataset_path)
     dataset: Dataset = load_dataset(dataset_path)
     questions = select_questions(dataset.questions, limit=limit, per_type=per_type, types=types)

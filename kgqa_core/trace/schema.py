@@ -81,8 +81,9 @@ class ModelCall:
 class Step:
     """One step of a method.
 
-    ``kind`` names the step type (e.g. ``dog.triplet``, ``dog.text``,
-    ``reads.search``, ``rok.paths``, ``lpkg.search``).  ``subgraph_before`` and
+    ``kind`` names the step type, prefixed by the method (``dog.triplet``,
+    ``cot.check``, ``direct.answer``, ``reads.search``, ``rok.paths``,
+    ``lpkg.search``; docs/trace-format.md lists them).  ``subgraph_before`` and
     ``subgraph_after`` are triplet ids of the source graph; ``added_entities``
     are the entities this step made visible.
     """
