@@ -61,14 +61,21 @@ def label(key: str) -> str:
     return f"Model server · {spec.get('model') or 'its model'} @ {spec['url']}"
 
 
-def connect(key: str, timeout: float | None = None):
+_CONNECTED: dict[str, Any] = {}  # one connection per server per process, shared by sessions (it has a lock)
+
+
+def connect(key: str, timeout: float | None = None, fresh: bool = False):
     """The connected `ServerBackend` of a model-list name (raises ServerError / ModelLoadError in one line)."""
     from kgqa_core.models.server_model import connect_server
 
+    if not fresh and key in _CONNECTED:
+        return _CONNECTED[key]
     spec = parse_key(key)
     kwargs = {"timeout": timeout} if timeout else {}
-    return connect_server(spec["url"], model=spec.get("model") or None, tokenizer=spec.get("tokenizer") or None,
-                          **kwargs)
+    backend = connect_server(spec["url"], model=spec.get("model") or None, tokenizer=spec.get("tokenizer") or None,
+                             **kwargs)
+    _CONNECTED[key] = backend
+    return backend
 
 
 def connection_test(url: str, model: str = "", tokenizer: str = "") -> tuple[ConnectionReport, Any]:
@@ -76,7 +83,7 @@ def connection_test(url: str, model: str = "", tokenizer: str = "") -> tuple[Con
     if not url.strip():
         return ConnectionReport(False, "enter the server's URL (e.g. http://gpu-box:8000)"), None
     try:
-        backend = connect(model_key(url, model, tokenizer), timeout=60)
+        backend = connect(model_key(url, model, tokenizer), timeout=60, fresh=True)
     except Exception as exc:  # ServerError, ModelLoadError, ValueError: all one line
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         return ConnectionReport(False, f"connection failed: {first}"), None

@@ -17,10 +17,15 @@ def _llama_cpp_missing() -> str:
 
 @pytest.fixture(scope="session")
 def small_model():
-    """SmolLM2-135M-Instruct on transformers: the model most of the suite runs with (CPU)."""
+    """SmolLM2-135M-Instruct on transformers: the model most of the suite runs with (CPU).
+
+    fp32, not the bf16 the app picks on AVX512-BF16 CPUs: the exactness tests (an option's score must
+    not move with the batch it is scored in, to 1e-3) hold in fp32 on every CPU, and bf16 rounding
+    differs between CPUs, so the suite gives the same results on any machine.
+    """
     from kgqa_core.models import load_model
 
-    return load_model("smollm2-135m", backend="transformers")
+    return load_model("smollm2-135m", backend="transformers", dtype="fp32")
 
 
 @pytest.fixture(scope="session")

@@ -36,8 +36,8 @@ from .base import ModelBase, common_prefix
 from .interface import ForwardCounter, PromptTooLongError
 from .prompt_cache import PromptStateStore
 
-DEFAULT_N_CTX = 16384
-N_BATCH = 512
+DEFAULT_N_CTX = 8192  # prompt (at most half) + beams + cached prefixes; KGQA_LLAMA_CTX overrides
+N_BATCH = 256  # tokens per decode call: the attention scratch buffer grows with it
 N_SEQ_MAX = 64
 N_OUTPUTS = 64  # logits rows per decode call: llama.cpp keeps a buffer of this many vocab-sized rows
 

@@ -25,8 +25,8 @@ from typing import Callable
 
 import torch
 
-from . import backends
 from ..files import atomic_write_text, file_lock
+from . import backends
 from .local_model import LocalModel
 from .registry import PACKAGED_MODELS, PackagedModel, is_installed, missing_packages, module_folder
 
@@ -354,10 +354,13 @@ def _gguf_tokenizer(path: Path, key: str, progress: ProgressFn | None):
     tok = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name, **_offline_kwargs())
     tmp = folder.with_name(f"{folder.name}.{os.getpid()}.tmp")
     try:
-        shutil.rmtree(tmp, ignore_errors=True)
-        tok.save_pretrained(tmp)
-        shutil.rmtree(folder, ignore_errors=True)
-        tmp.rename(folder)
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        with file_lock(folder):  # another process may be writing the same copy
+            if not (folder / "tokenizer_config.json").is_file():
+                shutil.rmtree(tmp, ignore_errors=True)
+                tok.save_pretrained(tmp)
+                shutil.rmtree(folder, ignore_errors=True)
+                tmp.rename(folder)
     except OSError:  # a cache we cannot write only costs time
         shutil.rmtree(tmp, ignore_errors=True)
     return _pad(tok)

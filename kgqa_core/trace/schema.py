@@ -178,6 +178,7 @@ class Trace:
     tokens_out: int = 0
     seconds: float = 0.0
     error: str = ""
+    stopped: bool = False  # the user stopped the run: the steps are the partial run (MethodRequest.should_stop)
     notes: list[str] = field(default_factory=list)
     created_at: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
