@@ -11,7 +11,9 @@ the UI can show where CoT left it.
 Parameters: max_new_tokens (256), max_prompt_triplets (120), chat_template (True),
 prompt_layout ("turns"), force_conclusion (True: a text that loops or runs
 out of budget without an answer gets "Therefore, the answer is" appended, as
-in DoG).
+in DoG), complete_answers (True: the answers are completed from the graph
+from the last written triplet when it is grounded, as in DoG; see
+`kgqa_core.answers.completion`).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ DEFAULTS: dict[str, Any] = {
     "chat_template": True,
     "prompt_layout": "turns",
     "force_conclusion": True,
+    "complete_answers": True,
 }
 
 
@@ -126,7 +129,9 @@ def _replay(request: MethodRequest, ctx: Any, trace: Trace, text: str, gen_secon
     trace.add_step(check)
     request.emit(check)
     texts = parse_answers(text[prev_end:]) or parse_answers(text)
-    trace.answers = resolve_answers(texts, graph, trace.topic_entities, trace.notes)
+    last = grounded[-1] if grounded and ctx.params.get("complete_answers", True) else None
+    last_triplet = graph.triplet(last.triplet_id) if last is not None and last.grounded else None
+    trace.answers = resolve_answers(texts, graph, trace.topic_entities, trace.notes, complete_from=last_triplet)
     answer = Step(
         index=0,
         kind="dog.answer",

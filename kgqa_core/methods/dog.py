@@ -32,7 +32,11 @@ Parameters (recorded in ``Trace.parameters``):
   from the entity the chain stands on when that entity is the triplet's
   tail; the chain records the graph triplet. The paper's Freebase graphs
   hold most facts in both directions, one-direction graphs such as MetaQA do
-  not; see `kgqa_core.decoding.readings`. False gives stored readings only).
+  not; see `kgqa_core.decoding.readings`. False gives stored readings only),
+  complete_answers (True: when the best chain's last triplet names one of
+  several entities its relation holds, every one joins the answers after
+  the model's own, marked completed_from_graph; not in the paper, see
+  `kgqa_core.answers.completion`).
 
 Chains are ranked by the paper's chain score, a sum of log-probabilities,
 which favours shorter chains when finished chains of different lengths are
@@ -88,6 +92,7 @@ DEFAULTS: dict[str, Any] = {
     "force_conclusion": True,
     "repeat_triplets": False,
     "reverse_readings": True,
+    "complete_answers": True,
 }
 
 
@@ -415,7 +420,8 @@ class _DogDecoder:
         if ranked:
             best = ranked[0]
             texts = parse_answers(best.answer_text) or parse_answers(best.text)
-            trace.answers = resolve_answers(texts, graph, topics, trace.notes)
+            last = graph.triplet(best.chain[-1]) if best.chain and self.params["complete_answers"] else None
+            trace.answers = resolve_answers(texts, graph, topics, trace.notes, complete_from=last)
             trace.raw_output = self.ctx.prompt.assistant_prefix + best.text
             trace.extra["best_beam"] = best.beam_id
             trace.extra["stop"] = best.stop
