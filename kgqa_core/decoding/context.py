@@ -57,6 +57,9 @@ def read_params(request: Any, defaults: dict[str, Any]) -> dict[str, Any]:
         if value is not None:
             params[name] = value
     for name in ("beam_size", "max_steps", "max_new_tokens", "max_prompt_triplets"):
+        if name == "max_steps" and str(params.get(name)).strip().lower() == "auto":
+            params[name] = "auto"  # derived from the question in `prepare` (kgqa_core.methods.hop_budget)
+            continue
         if name in params:
             try:
                 params[name] = int(params[name])
@@ -105,6 +108,10 @@ def prepare(request: Any, variant: str, defaults: dict[str, Any]) -> DecodingCon
     notes: list[str] = []
     topics = topic_entities(request, notes)
     graph = request.graph
+    if params.get("max_steps") == "auto":
+        from ..methods.hop_budget import resolve_auto_steps
+
+        resolve_auto_steps(params, request.question, graph, topics, notes)
     pruned = prune_to_budget(graph, request.question, topics, max_triplets=params["max_prompt_triplets"])
     ids = list(pruned.triplet_ids)
     context_graph = graph.subgraph(ids, name=f"{graph.name} (prompt context)") if len(ids) < len(graph) else graph

@@ -12,7 +12,8 @@ Eq. 3 triplet scores) survive (§2.4).  Every chain carries its own G_q and
 KV cache; the prompt is run through the model once and shared.
 
 Parameters (recorded in ``Trace.parameters``):
-  beam_size (1), max_steps (4 triplets per chain), max_new_tokens (256 per
+  beam_size (1), max_steps ("auto": two triplets per hop the question names,
+  at least 4, see `kgqa_core.methods.hop_budget`; or a number of triplets per chain), max_new_tokens (256 per
   chain), max_prompt_triplets (120), local_visibility (False: the prompt
   shows the whole pruned graph; True: only the current G_q, §5.2, which
   re-runs the prompt after every triplet), strict (False: raise instead of
@@ -81,7 +82,7 @@ from .base import MethodRequest
 
 DEFAULTS: dict[str, Any] = {
     "beam_size": 1,
-    "max_steps": 4,
+    "max_steps": "auto",
     "max_new_tokens": 256,
     "max_prompt_triplets": 120,
     "local_visibility": False,

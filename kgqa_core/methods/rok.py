@@ -13,7 +13,8 @@ Three model calls (the paper's promise):
 3. ``rok.answer``   the answer from main paths plus kept branches, linked
                     back to graph entities.
 
-Parameters (recorded in ``Trace.parameters``): ``hops`` (2), ``max_paths``
+Parameters (recorded in ``Trace.parameters``): ``hops`` ("auto": the hops
+the question names, at least 2, `kgqa_core.methods.hop_budget`), ``max_paths``
 (200 per pair), ``top_k`` (5), ``damping`` (0.85), ``max_key_entities``
 (6), ``min_link_score`` (0.65), ``embed_threshold`` (0.8), ``fanout`` (3),
 ``max_listed`` (8), ``max_branches`` (40), ``max_group`` (100), ``sibling_rule`` ("compact"),
@@ -42,7 +43,7 @@ from ..trace.schema import Answer, Candidate, ChainTriplet, ModelCall, Step, Tra
 from .base import MethodRequest
 
 DEFAULTS: dict[str, Any] = {
-    "hops": 2,
+    "hops": "auto",
     "max_paths": 200,
     "top_k": 5,
     "damping": 0.85,
@@ -65,6 +66,9 @@ MAX_PATH_CANDIDATES_SHOWN = 60  # candidates listed in the PageRank step (all id
 def _params(request: MethodRequest) -> dict[str, Any]:
     p = {name: request.param(name, default) for name, default in DEFAULTS.items()}
     for name in ("hops", "max_paths", "top_k", "max_key_entities", "fanout", "max_listed", "max_branches", "max_group"):
+        if name == "hops" and str(p[name]).strip().lower() == "auto":
+            p[name] = "auto"  # from the question, in run (kgqa_core.methods.hop_budget)
+            continue
         p[name] = int(p[name])
         if p[name] < 1:
             raise ValueError(f"RoK parameter {name} must be at least 1, got {p[name]}")
@@ -199,6 +203,12 @@ def _run(request: MethodRequest, trace: Trace, p: dict[str, Any]) -> None:
 
     # ---- 2. main reasoning paths ------------------------------------------
     t0 = time.perf_counter()
+    if p["hops"] == "auto":
+        from .hop_budget import estimate_hops, relations_near, rok_path_hops
+
+        estimate = estimate_hops(request.question, relations_near(graph, request.topic_entities or key_entities))
+        p["hops"] = rok_path_hops(estimate)
+        trace.notes.append(estimate.note("hops", p["hops"]))
     search: PathSearchResult
     if len(key_entities) >= 2:
         search = pairwise_paths(graph, key_entities, p["hops"], p["max_paths"])

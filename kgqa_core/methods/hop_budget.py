@@ -1,0 +1,118 @@
+"""How many hops a question needs, read from its wording against the graph's relations.
+
+A constant budget (DoG's 4 triplets, RoK's 2-hop paths) either cuts 3-hop
+questions short or lets 1-hop chains ramble.  The question names each hop:
+"who directed the films written by the writer of X" mentions *directed*,
+*written* and *writer*, three words that are the words of relations the
+graph holds around X (``directed_by``, ``written_by``).  `estimate_hops`
+counts such relation-word mentions in the question (each position once),
+using the relations of the triplets the method already has in hand (the
+prompt context), so it follows the graph's own vocabulary rather than a
+list of phrasings.  A question that names no relation word counts as one
+hop.  The estimate is clamped to `MAX_HOPS`.
+
+`dog_step_budget` turns it into DoG's ``max_steps``: two triplets per hop
+(one to take the hop, one to spare for listing or a wrong turn), at least
+the old constant 4, so only questions estimated at three hops get more.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+from ..graph.hub_caps import relation_words
+
+MAX_HOPS = 3
+MIN_DOG_STEPS = 4
+_WORD = re.compile(r"[^\W_]+")
+# relation-name words that say nothing about which relation is meant
+_GENERIC = frozenset("has have had is of in on by to for the a an with as at type id name value inverse".split())
+
+
+@dataclass(frozen=True)
+class HopEstimate:
+    hops: int
+    mentions: list[str]  # the question words that matched a relation, in question order
+
+    def note(self, budget_name: str, budget: int) -> str:
+        said = ", ".join(repr(m) for m in self.mentions) if self.mentions else "no relation word"
+        return f"{budget_name} {budget} from the question: {said} -> about {self.hops} hop(s)"
+
+
+def _same_word(a: str, b: str) -> bool:
+    """Two forms of one word: equal, or sharing their first four letters or more ('writer', 'written')."""
+    if a == b:
+        return True
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n >= 4 and n >= min(len(a), len(b)) - 3
+
+
+def estimate_hops(question: str, relations: Iterable[str]) -> HopEstimate:
+    """Hops = question words naming a relation of `relations`, in [1, MAX_HOPS].
+
+    Adjacent words naming the same relation count once ("release years"
+    is one mention of ``release_year``).
+    """
+    words: dict[str, str] = {}  # relation word -> relation
+    for r in dict.fromkeys(relations):
+        for w in relation_words(r).casefold().split():
+            if w not in _GENERIC and len(w) > 2:
+                words.setdefault(w, r)
+    mentions: list[str] = []
+    last_relation, last_pos = None, -2
+    for pos, w in enumerate(_WORD.findall(question.casefold())):
+        if w in _GENERIC:
+            continue
+        hit = next((r for rw, r in words.items() if _same_word(w, rw)), None)
+        if hit is None:
+            continue
+        if not (hit == last_relation and pos == last_pos + 1):
+            mentions.append(w)
+        last_relation, last_pos = hit, pos
+    return HopEstimate(max(1, min(MAX_HOPS, len(mentions))), mentions)
+
+
+def dog_step_budget(estimate: HopEstimate) -> int:
+    """DoG's triplet budget: two per hop, never below `MIN_DOG_STEPS`."""
+    return max(MIN_DOG_STEPS, 2 * estimate.hops)
+
+
+def relations_near(graph: object, entities: Iterable[str], cap: int = 200, fan: int = 20) -> list[str]:
+    """Relation names within two hops of `entities`, reading at most `cap` triplets of any one entity.
+
+    The second hop is read from at most `fan` neighbours of each entity, so a
+    hub costs a bounded number of lookups on any graph store.
+    """
+    from ..graph.hub_caps import capped_neighbours
+
+    found: dict[str, None] = {}
+    for ent in dict.fromkeys(entities):
+        around, _ = capped_neighbours(graph, ent, cap, {})
+        others: dict[str, None] = {}
+        for t in around:
+            found.setdefault(t.relation, None)
+            others.setdefault(t.other(ent), None)
+        for other in list(others)[:fan]:
+            for t in capped_neighbours(graph, other, cap, {})[0]:
+                found.setdefault(t.relation, None)
+    return list(found)
+
+
+def rok_path_hops(estimate: HopEstimate) -> int:
+    """RoK's path length: the estimated hops, at least the paper's 2 (paths join key entities both ways)."""
+    return max(2, estimate.hops)
+
+
+def resolve_auto_steps(params: dict, question: str, graph: object, topics: Iterable[str], notes: list[str]) -> None:
+    """Replace DoG's ``max_steps="auto"`` by `dog_step_budget` for this question, with a note; numbers stay."""
+    if params.get("max_steps") != "auto":
+        return
+    estimate = estimate_hops(question, relations_near(graph, topics))
+    params["max_steps"] = dog_step_budget(estimate)
+    notes.append(estimate.note("max_steps", params["max_steps"]))
