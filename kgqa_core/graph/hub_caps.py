@@ -1,7 +1,7 @@
 """Bounded neighbourhoods around hub entities, ranked by what the question asks for.
 
 At whole-graph scale a genre, a year or a prolific actor touches thousands of
-triplets (MetaQA's "Drama" has over 8,000).  Every method that walks the
+triplets (MetaQA's "Drama" is the tail of 4,176).  Every method that walks the
 graph (the prompt's candidate pool, DoG's walkable region, READS' expansions,
 RoK's paths, LPKG's Search) must read a bounded part of such an entity, and
 which part matters: the question names a relation ("which words describe"
