@@ -29,6 +29,9 @@ untrained model stops too early (cf. the paper's App. G).  On 11 MetaQA dev
 stop decisions with qwen2.5-coder-1.5b, None led the right continuation by
 0.7-2.9 nats on 2-hop questions and by 1.4-6.9 on 1-hop ones; 1.5 lets the
 clearer 2-hop cases go on without extending any 1-hop search there.
+``min_search_steps`` ("auto": the hops the question names, see
+`kgqa_core.methods.hop_budget`; or a number) expansions are made before
+None is offered at all.
 """
 
 from __future__ import annotations
@@ -62,6 +65,7 @@ DEFAULTS: dict[str, Any] = {
     "max_node_triplets": 1000,
     "max_chains": 20,
     "stop_penalty": 1.5,
+    "min_search_steps": "auto",
 }
 
 _MAX_LISTED_ENTITIES = 200
@@ -152,13 +156,14 @@ class _Reads:
         s = self.structure
         assert s is not None
         stopped = "max_search_steps"
+        min_steps = self._min_search_steps()
         for _ in range(int(self.params["max_search_steps"])):
             pool = search_options(self.graph, s, int(self.params["max_depth"]), int(self.params["max_node_triplets"]))
             if not pool:
                 stopped = "no expansion left"
                 break
             ranked = rank_pool(self.question, pool, int(self.params["max_pool"]), self._embed_texts)
-            offer_none = len(s.nodes) > 1
+            offer_none = len(s.nodes) > max(1, min_steps)  # nodes = expansions + the root
             texts = ([NONE_OPTION] if offer_none else []) + [o.text for o in ranked.options]
             before = s.triplet_ids()
             decision = self._choose("search", search_prompt(self.question, s, self.examples), texts)
@@ -206,6 +211,32 @@ class _Reads:
                 stopped = "None chosen"
                 break
         self.trace.extra["search_stopped_by"] = stopped
+
+    def _min_search_steps(self) -> int:
+        """Expansions before None is offered: ``min_search_steps``, or the hops the question names ("auto").
+
+        An untrained chooser stops after the first hop on most 2-hop
+        questions (the paper's App. G); a question that names two relations
+        ("the directors of the films written by X") needs two expansions, so
+        None is offered only after them (`kgqa_core.methods.hop_budget`).
+        """
+        raw = self.params.get("min_search_steps", "auto")
+        if str(raw).strip().lower() != "auto":
+            try:
+                value = int(raw)
+            except (TypeError, ValueError):
+                raise ReadsError(f"parameter min_search_steps must be a whole number or auto, got {raw!r}") from None
+            if value < 0:
+                raise ReadsError(f"parameter min_search_steps must be at least 0, got {value}")
+            return min(value, int(self.params["max_search_steps"]))
+        from .hop_budget import estimate_hops, relations_near
+
+        assert self.structure is not None
+        estimate = estimate_hops(self.question, relations_near(self.graph, [self.structure.root_id]))
+        steps = min(estimate.hops, int(self.params["max_search_steps"]))
+        if steps > 1:
+            self.trace.notes.append(estimate.note("min_search_steps", steps) + "; None is offered after that many")
+        return steps
 
     def _embed_texts(self, texts: list[str]):
         """Sentence embeddings for pool ranking; loads the embedder on first use only."""
