@@ -207,7 +207,7 @@ def _run(request: MethodRequest, trace: Trace, p: dict[str, Any]) -> None:
         from .hop_budget import estimate_hops, relations_near, rok_path_hops
 
         estimate = estimate_hops(request.question, relations_near(graph, request.topic_entities or key_entities))
-        p["hops"] = rok_path_hops(estimate)
+        p["hops"] = trace.parameters["hops"] = rok_path_hops(estimate)
         trace.notes.append(estimate.note("hops", p["hops"]))
     search: PathSearchResult
     if len(key_entities) >= 2:
