@@ -18,9 +18,10 @@ the old constant 4, so only questions estimated at three hops get more.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Iterable
 
 from ..graph.hub_caps import relation_words
 
@@ -78,9 +79,9 @@ def estimate_hops(question: str, relations: Iterable[str]) -> HopEstimate:
     return HopEstimate(max(1, min(MAX_HOPS, len(mentions))), mentions)
 
 
-def dog_step_budget(estimate: HopEstimate) -> int:
-    """DoG's triplet budget: two per hop, never below `MIN_DOG_STEPS`."""
-    return max(MIN_DOG_STEPS, 2 * estimate.hops)
+def dog_step_budget(estimate: HopEstimate, floor: int = MIN_DOG_STEPS) -> int:
+    """DoG's triplet budget: two per hop, never below `floor` (the chosen ``max_steps``)."""
+    return max(floor, 2 * estimate.hops)
 
 
 def relations_near(graph: object, entities: Iterable[str], cap: int = 200, fan: int = 20) -> list[str]:
@@ -109,10 +110,25 @@ def rok_path_hops(estimate: HopEstimate) -> int:
     return max(2, estimate.hops)
 
 
-def resolve_auto_steps(params: dict, question: str, graph: object, topics: Iterable[str], notes: list[str]) -> None:
-    """Replace DoG's ``max_steps="auto"`` by `dog_step_budget` for this question, with a note; numbers stay."""
-    if params.get("max_steps") != "auto":
-        return
-    estimate = estimate_hops(question, relations_near(graph, topics))
-    params["max_steps"] = dog_step_budget(estimate)
-    notes.append(estimate.note("max_steps", params["max_steps"]))
+def auto_step_budget(params: Any, request: Any, notes: list[str]) -> Any:
+    """DoG's params with ``max_steps`` raised to `dog_step_budget` for this question (a note when raised)."""
+    graph = request.graph
+    topics = [e for e in request.topic_entities if e and graph.has_entity(e)]
+    estimate = estimate_hops(request.question, relations_near(graph, topics))
+    budget = dog_step_budget(estimate, params.max_steps)
+    if budget == params.max_steps:
+        return params
+    notes.append(estimate.note("max_steps", budget))
+    return dataclasses.replace(params, max_steps=budget)
+
+
+def auto_path_hops(params: Any, question: str, graph: Any, topics: Iterable[str], trace: Any) -> Any:
+    """RoK's params with ``hops`` raised to the hops the question names (a note and the trace's parameters)."""
+    estimate = estimate_hops(question, relations_near(graph, [t for t in topics if t]))
+    hops = max(params.hops, rok_path_hops(estimate))
+    if hops == params.hops:
+        return params
+    trace.notes.append(estimate.note("hops", hops))
+    if isinstance(trace.parameters, dict):
+        trace.parameters["hops"] = hops
+    return dataclasses.replace(params, hops=hops)

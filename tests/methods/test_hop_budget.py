@@ -32,29 +32,22 @@ def test_relations_near_reads_a_bounded_neighbourhood_of_a_hub():
     assert "has_genre" in rels and len(calls) == 6  # the hub and 5 of its neighbours, not 3,000
 
 
-def test_dog_auto_budget_is_read_as_auto_and_resolved_with_a_note():
-    from kgqa_core.decoding.context import ContextError, read_params
-    from kgqa_core.methods.dog import DEFAULTS
-    from kgqa_core.methods.hop_budget import resolve_auto_steps
+def test_dog_budget_is_raised_for_a_three_hop_question_with_a_note():
+    from kgqa_core.methods.dog import DogParams
+    from kgqa_core.methods.hop_budget import auto_step_budget
 
     g = KnowledgeGraph.from_triplets([("Kinatay", "directed_by", "Brillante Mendoza"),
                                       ("Serbis", "directed_by", "Brillante Mendoza"),
                                       ("Serbis", "starred_actors", "Gina Pareno"), ("Kinatay", "starred_actors", "Coco Martin")])
 
     class Req:
-        params = {"max_steps": " Auto "}
+        graph, topic_entities = g, ["Kinatay"]
+        question = "the films directed by the director of Kinatay starred who"
 
-    params = read_params(Req, DEFAULTS)
-    assert params["max_steps"] == "auto" and DEFAULTS["max_steps"] == "auto"
     notes: list[str] = []
-    resolve_auto_steps(params, "the films directed by the director of Kinatay starred who", g, ["Kinatay"], notes)
-    assert params["max_steps"] == 6 and notes == [
-        "max_steps 6 from the question: 'directed', 'director', 'starred' -> about 3 hop(s)"]
-    fixed = {"max_steps": 2}
-    resolve_auto_steps(fixed, "the films directed by the director of Kinatay starred who", g, ["Kinatay"], notes)
-    assert fixed["max_steps"] == 2 and len(notes) == 1
-    Req.params = {"max_steps": "many"}
-    import pytest
-
-    with pytest.raises(ContextError, match="max_steps must be a whole number"):
-        read_params(Req, DEFAULTS)
+    params = auto_step_budget(DogParams(), Req, notes)
+    assert DogParams().max_steps == 4 and params.max_steps == 6
+    assert notes == ["max_steps 6 from the question: 'directed', 'director', 'starred' -> about 3 hop(s)"]
+    Req.question = "who directed Kinatay"
+    assert auto_step_budget(DogParams(), Req, notes).max_steps == 4 and len(notes) == 1  # not raised: no note
+    assert auto_step_budget(DogParams(max_steps=8), Req, notes).max_steps == 8

@@ -1,4 +1,4 @@
-"""READS offers None only after as many expansions as the question names relations (min_search_steps)."""
+"""READS offers None only after as many expansions as the question names relations (auto_search_steps)."""
 
 from __future__ import annotations
 
@@ -21,10 +21,10 @@ def test_a_two_relation_question_is_not_offered_none_before_its_second_expansion
     assert [a.entity for a in trace.answers] == ["James Cameron"]
 
 
-def test_a_number_overrides_auto_and_bad_values_are_refused():
-    _, script = run_scripted(films(), Q2, "Kate Winslet", "None", min_search_steps="1")
+def test_the_switch_turns_it_off_and_bad_values_are_refused():
+    _, script = run_scripted(films(), Q2, "Kate Winslet", "None", auto_search_steps="false")
     assert "None" in [opts for kind, opts in script.pools if kind == "search"][0]
     request = MethodRequest(graph=films(), question=Q2, model=NoModel(), topic_entities=["Kate Winslet"],
-                            params={"min_search_steps": "two"})
+                            params={"auto_search_steps": "two"})
     trace = reads.run(request, chooser=ScriptedChooser(Script()))
-    assert trace.error == "parameter min_search_steps must be a whole number or auto, got 'two'"
+    assert "auto_search_steps" in trace.error
