@@ -106,7 +106,7 @@ def relations_near(graph: object, entities: Iterable[str], cap: int = 200, fan: 
 
 
 def rok_path_hops(estimate: HopEstimate) -> int:
-    """RoK's path length: the estimated hops, at least the paper's 2 (paths join key entities both ways)."""
+    """RoK's path length for the question: the paper's 2, or 3 when the question names three hops."""
     return max(2, estimate.hops)
 
 
@@ -125,7 +125,7 @@ def auto_step_budget(params: Any, request: Any, notes: list[str]) -> Any:
 def auto_path_hops(params: Any, question: str, graph: Any, topics: Iterable[str], trace: Any) -> Any:
     """RoK's params with ``hops`` raised to the hops the question names (a note and the trace's parameters)."""
     estimate = estimate_hops(question, relations_near(graph, [t for t in topics if t]))
-    hops = max(params.hops, rok_path_hops(estimate))
+    hops = max(params.hops, rok_path_hops(estimate)) if estimate.hops > 2 else params.hops
     if hops == params.hops:
         return params
     trace.notes.append(estimate.note("hops", hops))
