@@ -4,9 +4,9 @@ Completion (`kgqa_core.answers.completion`) runs after the model finished and
 only appends answers marked ``completed_from_graph``; it never changes what the
 model wrote.  So the figures *without* it are the same run's traces with those
 answers dropped, and one eval run gives both columns on exactly the same
-model outputs (a run with ``--param complete_answers=false`` gives the same
-"without" figures; tests/methods/test_answer_completion.py checks that the
-model's own answers are identical either way).
+model outputs (completion runs after decoding and never feeds back into it;
+tests/methods/test_answer_completion.py checks that the model's own answers
+come first and only the graph's missing entities are added).
 
     python benchmarks/answer_completion.py runs/eval/DIR [--methods dog,cot]
 

