@@ -293,7 +293,8 @@ class PlanExecutor:
             added_entities=list(dict.fromkeys(s for r in retrievals for s in r.subjects)),
             candidates=candidates,
             seconds=round(time.perf_counter() - started, 4),
-            note=("" if insts else "a placeholder had no answers, so nothing was searched"),
+            note=("; ".join(r.cut_note for r in retrievals if r.cut_note) if insts
+                  else "a placeholder had no answers, so nothing was searched"),
             extra={
                 "subquestion": index,
                 "sub_question": template,

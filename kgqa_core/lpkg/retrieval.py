@@ -69,6 +69,15 @@ class Retrieval:
     groups: list[HopGroup] = field(default_factory=list)  # best first
     triplet_ids: list[int] = field(default_factory=list)  # retrieved (capped), best group first
     bindings: dict[str, str] = field(default_factory=dict)
+    found: int = 0  # triplets the subjects' matching groups hold before the max_triplets cap
+
+    @property
+    def cut_note(self) -> str:
+        """Why fewer triplets were retrieved than found (a hub subject), or ''."""
+        if self.found <= len(self.triplet_ids):
+            return ""
+        return (f"{', '.join(self.subjects)}: kept {len(self.triplet_ids)} of {self.found} triplets "
+                f"(max_search_triplets), the most relevant relations first")
 
     def group(self, key: tuple[str, bool]) -> list[HopGroup]:
         return [g for g in self.groups if g.key == key]
@@ -185,7 +194,9 @@ class Retriever:
             if room <= 0:
                 break
             ids.extend(t.id for t in g.triplets[:room])
-        return Retrieval(query=query, subjects=subjects, link_method=how, groups=ordered, triplet_ids=ids, bindings=bindings)
+        found = sum(len(g.triplets) for g in ordered)
+        return Retrieval(query=query, subjects=subjects, link_method=how, groups=ordered, triplet_ids=ids,
+                         bindings=bindings, found=found)
 
     def score(self, query: str, groups: list[HopGroup]) -> None:
         """Set each group's relevance to ``query`` (subject names masked on both sides)."""

@@ -31,6 +31,9 @@ class CotParams(PromptParams):
     force_conclusion: bool = param(
         True, "A text that loops or runs out of budget without an answer gets 'Therefore, the answer is' "
         "appended, as in DoG.", advanced=True)
+    complete_answers: bool = param(
+        True, "When the last written triplet is grounded and names one of several entities its relation holds, "
+        "add the others after the model's answers (kgqa_core.answers.completion).", advanced=True)
 
 
 def run(request: MethodRequest, params: CotParams, rec: TraceRecorder) -> None:
@@ -104,7 +107,9 @@ def _replay(request: MethodRequest, ctx: Any, rec: TraceRecorder, text: str, gen
         extra=to_extra(CotCheckExtra(ill=ill)),
     ))
     texts = parse_answers(text[prev_end:]) or parse_answers(text)
-    trace.answers = resolve_answers(texts, graph, trace.topic_entities, trace.notes)
+    last = grounded[-1] if grounded and ctx.params.complete_answers else None
+    last_triplet = graph.triplet(last.triplet_id) if last is not None and last.grounded else None
+    trace.answers = resolve_answers(texts, graph, trace.topic_entities, trace.notes, complete_from=last_triplet)
     rec.step(Step(
         index=0,
         kind="cot.answer",

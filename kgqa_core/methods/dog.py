@@ -86,10 +86,20 @@ class DogParams(PromptParams):
         False, "Let a chain write a triplet it already holds again (the paper's trie).", advanced=True)
     reverse_readings: bool = param(
         True, "Offer each G_q triplet read backwards too, '< tail -> relation (reverse) -> head >'.", advanced=True)
+    auto_steps: bool = param(
+        True, "Raise max_steps to two triplets per hop the question names (kgqa_core.methods.hop_budget); noted.",
+        advanced=True)
+    complete_answers: bool = param(
+        True, "When the chain's last triplet names one of several entities its relation holds, add the others "
+        "after the model's answers (not in the paper; kgqa_core.answers.completion).", advanced=True)
 
 
 def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
     """Answer `request.question` with DoG; see the module docstring."""
+    if params.auto_steps:
+        from .hop_budget import auto_step_budget
+
+        params = auto_step_budget(params, request, rec.trace.notes)
     ctx = prepare(request, "dog", params)
     describe_context(rec.trace, ctx)
     _DogDecoder(request, ctx, rec).decode()
@@ -401,7 +411,8 @@ class _DogDecoder:
         if ranked:
             best = ranked[0]
             texts = parse_answers(best.answer_text) or parse_answers(best.text)
-            trace.answers = resolve_answers(texts, graph, topics, trace.notes)
+            last = graph.triplet(best.chain[-1]) if best.chain and self.params.complete_answers else None
+            trace.answers = resolve_answers(texts, graph, topics, trace.notes, complete_from=last)
             trace.raw_output = self.ctx.prompt.assistant_prefix + best.text
             trace.extra["best_beam"] = best.beam_id
             trace.extra["stop"] = best.stop

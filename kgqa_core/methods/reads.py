@@ -65,6 +65,9 @@ class ReadsParams(MethodParams):
     max_chains: int = param(20, "Answer chains recorded.", min=1, max=1000, advanced=True)
     stop_penalty: float = param(1.5, "Subtracted from the log-score of None in search decisions.",
                                 min=0.0, max=20.0, advanced=True)
+    auto_search_steps: bool = param(
+        True, "Offer None only after as many expansions as the question names relations "
+        "(kgqa_core.methods.hop_budget); noted.", advanced=True)
 
 
 _MAX_LISTED_ENTITIES = 200
@@ -136,13 +139,14 @@ class _Reads:
         s = self.structure
         assert s is not None
         stopped = "max_search_steps"
+        min_steps = self._min_search_steps()
         for _ in range(self.params.max_search_steps):
             pool = search_options(self.graph, s, self.params.max_depth, self.params.max_node_triplets)
             if not pool:
                 stopped = "no expansion left"
                 break
             ranked = rank_pool(self.question, pool, self.params.max_pool, self._embed_texts)
-            offer_none = len(s.nodes) > 1
+            offer_none = len(s.nodes) > max(1, min_steps)  # nodes = expansions + the root
             texts = ([NONE_OPTION] if offer_none else []) + [o.text for o in ranked.options]
             before = s.triplet_ids()
             decision = self._choose("search", search_prompt(self.question, s, self.examples), texts)
@@ -190,6 +194,24 @@ class _Reads:
                 stopped = "None chosen"
                 break
         self.trace.extra["search_stopped_by"] = stopped
+
+    def _min_search_steps(self) -> int:
+        """Expansions before None is offered: the hops the question names (``auto_search_steps``), else 1.
+
+        An untrained chooser stops after the first hop on most 2-hop
+        questions (the paper's App. G); a question that names two relations
+        ("the directors of the films written by X") needs two expansions.
+        """
+        if not self.params.auto_search_steps:
+            return 1
+        from .hop_budget import estimate_hops, relations_near
+
+        assert self.structure is not None
+        estimate = estimate_hops(self.question, relations_near(self.graph, [self.structure.root_id]))
+        steps = min(estimate.hops, self.params.max_search_steps)
+        if steps > 1:
+            self.trace.notes.append(estimate.note("min_search_steps", steps) + "; None is offered after that many")
+        return steps
 
     def _embed_texts(self, texts: list[str]):
         """Sentence embeddings for pool ranking; loads the embedder on first use only."""

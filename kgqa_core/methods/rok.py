@@ -41,6 +41,8 @@ from .recorder import TraceRecorder
 @dataclass(frozen=True)
 class RokParams(MethodParams):
     hops: int = param(2, "Longest path (in triplets) between key entities.", min=1, max=4)
+    auto_hops: bool = param(True, "Raise hops to the hops the question names (kgqa_core.methods.hop_budget); noted.",
+                            advanced=True)
     max_paths: int = param(200, "Paths kept per pair of key entities.", min=1, max=10000, advanced=True)
     top_k: int = param(5, "Main paths chosen by mean PageRank.", min=1, max=50)
     damping: float = param(0.85, "PageRank damping factor.", min=0.01, max=0.99, advanced=True)
@@ -174,6 +176,10 @@ def run(request: MethodRequest, p: RokParams, rec: TraceRecorder) -> None:
     # ---- 2. main reasoning paths ------------------------------------------
     t0 = time.perf_counter()
     search: PathSearchResult
+    if p.auto_hops:
+        from .hop_budget import auto_path_hops
+
+        p = auto_path_hops(p, request.question, graph, request.topic_entities or key_entities, trace)
     if len(key_entities) >= 2:
         search = pairwise_paths(graph, key_entities, p.hops, p.max_paths)
         if not search.paths:

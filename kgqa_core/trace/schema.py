@@ -150,6 +150,8 @@ class Answer:
     entity: str | None = None
     in_graph: bool = False
     score: float | None = None
+    # added from the graph, not written by the model (kgqa_core.answers.completion)
+    completed_from_graph: bool = False
 
 
 @dataclass

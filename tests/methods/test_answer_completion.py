@@ -1,0 +1,45 @@
+"""DoG and CoT with complete_answers on and off, end to end with the 135M model."""
+
+from __future__ import annotations
+
+import pytest
+
+from kgqa_core.answers.completion import complete_from_last_triplet
+from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+from kgqa_core.methods.base import MethodRequest, run_method
+
+CAST = KnowledgeGraph.from_triplets(
+    [
+        ("Heat", "starred_actors", "Al Pacino"),
+        ("Heat", "starred_actors", "Robert De Niro"),
+        ("Heat", "starred_actors", "Val Kilmer"),
+        ("Heat", "directed_by", "Michael Mann"),
+        ("Heat", "release_year", "1995"),
+    ],
+    name="cast",
+)
+
+
+def _run(model, method, **params):
+    req = MethodRequest(graph=CAST, question="who acted in the movie Heat?", model=model, topic_entities=["Heat"],
+                        params={"max_new_tokens": 48, "max_steps": 1, **params} if method == "dog"
+                        else {"max_new_tokens": 64, **params})
+    return run_method(method, req)
+
+
+@pytest.mark.parametrize("method", ["dog", "cot"])
+def test_completion_adds_exactly_the_graphs_missing_entities_after_the_models_answers(small_model, method):
+    on = _run(small_model, method)
+    off = _run(small_model, method, complete_answers="false")
+    assert not on.error and not off.error, (on.error, off.error)
+    assert off.parameters["complete_answers"] is False and on.parameters["complete_answers"] is True
+    own = [a for a in on.answers if not a.completed_from_graph]
+    added = [a for a in on.answers if a.completed_from_graph]
+    # the model's own answers come first (the two runs are not compared answer for answer: the second
+    # reuses the first's cached prompt prefix, and the 135M model's greedy path can flip on that rounding)
+    assert on.answers[: len(own)] == own
+    assert not any(a.completed_from_graph for a in off.answers)
+    last = on.chains[0][-1] if on.chains and on.chains[0] and on.chains[0][-1].grounded else None
+    expected = complete_from_last_triplet(own, CAST.triplet(last.triplet_id), CAST, ["Heat"]) if last else None
+    assert [a.text for a in added] == (expected.added if expected else [])
+    assert any(n.startswith("answers completed from the graph") for n in on.notes) == bool(added)

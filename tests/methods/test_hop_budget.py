@@ -1,0 +1,53 @@
+"""Step budgets from the question: relation words counted, 3-hop questions get more DoG steps."""
+
+from __future__ import annotations
+
+from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+from kgqa_core.methods.hop_budget import dog_step_budget, estimate_hops, relations_near, rok_path_hops
+
+RELS = ["directed_by", "written_by", "starred_actors", "release_year", "has_genre", "has_tags", "in_language"]
+
+
+def test_relation_words_are_counted_once_per_mention():
+    one = estimate_hops("who is the author of Wish You Were Here", RELS)
+    assert one.hops == 1 and one.mentions == []
+    two = estimate_hops("what were the release years of the movies written by Ian McLellan Hunter", RELS)
+    assert two.hops == 2 and two.mentions == ["release", "written"]  # "release years" is one mention
+    three = estimate_hops("the films directed by the director of Kinatay starred who", RELS)
+    assert three.hops == 3 and three.mentions == ["directed", "director", "starred"]
+    assert estimate_hops("who directed the writers of the directors of the genres of X", RELS).hops == 3  # clamped
+    assert [dog_step_budget(e) for e in (one, two, three)] == [4, 4, 6]
+    assert [rok_path_hops(e) for e in (one, three)] == [2, 3]
+    assert "max_steps 6 from the question: 'directed', 'director', 'starred' -> about 3 hop(s)" == three.note(
+        "max_steps", 6)
+
+
+def test_relations_near_reads_a_bounded_neighbourhood_of_a_hub():
+    g = KnowledgeGraph.from_triplets([(f"F{i}", "has_genre", "Drama") for i in range(3000)]
+                                     + [("F1", "directed_by", "Ann"), ("Ann", "written_by_rare", "Z")])
+    calls = []
+    real = g.neighbours
+    g.neighbours = lambda e: calls.append(e) or real(e)  # type: ignore[method-assign]
+    rels = relations_near(g, ["Drama"], cap=50, fan=5)
+    assert "has_genre" in rels and len(calls) == 6  # the hub and 5 of its neighbours, not 3,000
+
+
+def test_dog_budget_is_raised_for_a_three_hop_question_with_a_note():
+    from kgqa_core.methods.dog import DogParams
+    from kgqa_core.methods.hop_budget import auto_step_budget
+
+    g = KnowledgeGraph.from_triplets([("Kinatay", "directed_by", "Brillante Mendoza"),
+                                      ("Serbis", "directed_by", "Brillante Mendoza"),
+                                      ("Serbis", "starred_actors", "Gina Pareno"), ("Kinatay", "starred_actors", "Coco Martin")])
+
+    class Req:
+        graph, topic_entities = g, ["Kinatay"]
+        question = "the films directed by the director of Kinatay starred who"
+
+    notes: list[str] = []
+    params = auto_step_budget(DogParams(), Req, notes)
+    assert DogParams().max_steps == 4 and params.max_steps == 6
+    assert notes == ["max_steps 6 from the question: 'directed', 'director', 'starred' -> about 3 hop(s)"]
+    Req.question = "who directed Kinatay"
+    assert auto_step_budget(DogParams(), Req, notes).max_steps == 4 and len(notes) == 1  # not raised: no note
+    assert auto_step_budget(DogParams(max_steps=8), Req, notes).max_steps == 8
