@@ -13,9 +13,14 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Iterable, Iterator, Protocol, Sequence, runtime_checkable
 
 import networkx as nx
+
+from .name_search import search_entity_names
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .store import NeighbourBatch, Neighbourhood
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,9 +209,58 @@ class KnowledgeGraph:
 
     def search_entities(self, query: str, limit: int = 10) -> list[tuple[str, float]]:
         """Entities whose names match `query` (exact, case-insensitive, fuzzy), best first."""
-        from .linking import search_entity_names
-
         return search_entity_names(query, self.entities, limit=limit)
+
+    # ------------------------------------------------- GraphStore interface
+    is_local = True  # every triplet is in memory; methods may run on it directly
+
+    def neighbours_batch(
+        self,
+        entities: Sequence[str],
+        direction: str = "both",
+        relations: Iterable[str] | None = None,
+        limit: int | None = None,
+    ) -> "NeighbourBatch":
+        """The triplets around each entity (canonical order), cut at `limit` with a flag."""
+        from .store import NeighbourBatch, canonical_key
+
+        wanted = set(relations) if relations is not None else None
+        out: dict[str, list[Triplet]] = {}
+        cut: set[str] = set()
+        for ent in dict.fromkeys(entities):
+            trips = [
+                t for t in self.neighbours(ent)
+                if (direction == "both" or (t.head == ent if direction == "out" else t.tail == ent))
+                and (wanted is None or t.relation in wanted)
+            ]
+            trips.sort(key=canonical_key)
+            if limit is not None and len(trips) > limit:
+                trips = trips[:limit]
+                cut.add(ent)
+            out[ent] = trips
+        return NeighbourBatch(out, cut)
+
+    def relations_of(self, entities: Sequence[str], direction: str = "both") -> dict[str, list[str]]:
+        """The distinct relations on each entity's triplets, sorted."""
+        batch = self.neighbours_batch(entities, direction)
+        return {e: sorted({t.relation for t in trips}) for e, trips in batch.triplets.items()}
+
+    def labels(self, entities: Sequence[str]) -> dict[str, str]:
+        """An uploaded graph names its entities directly: each entity is its own label."""
+        return {e: e for e in entities}
+
+    def subgraph_around(
+        self,
+        seeds: Sequence[str],
+        hops: int,
+        limit_per_entity: int | None = None,
+        max_triplets: int | None = None,
+    ) -> "Neighbourhood":
+        """The bounded k-hop neighbourhood of `seeds`, in canonical order (see `graph.store`)."""
+        from .store import bfs_neighbourhood
+
+        return bfs_neighbourhood(self, seeds, hops, limit_per_entity, max_triplets,
+                                 name=f"{self.name} ({hops}-hop neighbourhood)")
 
     def subgraph(self, ids: Iterable[int], name: str | None = None) -> "KnowledgeGraph":
         """A graph holding only the given triplets, with their original ids."""

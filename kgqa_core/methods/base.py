@@ -103,6 +103,12 @@ def get_method(name: str) -> Callable[[MethodRequest], Trace]:
 
 def run_method(name: str, request: MethodRequest) -> Trace:
     """Run a method and fill the fields every trace shares."""
+    from ..graph.store import is_local_graph
+
+    if not is_local_graph(request.graph):  # a store: fetch the question's neighbourhood, run on it
+        from .on_store import run_on_store
+
+        return run_on_store(name, request, run_method)
     started = time.perf_counter()
     trace = get_method(name)(request)
     trace.method = trace.method or name
