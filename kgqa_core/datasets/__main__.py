@@ -1,4 +1,7 @@
-"""`python -m kgqa_core.datasets metaqa --hops 1,2 --n 200 --max-triplets 200 --seed 0 --out FILE.jsonl`."""
+"""`python -m kgqa_core.datasets metaqa --hops 1,2 --n 200 --max-triplets 200 --seed 0 --out FILE.jsonl`.
+
+With `--full-kb` the questions (1-, 2- and 3-hop) are asked over the whole KB instead of a cut.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +15,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m kgqa_core.datasets", description="Build evaluation datasets.")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("metaqa", help="cut per-question subgraphs from MetaQA (development split)")
-    p.add_argument("--hops", default="1,2", help="comma-separated hop counts (1 and/or 2)")
+    p.add_argument("--hops", default=None, help="comma-separated hop counts (1 and/or 2; with --full-kb also 3)")
+    p.add_argument("--full-kb", action="store_true",
+                   help="ask over the whole KB: every question names one graph_file, a copy of the KB beside --out")
     p.add_argument("--n", type=int, default=200, help="number of questions, split evenly across hops")
     p.add_argument("--max-triplets", type=int, default=200, help="cap on each question's subgraph")
     p.add_argument("--seed", type=int, default=0)
@@ -21,19 +26,22 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from ..eval.dataset import load_dataset, write_dataset
-    from .metaqa import MetaQAError, build_metaqa
+    from .metaqa import MetaQAError, build_metaqa, build_metaqa_full_kb
 
     try:
-        hops = [int(h) for h in args.hops.split(",") if h.strip()]
+        hops = [int(h) for h in (args.hops or ("1,2,3" if args.full_kb else "1,2")).split(",") if h.strip()]
     except ValueError:
         print(f"error: --hops {args.hops!r}: expected numbers like 1,2", file=sys.stderr)
         return 2
     started = time.perf_counter()
     try:
-        items, stats = build_metaqa(
-            hops=hops, n=args.n, max_triplets=args.max_triplets, seed=args.seed,
-            data_dir=Path(args.data_dir) if args.data_dir else None,
-        )
+        data_dir = Path(args.data_dir) if args.data_dir else None
+        if args.full_kb:
+            items, stats = build_metaqa_full_kb(hops=hops, n=args.n, seed=args.seed, data_dir=data_dir,
+                                                out_dir=Path(args.out).resolve().parent)
+        else:
+            items, stats = build_metaqa(hops=hops, n=args.n, max_triplets=args.max_triplets, seed=args.seed,
+                                        data_dir=data_dir)
     except MetaQAError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

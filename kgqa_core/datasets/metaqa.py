@@ -341,3 +341,80 @@ def build_metaqa(
         stats.triplets_mean = sum(sizes) / len(sizes)
         stats.with_gold_chain = sum("gold_chain" in it for it in items)
     return items, stats
+
+
+# ------------------------------------------------------------- whole KB
+FULL_KB_FILE = "metaqa_kb.tsv.gz"
+
+
+def build_metaqa_full_kb(
+    hops: Iterable[int] = (1, 2, 3),
+    n: int = 60,
+    seed: int = 0,
+    data_dir: Path | None = None,
+    out_dir: Path | None = None,
+    kb: MetaQAKB | None = None,
+) -> tuple[list[dict], BuildStats]:
+    """A stratified sample of dev questions asked over the *whole* KB.
+
+    Every item names the same ``graph_file`` (a copy of the KB beside the
+    output, all nine relations including ``has_tags``), so the evaluation
+    loads the graph once and no question gets a cut that already contains
+    its answer.  A question is kept when its topic entity and every gold
+    answer are KB entities; nothing about reachability is assumed, since the
+    methods must find the path themselves.
+    """
+    import shutil
+
+    hops = list(dict.fromkeys(int(h) for h in hops))
+    if not hops or any(h not in (1, 2, 3) for h in hops):
+        raise MetaQAError("--hops must be among 1, 2, 3")
+    if n < 1:
+        raise MetaQAError("--n must be at least 1")
+    data_dir = Path(data_dir) if data_dir else default_data_dir()
+    source = data_dir / "kb.tsv.gz"
+    if kb is None:
+        kb = MetaQAKB.load(source, exclude_relations=())
+    if out_dir is not None:
+        out_dir = Path(out_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        target = out_dir / FULL_KB_FILE
+        if not target.is_file() or target.stat().st_size != source.stat().st_size:
+            tmp = out_dir / f".{FULL_KB_FILE}.{os.getpid()}.tmp"
+            shutil.copyfile(source, tmp)
+            os.replace(tmp, target)  # atomic: two builders at once never leave half a file
+    stats = BuildStats()
+    items: list[dict] = []
+    rng = random.Random(seed)
+    for k, hop in enumerate(hops):
+        quota = n // len(hops) + (1 if k < n % len(hops) else 0)
+        questions = read_questions(data_dir, hop)
+        order = list(range(len(questions)))
+        rng.shuffle(order)
+        got = 0
+        for i in order:
+            if got >= quota:
+                break
+            q = questions[i]
+            stats.examined += 1
+            topic = kb.resolve(q.topic) if q.topic else None
+            gold = [a for a in (kb.resolve(x) for x in q.answers) if a is not None]
+            reason = ("no bracketed topic entity" if q.topic is None else "topic entity not in the KB"
+                      if topic is None else "gold answer not in the KB" if len(gold) < len(q.answers) else "")
+            if reason:
+                stats.skipped[reason] = stats.skipped.get(reason, 0) + 1
+                continue
+            items.append({
+                "id": q.id,
+                "question": q.plain_text,
+                "topic_entities": [topic],
+                "answers": gold,
+                "type": f"{hop}hop",
+                "graph_file": FULL_KB_FILE,
+                "source": f"MetaQA dev {hop}-hop line {q.line} (whole KB)",
+            })
+            got += 1
+        stats.kept[hop] = got
+    stats.triplets_max = len(kb.triplets)
+    stats.triplets_mean = float(len(kb.triplets))
+    return items, stats

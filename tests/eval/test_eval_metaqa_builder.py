@@ -41,3 +41,32 @@ def test_bad_arguments_are_clear(tmp_path, capsys):
         build_metaqa(hops=[3], n=2)
     assert datasets_main(["metaqa", "--data-dir", str(tmp_path), "--out", str(tmp_path / "x.jsonl")]) == 2
     assert "MetaQA KB not found" in capsys.readouterr().err
+
+
+def test_full_kb_questions_share_one_graph_file_with_every_relation(tmp_path, capsys):
+    out = tmp_path / "full" / "kb_questions.jsonl"
+    args = ["metaqa", "--full-kb", "--hops", "1,2,3", "--n", "6", "--seed", "1", "--out", str(out)]
+    assert datasets_main(args) == 0
+    assert "kept 2 1-hop, 2 2-hop, 2 3-hop" in capsys.readouterr().out
+    ds = load_dataset(out)
+    assert [q.type for q in ds] == ["1hop"] * 2 + ["2hop"] * 2 + ["3hop"] * 2
+    graphs = [q.graph() for q in ds]
+    assert all(g is graphs[0] for g in graphs), "the whole KB must be loaded once and shared"
+    g = graphs[0]
+    assert len(g) == 133582 and "has_tags" in g.relations
+    for q in ds:
+        assert all(g.has_entity(t) for t in q.topic_entities)
+        assert all(g.has_entity(a) for a in q.answers)
+    # a second build into the same folder reuses the KB copy and gives the same file
+    first = out.read_bytes()
+    assert datasets_main(args) == 0
+    assert out.read_bytes() == first
+
+
+def test_full_kb_shipped_dataset_is_reproducible(tmp_path):
+    from pathlib import Path
+
+    shipped = Path(__file__).resolve().parents[2] / "datasets" / "metaqa_full_kb" / "metaqa_dev_full_kb_90.jsonl"
+    out = tmp_path / "f.jsonl"
+    datasets_main(["metaqa", "--full-kb", "--hops", "1,2,3", "--n", "90", "--seed", "0", "--out", str(out)])
+    assert out.read_bytes() == shipped.read_bytes()
