@@ -32,6 +32,12 @@ class SparqlError(RuntimeError):
     kind = "error"
 
 
+class BadEndpointError(SparqlError, ValueError):
+    """An endpoint URL or setting that cannot work (not http(s), a non-positive timeout)."""
+
+    kind = "settings"
+
+
 class SparqlTimeout(SparqlError):
     kind = "timeout"
 
@@ -68,7 +74,7 @@ def check_endpoint_url(url: str) -> str:
     text = (url or "").strip()
     parts = urllib.parse.urlsplit(text)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise SparqlError(f"SPARQL endpoint {text!r} is not an http:// or https:// URL")
+        raise BadEndpointError(f"SPARQL endpoint {text!r} is not an http:// or https:// URL")
     return text
 
 
@@ -79,7 +85,7 @@ class SparqlClient:
         self.endpoint = check_endpoint_url(endpoint)
         self.default_graph = (default_graph or "").strip() or None
         if timeout <= 0:
-            raise SparqlError(f"timeout must be positive, got {timeout}")
+            raise BadEndpointError(f"timeout must be positive, got {timeout}")
         self.timeout = float(timeout)
         self.stats = ClientStats()
 

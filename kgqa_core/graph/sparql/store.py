@@ -298,16 +298,23 @@ class SparqlGraphStore:
             names: set[str] = set()
             if q in exact or q in self._terms:
                 names.add(self._name(self._terms.get(q) or exact[q]))
-            preds = self.dialect.label_predicates
-            lang = (f' && (LANG(?l) = "" || LANGMATCHES(LANG(?l), {literal(self.language)}))'
-                    if self.language else "")
-            query_text = ("SELECT DISTINCT ?e WHERE { " + self._values("?lp", (Term.uri(p) for p in preds))
-                          + f" ?e ?lp ?l . FILTER(isIRI(?e) && CONTAINS(LCASE(STR(?l)), LCASE({literal(q)})){lang}) }}"
-                          + f" LIMIT {_SEARCH_POOL}")
-            terms = [row["e"] for row in self._select(query_text) if "e" in row]
+            terms = self._labels_containing(q)
+            if len(terms) < limit:  # a misspelt name: the start of its longest word finds the candidates
+                longest = max(q.split(), key=len)
+                if len(longest) >= 4 and longest[:4].lower() != q.lower():
+                    terms += self._labels_containing(longest[:4])
             self._fetch_labels(terms)
             names.update(self._name(t) for t in terms)
         return search_entity_names(q, sorted(names), limit=limit)
+
+    def _labels_containing(self, text: str) -> list[Term]:
+        """IRIs with a label containing `text` (case-insensitive), at most a pool of candidates."""
+        preds = self.dialect.label_predicates
+        lang = (f' && (LANG(?l) = "" || LANGMATCHES(LANG(?l), {literal(self.language)}))' if self.language else "")
+        query = ("SELECT DISTINCT ?e WHERE { " + self._values("?lp", (Term.uri(p) for p in preds))
+                 + f" ?e ?lp ?l . FILTER(isIRI(?e) && CONTAINS(LCASE(STR(?l)), LCASE({literal(text)})){lang}) }}"
+                 + f" LIMIT {_SEARCH_POOL}")
+        return [row["e"] for row in self._select(query) if "e" in row]
 
     # ------------------------------------------------------------ edges
     def _edge_query(self, terms: Sequence[Term], direction: str, select_count: bool, limit: int | None) -> str:
