@@ -134,6 +134,34 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def do_POST(self):  # noqa: N802
         if self.mode == "slow":
             time.sleep(3)
+        if self.mode == "silent-cap":  # counts 5 edges, returns 1 row: a cap without any header
+            import urllib.parse
+
+            length = int(self.headers.get("Content-Length", 0))
+            query = urllib.parse.parse_qs(self.rfile.read(length).decode())["query"][0]
+            if "COUNT(?x)" in query:  # the label lookup
+                cells = '{"e":{"type":"uri","value":"http://x/a"},"l":{"type":"literal","value":"Alice"}}'
+            elif "COUNT(*)" in query:
+                cells = '{"e":{"type":"uri","value":"http://x/a"},"n":{"type":"literal","value":"5"}}'
+            elif "?lp ?l" in query:
+                cells = ""
+            else:
+                cells = ('{"e":{"type":"uri","value":"http://x/a"},"p":{"type":"uri","value":"http://x/p"},'
+                         '"x":{"type":"uri","value":"http://x/b"}}')
+            body = ('{"head":{"vars":[]},"results":{"bindings":[' + cells + ']}}').encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/sparql-results+json")
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        if self.mode == "anytime":
+            body = b'{"head":{"vars":["n"]},"results":{"bindings":[]}}'
+            self.send_response(206)
+            self.send_header("Content-Type", "application/sparql-results+json")
+            self.send_header("X-SQL-State", "S1TAT")
+            self.end_headers()
+            self.wfile.write(body)
+            return
         if self.mode == "capped":
             body = (b'{"head":{"vars":["n"]},"results":{"bindings":[{"n":{"type":"literal","value":"3"}}]}}')
             self.send_response(200)
@@ -185,8 +213,17 @@ def test_timeout_never_hangs(fake_server):
 
 def test_a_partial_result_is_refused(fake_server):
     store = SparqlGraphStore(fake_server("capped"), "rdf", timeout=5)
-    with pytest.raises(SparqlTruncated, match="partial result"):
+    with pytest.raises(SparqlTruncated, match="partial result.*row cap 10000"):
         store.count_triples()
+    anytime = SparqlGraphStore(fake_server("anytime"), "rdf", timeout=5)
+    with pytest.raises(SparqlTruncated, match="anytime query"):
+        anytime.neighbours_batch(["Alice"])
+
+
+def test_a_batch_shorter_than_its_count_is_refused(fake_server):
+    store = SparqlGraphStore(fake_server("silent-cap"), "rdf", timeout=5)
+    with pytest.raises(SparqlTruncated, match="returned 1 rows where it counted 5"):
+        store.neighbours_batch(["Alice"], "out")
 
 
 def test_unreachable_endpoint_and_bad_urls():

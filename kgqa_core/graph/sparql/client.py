@@ -4,8 +4,8 @@ Why not a client library: the protocol is one form-encoded POST and a JSON
 answer, and what matters here is the failure handling, which a wrapper would
 hide: a timeout covers the whole request (connect, server work, reading the
 body), an HTTP error keeps the server's first line of explanation, and a
-server that announces a partial result (Virtuoso's ``X-SQL-State`` /
-``X-SPARQL-MaxRows`` headers under its anytime-query and ``ResultSetMaxRows``
+server that announces a partial result (Virtuoso's HTTP 206 and ``X-SQL-State``
+/ ``X-SPARQL-MaxRows`` headers under its anytime-query and ``ResultSetMaxRows``
 settings) raises `SparqlTruncated` instead of returning part of an answer.
 """
 
@@ -113,11 +113,12 @@ class SparqlClient:
             self._count(started, 0, error=True)
             raise SparqlError(f"{self.endpoint} did not answer with SPARQL JSON results ({exc})") from None
         partial = headers.get("X-SQL-State") or ""
-        if partial.startswith("S1TAT") or headers.get("X-SPARQL-MaxRows"):
+        if partial.startswith("S1TAT") or headers.get("X-SPARQL-MaxRows") or headers.get("X-Status") == "206":
             self._count(started, 0, error=True)
             raise SparqlTruncated(
                 f"{self.endpoint} returned a partial result ("
-                + ("its query timeout cut the answer" if partial else f"row cap {headers.get('X-SPARQL-MaxRows')}")
+                + ("its query timeout cut the answer (anytime query)" if partial or headers.get("X-Status") == "206"
+                   else f"row cap {headers.get('X-SPARQL-MaxRows')}")
                 + "); raise the server's limit or ask for less"
             )
         if "boolean" in data:
@@ -137,6 +138,7 @@ class SparqlClient:
         try:
             with urllib.request.urlopen(req, timeout=limit) as resp:
                 headers = {k: v for k, v in resp.headers.items()}
+                headers["X-Status"] = str(getattr(resp, "status", 200))
                 chunks: list[bytes] = []
                 size = 0
                 while True:
