@@ -146,8 +146,10 @@ def bfs_neighbourhood(
     """Breadth-first k-hop expansion with one batched neighbours call per hop.
 
     Shared by every store so that the in-memory graph and a SPARQL endpoint
-    cut a hub the same way (first `limit_per_entity` triplets in canonical
-    order) and give the same subgraph for the same data.
+    expand the same way and give the same subgraph for the same data when no
+    limit cuts.  A cut hub keeps `limit_per_entity` triplets: the first in
+    canonical order in memory, the first the store returns (its index order,
+    stable for a given store) on an endpoint; the note names the hubs.
     """
     from .knowledge_graph import KnowledgeGraph
 
@@ -183,7 +185,7 @@ def bfs_neighbourhood(
         shown = ", ".join(repr(e) for e in cut_entities[:5]) + (" ..." if len(cut_entities) > 5 else "")
         notes.append(
             f"{len(cut_entities)} entit{'y has' if len(cut_entities) == 1 else 'ies have'} more than "
-            f"{limit_per_entity} triplets; kept the first {limit_per_entity} of each in canonical order: {shown}"
+            f"{limit_per_entity} triplets; kept {limit_per_entity} of each: {shown}"
         )
     if capped:
         notes.append(f"the {hops}-hop neighbourhood was cut at {max_triplets} triplets (max_triplets)")

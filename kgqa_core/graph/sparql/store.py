@@ -8,7 +8,8 @@ apart: the second one seen is named ``label (local name)``.
 
 Queries: neighbours are asked for in batches (``VALUES``), one direction at a
 time; each batch first counts each entity's edges, so a hub is fetched alone
-with a ``LIMIT`` and flagged as cut, and a batch that returns fewer rows than
+with a ``LIMIT`` (no ``ORDER BY``: sorting a hub's edges costs seconds, and a
+store's index order is stable) and flagged as cut, and a batch that returns fewer rows than
 it counted is a truncated answer (a server row cap), raised as
 `SparqlTruncated` rather than used.  Answers are cached per store (one store
 per session) in an LRU keyed by entity, direction and limit.
@@ -128,6 +129,15 @@ class SparqlGraphStore:
     def _values(self, var: str, terms: Iterable[Term]) -> str:
         return f"VALUES {var} {{ {' '.join(t.sparql() for t in terms)} }}"
 
+    def _label_union(self, subject: str, label: str) -> str:
+        """``{ ?e <p1> ?l BIND(0 AS ?r) } UNION { ?e <p2> ?l BIND(1 AS ?r) } ...``: one constant predicate per
+        branch, so every store answers from its predicate index (a VALUES over predicates joined with
+        VALUES over subjects made Oxigraph scan every label)."""
+        return " UNION ".join(
+            f"{{ {subject} {Term.uri(p).sparql()} {label} BIND({i} AS ?r) }}"
+            for i, p in enumerate(self.dialect.label_predicates)
+        )
+
     def count_triples(self) -> int:
         rows = self._select("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }")
         return int(rows[0]["n"].value) if rows and "n" in rows[0] else 0
@@ -140,12 +150,8 @@ class SparqlGraphStore:
         for i in range(0, len(todo), _BATCH):
             chunk = todo[i : i + _BATCH]
             subjects = {Term.uri(self.dialect.label_subject(t.value)): t for t in chunk}
-            query = (
-                "SELECT ?e ?lp ?l WHERE { "
-                + self._values("?e", subjects) + " "
-                + self._values("?lp", (Term.uri(p) for p in preds))
-                + " ?e ?lp ?l . FILTER(isLiteral(?l)) }"
-            )
+            query = ("SELECT ?e ?r ?l WHERE { " + self._values("?e", subjects) + " "
+                     + self._label_union("?e", "?l") + " FILTER(isLiteral(?l)) }")
             best: dict[Term, tuple[int, int, str]] = {}
             for row in self._select(query):
                 lab = row.get("l")
@@ -155,8 +161,7 @@ class SparqlGraphStore:
                 term = subjects.get(subj)
                 if term is None:
                     continue
-                rank = (preds.index(row["lp"].value) if row.get("lp") and row["lp"].value in preds else len(preds),
-                        self._lang_rank(lab.lang))
+                rank = (int(row["r"].value) if "r" in row else len(preds), self._lang_rank(lab.lang))
                 cand = (rank[0], rank[1], lab.value.strip())
                 if term not in best or cand < best[term]:
                     best[term] = cand
@@ -205,7 +210,6 @@ class SparqlGraphStore:
         todo = [n for n in dict.fromkeys(names) if n and n not in self._terms and n not in self._aliases]
         if not todo:
             return found
-        preds = self.dialect.label_predicates
         for i in range(0, len(todo), _BATCH):
             chunk = todo[i : i + _BATCH]
             lits = []
@@ -214,8 +218,7 @@ class SparqlGraphStore:
                 if self.language:
                     lits.append(literal(n, lang=self.language))
             query = ("SELECT ?e ?l (COUNT(?x) AS ?deg) WHERE { VALUES ?l { " + " ".join(lits) + " } "
-                     + self._values("?lp", (Term.uri(p) for p in preds))
-                     + " ?e ?lp ?l . OPTIONAL { ?e ?px ?x } } GROUP BY ?e ?l")
+                     + self._label_union("?e", "?l") + " OPTIONAL { ?e ?px ?x } } GROUP BY ?e ?l")
             cands: dict[str, list[tuple[int, str]]] = {}
             for row in self._select(query):
                 if "e" in row and row["e"].is_iri:
@@ -309,10 +312,9 @@ class SparqlGraphStore:
 
     def _labels_containing(self, text: str) -> list[Term]:
         """IRIs with a label containing `text` (case-insensitive), at most a pool of candidates."""
-        preds = self.dialect.label_predicates
         lang = (f' && (LANG(?l) = "" || LANGMATCHES(LANG(?l), {literal(self.language)}))' if self.language else "")
-        query = ("SELECT DISTINCT ?e WHERE { " + self._values("?lp", (Term.uri(p) for p in preds))
-                 + f" ?e ?lp ?l . FILTER(isIRI(?e) && CONTAINS(LCASE(STR(?l)), LCASE({literal(text)})){lang}) }}"
+        query = ("SELECT DISTINCT ?e WHERE { " + self._label_union("?e", "?l")
+                 + f" FILTER(isIRI(?e) && CONTAINS(LCASE(STR(?l)), LCASE({literal(text)})){lang}) }}"
                  + f" LIMIT {_SEARCH_POOL}")
         return [row["e"] for row in self._select(query) if "e" in row]
 
@@ -321,8 +323,8 @@ class SparqlGraphStore:
         pattern = "?e ?p ?x" if direction == "out" else "?x ?p ?e"
         head = "SELECT ?e (COUNT(*) AS ?n)" if select_count else "SELECT ?e ?p ?x"
         tail = " GROUP BY ?e" if select_count else ""
-        if limit is not None:
-            tail += f" ORDER BY ?p ?x LIMIT {int(limit)}"
+        if limit is not None:  # no ORDER BY: sorting a hub's edges costs seconds; the store's index order is stable
+            tail += f" LIMIT {int(limit)}"
         return f"{head} WHERE {{ {self._values('?e', terms)} {pattern} . {self.dialect.fact_filter('?p')} }}{tail}"
 
     def _raw_edges(self, terms: Sequence[Term], direction: str, limit: int | None) -> tuple[dict[Term, list[tuple[Term, Term]]], set[Term]]:
