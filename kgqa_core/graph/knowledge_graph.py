@@ -1,9 +1,11 @@
 """The in-memory knowledge graph every method reasons over.
 
-Methods reach a graph only through `GraphView` (neighbours of an entity,
-triplets by id, entity search, subgraph by ids), so a later backend for graphs
-that do not fit in memory (a SPARQL endpoint, a graph database) can serve the
-same methods unchanged.  `KnowledgeGraph` is the in-memory implementation over
+Code outside `kgqa_core.graph` reaches a graph through the `GraphStore`
+interface (`store.py`: batched neighbours with limits, relations, labels,
+search, a bounded k-hop subgraph); `GraphView` is the per-triplet view a
+method uses on the graph it runs on.  A remote store (`sparql.SparqlGraphStore`)
+hands methods its fetched neighbourhood as a `KnowledgeGraph`, so methods run
+unchanged.  `KnowledgeGraph` is the in-memory implementation over
 a `networkx.MultiDiGraph`: parallel relations between the same pair of
 entities survive as separate edges, and direction is kept.
 """
