@@ -14,41 +14,15 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Iterator, Protocol, Sequence, runtime_checkable
+from typing import Iterable, Iterator, Protocol, Sequence, runtime_checkable
 
 import networkx as nx
 
 from .name_search import search_entity_names
+from .store import NeighbourBatch, Neighbourhood, bfs_neighbourhood, canonical_key
+from .triplet import Triplet
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .store import NeighbourBatch, Neighbourhood
-
-
-@dataclass(frozen=True, slots=True)
-class Triplet:
-    """A (head, relation, tail) fact with a stable id inside its graph."""
-
-    id: int
-    head: str
-    relation: str
-    tail: str
-
-    @property
-    def as_tuple(self) -> tuple[str, str, str]:
-        return (self.head, self.relation, self.tail)
-
-    def linearized(self) -> str:
-        """The DoG surface form ``head -> relation -> tail``."""
-        return f"{self.head} -> {self.relation} -> {self.tail}"
-
-    def other(self, entity: str) -> str:
-        """The entity at the other end of this triplet from `entity`."""
-        return self.tail if entity == self.head else self.head
-
-    def touches(self, entities: Iterable[str] | set[str]) -> bool:
-        ents = entities if isinstance(entities, (set, frozenset)) else set(entities)
-        return self.head in ents or self.tail in ents
+__all__ = ["GraphView", "KnowledgeGraph", "Triplet"]
 
 
 @runtime_checkable
@@ -222,10 +196,8 @@ class KnowledgeGraph:
         direction: str = "both",
         relations: Iterable[str] | None = None,
         limit: int | None = None,
-    ) -> "NeighbourBatch":
+    ) -> NeighbourBatch:
         """The triplets around each entity (canonical order), cut at `limit` with a flag."""
-        from .store import NeighbourBatch, canonical_key
-
         wanted = set(relations) if relations is not None else None
         out: dict[str, list[Triplet]] = {}
         cut: set[str] = set()
@@ -257,12 +229,10 @@ class KnowledgeGraph:
         hops: int,
         limit_per_entity: int | None = None,
         max_triplets: int | None = None,
-    ) -> "Neighbourhood":
+    ) -> Neighbourhood:
         """The bounded k-hop neighbourhood of `seeds`, in canonical order (see `graph.store`)."""
-        from .store import bfs_neighbourhood
-
         return bfs_neighbourhood(self, seeds, hops, limit_per_entity, max_triplets,
-                                 name=f"{self.name} ({hops}-hop neighbourhood)")
+                                 name=f"{self.name} ({hops}-hop neighbourhood)", build=KnowledgeGraph.from_triplets)
 
     def subgraph(self, ids: Iterable[int], name: str | None = None) -> "KnowledgeGraph":
         """A graph holding only the given triplets, with their original ids."""

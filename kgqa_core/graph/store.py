@@ -18,10 +18,9 @@ same prompt and the same answer whether it was uploaded or fetched.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable, Literal, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Iterable, Literal, Protocol, Sequence, runtime_checkable
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .knowledge_graph import KnowledgeGraph, Triplet
+from .triplet import Triplet
 
 Direction = Literal["out", "in", "both"]
 DIRECTIONS: tuple[str, ...] = ("out", "in", "both")
@@ -36,12 +35,12 @@ class NeighbourBatch:
     allowed (their list holds the first `limit` in canonical order).
     """
 
-    triplets: dict[str, list["Triplet"]]
+    triplets: dict[str, list[Triplet]]
     truncated: set[str] = field(default_factory=set)
 
-    def all(self) -> list["Triplet"]:
+    def all(self) -> list[Triplet]:
         """Every triplet of the batch once, in canonical order."""
-        seen: dict[tuple[str, str, str], "Triplet"] = {}
+        seen: dict[tuple[str, str, str], Triplet] = {}
         for trips in self.triplets.values():
             for t in trips:
                 seen.setdefault(t.as_tuple, t)
@@ -57,7 +56,7 @@ class Neighbourhood:
     triplets out, and ``notes`` say which, for the trace.
     """
 
-    graph: "KnowledgeGraph"
+    graph: Any  # a KnowledgeGraph (not imported: that module implements this interface)
     seeds: list[str]
     hops: int
     truncated: bool = False
@@ -84,7 +83,7 @@ class StoreCosts:
         )
 
 
-def canonical_key(t: "Triplet") -> tuple[str, str, str]:
+def canonical_key(t: Triplet) -> tuple[str, str, str]:
     """The canonical order of triplets: by head, relation, tail names."""
     return (t.head, t.relation, t.tail)
 
@@ -142,6 +141,7 @@ def bfs_neighbourhood(
     limit_per_entity: int | None,
     max_triplets: int | None,
     name: str,
+    build: Callable[..., Any],
 ) -> Neighbourhood:
     """Breadth-first k-hop expansion with one batched neighbours call per hop.
 
@@ -151,10 +151,8 @@ def bfs_neighbourhood(
     canonical order in memory, the first the store returns (its index order,
     stable for a given store) on an endpoint; the note names the hubs.
     """
-    from .knowledge_graph import KnowledgeGraph
-
     present = [s for s in dict.fromkeys(seeds) if store.has_entity(s)]
-    kept: dict[tuple[str, str, str], "Triplet"] = {}
+    kept: dict[tuple[str, str, str], Triplet] = {}
     notes: list[str] = []
     cut_entities: list[str] = []
     capped = False
@@ -189,5 +187,5 @@ def bfs_neighbourhood(
         )
     if capped:
         notes.append(f"the {hops}-hop neighbourhood was cut at {max_triplets} triplets (max_triplets)")
-    graph = KnowledgeGraph.from_triplets(sorted(kept, key=lambda k: k), name=name)
+    graph = build(sorted(kept), name=name)  # KnowledgeGraph.from_triplets: this module never imports it
     return Neighbourhood(graph, present, hops, truncated=bool(cut_entities) or capped, notes=notes)

@@ -24,7 +24,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from ..knowledge_graph import Triplet
+from ..knowledge_graph import KnowledgeGraph, Triplet
 from ..name_search import search_entity_names
 from ..store import NeighbourBatch, Neighbourhood, StoreCosts, bfs_neighbourhood, canonical_key
 from .client import SparqlClient, SparqlError, SparqlTruncated
@@ -456,7 +456,7 @@ class SparqlGraphStore:
             self, seeds, h,
             self.limit_per_entity if limit_per_entity is None else limit_per_entity,
             self.max_triplets if max_triplets is None else max_triplets,
-            name=f"{self.name} ({h}-hop neighbourhood)",
+            name=f"{self.name} ({h}-hop neighbourhood)", build=KnowledgeGraph.from_triplets,
         )
         hood.graph.source = self.endpoint
         return hood
