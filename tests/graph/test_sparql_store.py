@@ -235,3 +235,19 @@ def test_unreachable_endpoint_and_bad_urls():
         SparqlGraphStore("file:///etc/passwd")
     with pytest.raises(ValueError, match="unknown SPARQL dialect"):
         SparqlGraphStore("http://127.0.0.1:1/q", "dbpedia")
+
+
+# ------------------------------------------------------------------ the in-memory implementation
+def test_in_memory_graph_answers_the_store_interface():
+    kg = KnowledgeGraph.from_triplets([("b", "r", "a"), ("a", "s", "c"), ("a", "r", "d"), ("c", "t", "e"), ("x", "r", "y")])
+    assert isinstance(kg, GraphStore) and kg.is_local
+    out = kg.neighbours_batch(["a", "zz"], "out")
+    assert [t.as_tuple for t in out.triplets["a"]] == [("a", "r", "d"), ("a", "s", "c")] and out.triplets["zz"] == []
+    assert [t.as_tuple for t in kg.neighbours_batch(["a"], "in").triplets["a"]] == [("b", "r", "a")]
+    only_r = kg.neighbours_batch(["a"], "both", ["r"])
+    assert {t.relation for t in only_r.triplets["a"]} == {"r"} and not only_r.truncated
+    assert kg.relations_of(["a"]) == {"a": ["r", "s"]}
+    hood = kg.subgraph_around(["a"], hops=1)
+    assert [t.as_tuple for t in hood.graph] == [("a", "r", "d"), ("a", "s", "c"), ("b", "r", "a")]
+    assert [t.as_tuple for t in kg.subgraph_around(["a"], hops=2).graph][-1] == ("c", "t", "e")
+    assert ("x", "r", "y") not in {t.as_tuple for t in kg.subgraph_around(["a"], hops=5).graph}
