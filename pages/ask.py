@@ -9,9 +9,12 @@ import streamlit as st
 from kgqa_core.graph.knowledge_graph import KnowledgeGraph
 from kgqa_ui import panels, sparql_panel, state
 from kgqa_ui.nav import ensure_app_navigation
+from kgqa_ui.params_form import parameter_form
 from kgqa_ui.running import methods_available, run_with_status
 
 ACCEPTED = ["tsv", "csv", "txt", "json", "jsonl", "nt", "ttl", "gz"]
+PARAM_DEFAULTS: dict[str, object] = {"beam_size": 3, "max_steps": 3}  # where the page differs from the methods
+PARAM_KEYS = {"beam_size": "ask_beam", "max_steps": "ask_steps", "hops": "ask_hops", "max_prompt_triplets": "ask_budget"}
 
 ensure_app_navigation()
 
@@ -135,6 +138,13 @@ def question_section(graph: KnowledgeGraph) -> tuple[str, list[str]]:
                             placeholder="e.g. the films acted by [Sharon Tate] were released in which years").strip()
     if not question:
         return "", []
+    from kgqa_core.questions import QuestionError, check_question
+
+    try:
+        check_question(question)
+    except QuestionError as exc:  # the same words as the CLI: too long, not "lower max prompt triplets"
+        st.error(str(exc)[:1].upper() + str(exc)[1:] + ".")
+        return "", []
     gold = [q.answers for q in qs if q.question.strip() == question]
     st.session_state["ask_gold"] = gold[0] if gold else []
 
@@ -172,7 +182,9 @@ def question_section(graph: KnowledgeGraph) -> tuple[str, list[str]]:
     return question, list(topics)
 
 
-def method_section() -> tuple[list[str], dict, str]:
+def method_section() -> tuple[list[str], dict[str, dict], str]:
+    """The chosen methods, their parameters ({method: {name: value}}) and the model."""
+    from kgqa_core.methods.base import method_specs
     from kgqa_core.models.registry import DEFAULT_APP_MODEL, PACKAGED_MODELS, is_installed
 
     st.subheader("3 · Method and parameters")
@@ -184,14 +196,8 @@ def method_section() -> tuple[list[str], dict, str]:
     default = [m for m in ("dog",) if m in methods] or [next(iter(methods))]
     chosen = st.multiselect("Method(s)", list(methods), default=default, key="ask_methods",
                             format_func=lambda m: f"{m} — {methods[m]}")
-    c = st.columns(4)
-    params = {
-        "beam_size": c[0].number_input("Beam size", 1, 8, 3, key="ask_beam", help="Beams kept per step (DoG, READS)."),
-        "max_steps": c[1].number_input("Max steps", 1, 8, 3, key="ask_steps", help="Reasoning steps per beam."),
-        "hops": c[2].number_input("Hops", 1, 4, 2, key="ask_hops", help="Path length explored (RoK, READS)."),
-        "max_prompt_triplets": c[3].number_input("Max prompt triplets", 10, 1000, 120, step=10, key="ask_budget",
-                                                 help="Graph triplets placed in a prompt (pruned by similarity)."),
-    }
+    specs = method_specs()
+    params = parameter_form([specs[m] for m in chosen if m in specs], defaults=PARAM_DEFAULTS, keys=PARAM_KEYS)
     names = list(PACKAGED_MODELS)
     installed = {n: is_installed(PACKAGED_MODELS[n]) for n in names}
     preferred = os.environ.get("KGQA_APP_MODEL") or DEFAULT_APP_MODEL  # e.g. the small model for demos and tests
@@ -259,7 +265,7 @@ def main() -> None:
                  help=hint or None):
         outcomes = []
         for method in methods:
-            out = run_with_status(method, graph, question, topics, params, model)
+            out = run_with_status(method, graph, question, topics, params.get(method, {}), model)
             outcomes.append({"method": method, "run_id": out.run_id, "error": out.error})
         st.session_state["ask_last_runs"] = outcomes
     elif hint:
