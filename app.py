@@ -20,7 +20,8 @@ if str(ROOT) not in sys.path:
 from kgqa_ui import sparql_panel, state  # noqa: E402
 from kgqa_ui.run_store import default_runs_dir  # noqa: E402
 
-st.set_page_config(page_title="KGQA workbench", page_icon=":material/hub:", layout="wide")
+# A local favicon: a ":material/..." page icon makes the browser fetch it from an outside font host.
+st.set_page_config(page_title="KGQA workbench", page_icon=str(ROOT / "assets" / "favicon.png"), layout="wide")
 
 PAGES = [
     ("ask.py", "Ask", ":material/question_answer:"),

@@ -19,13 +19,7 @@ from kgqa_core.graph.sparql.options import SparqlSource
 from kgqa_core.graph.store import is_local_graph
 
 from . import state
-
-
-def _md(text: Any) -> str:
-    out = str(text).replace("\\", "\\\\")
-    for ch in "*_`[]<>#|$~":
-        out = out.replace(ch, "\\" + ch)
-    return out
+from .html_utils import md_text as _md
 
 
 def endpoint_form() -> None:

@@ -26,12 +26,27 @@ DEFAULT_MAX_NODES = 300
 DEFAULT_CONTEXT = 30
 
 
+DEFAULT_UPLOAD_MB = 50.0
+
+
 def upload_limit_mb() -> float:
-    """Largest graph upload we parse: $KGQA_MAX_UPLOAD_MB, default 50 MB."""
+    """Largest graph upload the Ask page accepts: $KGQA_MAX_UPLOAD_MB, default 50 MB.
+
+    The graph uploader passes this limit to Streamlit (``max_upload_size``), so the
+    number the upload box shows is the one the app applies; ``server.maxUploadSize``
+    in .streamlit/config.toml is set to the same default for the other upload boxes.
+    """
+    raw = os.environ.get("KGQA_MAX_UPLOAD_MB", "")
     try:
-        return float(os.environ.get("KGQA_MAX_UPLOAD_MB", "50"))
+        value = float(raw) if raw.strip() else DEFAULT_UPLOAD_MB
     except ValueError:
-        return 50.0
+        return DEFAULT_UPLOAD_MB
+    return value if value > 0 else DEFAULT_UPLOAD_MB
+
+
+def parse_gold(text: str) -> list[str]:
+    """Gold answers typed as ``a | b | c`` (names may hold commas, so ``|`` separates them)."""
+    return [a.strip() for a in str(text or "").split("|") if a.strip()]
 
 
 @dataclass

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import math
 import os
 
 import streamlit as st
 
 from kgqa_core.graph.knowledge_graph import KnowledgeGraph
 from kgqa_ui import panels, sparql_panel, state
+from kgqa_ui.link_labels import topic_option_label
 from kgqa_ui.nav import ensure_app_navigation
 from kgqa_ui.params_form import parameter_form
-from kgqa_ui.running import methods_available, run_with_status
+from kgqa_ui.running import RunJob, RunSpec, collect, job_panel, methods_available, start_job
 
 ACCEPTED = ["tsv", "csv", "txt", "json", "jsonl", "nt", "ttl", "gz"]
 PARAM_DEFAULTS: dict[str, object] = {"beam_size": 3, "max_steps": 3}  # where the page differs from the methods
@@ -24,7 +26,8 @@ def graph_section() -> KnowledgeGraph | None:
 
     st.subheader("1 · Graph")
     source = st.segmented_control("Source", ["Sample graph", "Upload a file", "SPARQL endpoint"],
-                                  default="Sample graph", key="ask_source", label_visibility="collapsed")
+                                  default="Sample graph", key="ask_source", label_visibility="collapsed",
+                                  persist_state="session")
     if source == "Upload a file":
         upload_box()
     elif source == "SPARQL endpoint":
@@ -39,13 +42,15 @@ def graph_section() -> KnowledgeGraph | None:
             names = [s.name for s in samples]
             titles = {s.name: s.title for s in samples}
             current = st.session_state.get("graph_sample")
-            idx = names.index(current) if current in names else 0
+            # With an uploaded graph loaded, no sample is pre-selected: looking at this tab must not replace it.
+            idx = names.index(current) if current in names else (None if state.active_graph() else 0)
             choice = st.selectbox("Sample graph", names, index=idx, format_func=lambda n: titles.get(n, n),
-                                  key="ask_sample")
+                                  key="ask_sample", persist_state="session",
+                                  placeholder="Pick a sample graph (replaces the uploaded graph)")
             desc = next((s.description for s in samples if s.name == choice), "")
             if desc:
                 st.caption(desc)
-            if choice != st.session_state.get("graph_sample") or st.session_state.get("graph") is None:
+            if choice is not None and (choice != current or state.active_graph() is None):
                 try:
                     state.load_sample_into_state(choice)
                     _reset_question()
@@ -73,9 +78,9 @@ def upload_box() -> None:
 
     limit = state.upload_limit_mb()
     up = st.file_uploader(
-        "Graph file", type=ACCEPTED, key="ask_upload",
+        f"Graph file (up to {limit:g} MB)", type=ACCEPTED, key="ask_upload", max_upload_size=max(1, math.ceil(limit)),
         help=f"TSV/CSV (head, relation, tail), JSON, JSONL, N-Triples, Turtle or DoG's 'h -> r -> t | ...' form; "
-             f"optionally gzipped; at most {limit:g} MB.")
+             f"optionally gzipped. The limit is {limit:g} MB per file; set KGQA_MAX_UPLOAD_MB to change it.")
     if up is None:
         return
     marker = f"{up.name}:{up.size}:{getattr(up, 'file_id', '')}"
@@ -104,6 +109,7 @@ def upload_box() -> None:
         return
     state.set_graph(graph, f"upload: {up.name}")
     st.session_state["graph_sample"] = None
+    st.session_state.pop("ask_sample", None)  # the sample tab shows no sample as chosen any more
     _reset_question()
 
 
@@ -115,7 +121,8 @@ def _show_upload_error(err: str) -> None:
 
 
 def _reset_question() -> None:
-    for key in ("ask_question", "ask_topics", "ask_example", "ask_linked_for"):
+    for key in ("ask_question", "ask_topics", "ask_example", "ask_linked_for", "ask_gold_text", "ask_gold_auto",
+                "ask_gold"):
         st.session_state.pop(key, None)
 
 
@@ -124,7 +131,8 @@ def _pick_example() -> None:
     i = st.session_state.get("ask_example")
     if isinstance(i, int) and 0 <= i < len(qs):
         st.session_state["ask_question"] = qs[i].question
-        st.session_state["ask_gold"] = list(qs[i].answers)
+        st.session_state["ask_gold_text"] = " | ".join(qs[i].answers)
+        st.session_state["ask_gold_auto"] = qs[i].question  # filled from the example, cleared if the question changes
 
 
 def question_section(graph: KnowledgeGraph) -> tuple[str, list[str]]:
@@ -133,9 +141,19 @@ def question_section(graph: KnowledgeGraph) -> tuple[str, list[str]]:
     if qs:
         st.selectbox("Example questions for this graph", list(range(len(qs))), index=None, key="ask_example",
                      format_func=lambda i: f"{qs[i].question}  (gold: {', '.join(qs[i].answers[:4])})",
-                     placeholder="Pick an example question…", on_change=_pick_example)
-    question = st.text_area("Question", key="ask_question", height=80,
+                     placeholder="Pick an example question…", on_change=_pick_example,
+                     persist_state="session")
+    question = st.text_area("Question", key="ask_question", height=80, persist_state="session",
                             placeholder="e.g. the films acted by [Sharon Tate] were released in which years").strip()
+    auto = st.session_state.get("ask_gold_auto")
+    if auto is not None and auto.strip() != question:  # the example's gold does not fit an edited question
+        st.session_state.pop("ask_gold_auto", None)
+        st.session_state["ask_gold_text"] = ""
+    gold_text = st.text_input(
+        "Gold answer (optional)", key="ask_gold_text", persist_state="session",
+        placeholder="e.g. 1967 | 1968", help="The answer(s) you expect, separated by |. Each run is then marked "
+        "correct or not, here and on the Compare page.")
+    st.session_state["ask_gold"] = state.parse_gold(gold_text)
     if not question:
         return "", []
     from kgqa_core.questions import QuestionError, check_question
@@ -145,8 +163,6 @@ def question_section(graph: KnowledgeGraph) -> tuple[str, list[str]]:
     except QuestionError as exc:  # the same words as the CLI: too long, not "lower max prompt triplets"
         st.error(str(exc)[:1].upper() + str(exc)[1:] + ".")
         return "", []
-    gold = [q.answers for q in qs if q.question.strip() == question]
-    st.session_state["ask_gold"] = gold[0] if gold else []
 
     cands = sparql_panel.link_candidates(question, graph, limit=10)
     suggested = [c.entity for c in cands if c.score >= 0.85][:3] or [c.entity for c in cands[:1]]
@@ -159,10 +175,9 @@ def question_section(graph: KnowledgeGraph) -> tuple[str, list[str]]:
     by_name = {c.entity: c for c in cands}
 
     def fmt(e: str) -> str:
-        c = by_name.get(e)
-        return f"{e}  ({c.method}, {c.score:.2f})" if c else e
+        return topic_option_label(e, by_name.get(e))
 
-    topics = st.multiselect("Topic entities (confirm or change)", options, key="ask_topics", format_func=fmt,
+    topics = st.multiselect("Topic entities (confirm or change)", options, key="ask_topics", format_func=fmt, persist_state="session",
                             help="Where the reasoning starts. Suggested by linking the question to graph entity names.")
     if not cands:
         st.warning("No graph entity was found in the question. Mark it as [Entity] or add one below.")
@@ -194,7 +209,7 @@ def method_section() -> tuple[list[str], dict[str, dict], str]:
                 "on the Replay and Runs pages.")
         return [], {}, ""
     default = [m for m in ("dog",) if m in methods] or [next(iter(methods))]
-    chosen = st.multiselect("Method(s)", list(methods), default=default, key="ask_methods",
+    chosen = st.multiselect("Method(s)", list(methods), default=default, key="ask_methods", persist_state="session",
                             format_func=lambda m: f"{m} — {methods[m]}")
     specs = method_specs()
     params = parameter_form([specs[m] for m in chosen if m in specs], defaults=PARAM_DEFAULTS, keys=PARAM_KEYS)
@@ -204,7 +219,7 @@ def method_section() -> tuple[list[str], dict[str, dict], str]:
     default_model = preferred if installed.get(preferred) else next(
         (n for n in names if installed[n]), DEFAULT_APP_MODEL)
     model = st.selectbox(
-        "Model", names, index=names.index(default_model), key="ask_model",
+        "Model", names, index=names.index(default_model), key="ask_model", persist_state="session",
         format_func=lambda n: f"{PACKAGED_MODELS[n].title} · {PACKAGED_MODELS[n].size_mb} MB"
         + ("" if installed[n] else " (not installed)"),
         help="Loaded once per app process; the first run of a model includes its loading time.")
@@ -236,6 +251,12 @@ def results_section() -> None:
     for item in runs:
         with st.container(border=True):
             st.markdown(f"#### {item['method']}")
+            if item.get("stopped") and not item.get("run_id"):
+                st.info("Not run: the run was stopped before this method started.", icon=":material/stop_circle:")
+                continue
+            if item.get("stopped"):
+                st.warning("Stopped by you: the steps so far are saved and can be replayed.",
+                           icon=":material/stop_circle:")
             if item.get("error") and not item.get("run_id"):
                 st.error(item["error"])
                 continue
@@ -261,15 +282,22 @@ def main() -> None:
     ready = bool(question and topics and methods and model)
     hint = ("Enter a question" if not question else "Choose at least one topic entity" if not topics
             else "Choose a method" if not methods else "Install or pick a model" if not model else "")
-    if st.button("Run", type="primary", disabled=not ready, key="ask_run", icon=":material/play_arrow:",
+    job: RunJob | None = st.session_state.get("ask_job")
+    if job is not None and job.done and not job.collected:
+        st.session_state["ask_last_runs"] = collect(job)
+    busy = job is not None and not job.done
+    if busy:
+        hint = "A run is going: wait for it or press Stop"
+    if st.button("Run", type="primary", disabled=busy or not ready, key="ask_run", icon=":material/play_arrow:",
                  help=hint or None):
-        outcomes = []
-        for method in methods:
-            out = run_with_status(method, graph, question, topics, params.get(method, {}), model)
-            outcomes.append({"method": method, "run_id": out.run_id, "error": out.error})
-        st.session_state["ask_last_runs"] = outcomes
+        specs = [RunSpec(m, graph, question, tuple(topics), dict(params.get(m, {})), model) for m in methods]
+        st.session_state["ask_job"] = start_job(specs)
+        st.session_state["ask_last_runs"] = []
+        st.rerun()  # draw the page again with Run disabled and the progress panel polling
     elif hint:
         st.caption(hint + " to run.")
+    if job is not None:
+        job_panel(job, key="ask_job")
     results_section()
 
 

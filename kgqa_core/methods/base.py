@@ -48,6 +48,8 @@ class MethodRequest:
     params: dict[str, Any] = field(default_factory=dict)
     seed: int = 0
     on_step: StepCallback | None = None
+    # The caller's cancellation hook (the app's Stop button): asked after every emitted step.
+    should_stop: Callable[[], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -151,8 +153,22 @@ def run_method(method: "str | MethodSpec", request: MethodRequest) -> Trace:
         params = parse_params(spec, request.params)
         trace.parameters = params.as_dict()
         spec.run(request, params, recorder)
+    except RunStopped:  # the user's Stop: not a failure; the steps so far are the partial run
+        _mark_stopped(trace, len(trace.steps))
     except Exception as exc:  # every method fails the same way: the error on the trace, its steps kept
         if getattr(params, "strict", False):
             raise  # a method's `strict` switch asks for the exception itself (debugging)
         recorder.fail(exc)
+    if "stopped by the user" in trace.error:  # a method that caught RunStopped itself and recorded it
+        _mark_stopped(trace, len(trace.steps))
     return recorder.finish()
+
+
+def _mark_stopped(trace: Trace, n_steps: int) -> None:
+    """A stopped run is not a failure: flag it, drop the `RunStopped` text a method may have caught, add a note."""
+    trace.stopped = True
+    if "stopped by the user" in trace.error:
+        trace.error = ""
+    note = f"Stopped by the user after {n_steps} step(s); the answer, if any, is from the partial run."
+    if note not in trace.notes:
+        trace.notes.append(note)

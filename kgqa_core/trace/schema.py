@@ -179,6 +179,7 @@ class Trace:
     graph_queries: int = 0  # queries sent to a graph store (a SPARQL endpoint); 0 for an upload
     graph_seconds: float = 0.0  # their wall time, part of `seconds`
     error: str = ""
+    stopped: bool = False  # the user stopped the run: the steps are the partial run (MethodRequest.should_stop)
     notes: list[str] = field(default_factory=list)
     created_at: str = ""
     extra: dict[str, Any] = field(default_factory=dict)

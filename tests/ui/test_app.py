@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import time
+from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -96,7 +98,7 @@ def test_replay_steps_through_a_saved_trace(saved_runs):
         titles.append(docs[0].split("<title>", 1)[1].split("</title>", 1)[0])
         at.button(key="replay_next").click().run()
         _ok(at)
-    assert titles[0].startswith("Step 1/") and titles[-1].startswith(f"Step {n}/")
+    assert titles[0].startswith(f"Step 1 of {n} ") and titles[-1].startswith(f"Step {n} of {n} ")
     assert at.select_slider[0].value == n  # final
     assert "Final result" in _srcdoc(at)[0]
     assert at.query_params["step"] == [str(n)] or at.query_params["step"] == str(n)
@@ -167,10 +169,12 @@ def test_compare_table_and_overlay(saved_runs):
     at.multiselect(key="cmp_pick").set_value([saved_runs["dog"], saved_runs["cot"]]).run()
     _ok(at)
     at.text_input(key=f"cmp_gold::{F.QUESTION}").set_value("1967 | 1968").run()
-    df = at.dataframe[0].value
-    assert list(df["method"]) == ["dog", "cot"]
-    assert df["ill triplets"].tolist() == ["0/4", "2/2"]
-    assert df["correct"].iloc[0].startswith("\u2705")
+    table = next(h.proto.body for h in at.get("html") if "kg-cmp" in h.proto.body)  # wraps: no cell is cut
+    rows = [r for r in table.split("<tr>")[2:]]
+    assert "dog" in rows[0] and "cot" in rows[1]
+    assert "<td>0/4</td>" in rows[0] and "<td>2/2</td>" in rows[1]
+    assert "\u2705" in rows[0]
+    assert "seconds" in str(at.get("plotly_chart")[0].proto.spec)  # cost on separate scales
     assert any("Chains overlaid" in d for d in _srcdoc(at))
 
 
@@ -196,6 +200,9 @@ def test_explore_search_expand_and_edit_a_copy(runs_dir):
     _ok(at)
     assert at.session_state["edited_graph"].find("Sharon Tate", "born_in", "Dallas") is not None
     assert original.find("Sharon Tate", "born_in", "Dallas") is None
+    assert [at.text_input(key=k).value for k in ("edit_h", "edit_r", "edit_t")] == ["", "", ""]  # ready for the next
+    legend = _srcdoc(at)[0]
+    assert "expanded entity" in legend and "key entity (RoK)" not in legend  # the legend speaks this page's words
 
 
 def _a_method() -> str | None:
@@ -218,11 +225,233 @@ def test_ask_runs_a_method_with_the_small_model_and_saves_the_trace(runs_dir, mo
     at.multiselect(key="ask_methods").set_value([method])
     at.number_input(key="ask_beam").set_value(1)
     at.number_input(key="ask_steps").set_value(1).run()
-    at.button(key="ask_run").click().run(timeout=1800)
+    at.text_input(key="ask_gold_text").set_value("Stalag 17").run()  # a gold answer typed by the user
+    _run_and_wait(at, timeout=1800)
     assert not at.exception, [e.value for e in at.exception]
     runs = RunStore(runs_dir).list()
     assert len(runs) == 1 and runs[0].method == method and runs[0].model == "smollm2-135m"
     assert at.session_state["ask_last_runs"][0]["run_id"] == runs[0].run_id
     assert any("Answer" in m.value for m in at.markdown)
+    assert any("gold found" in m.value for m in at.markdown), "the typed gold answer marks the run"
     replay = _app("pages/replay.py", run=runs[0].run_id)
     assert not replay.exception and _srcdoc(replay)
+
+
+# ------------------------------------------------------------ a whole session (issue 13)
+
+
+@pytest.fixture(autouse=True)
+def _no_run_outlives_its_test(monkeypatch):
+    """A failed test must not leave a worker thread running the model while later tests run."""
+    from kgqa_ui.run_job import RunJob
+
+    started: list[RunJob] = []
+    original = RunJob.start
+
+    def start(self):
+        started.append(self)
+        return original(self)
+
+    monkeypatch.setattr(RunJob, "start", start)
+    yield
+    for job in started:
+        job.stop()
+    for job in started:
+        job.wait(timeout=600)
+
+
+def _small_model_or_skip() -> None:
+    from kgqa_core.methods.base import available_methods
+    from kgqa_core.models.registry import PACKAGED_MODELS, is_installed
+
+    if not is_installed(PACKAGED_MODELS["smollm2-135m"]):
+        pytest.skip("the smollm2-135m model package is not installed")
+    missing = {"dog", "reads"} - set(available_methods())
+    if missing:
+        pytest.skip(f"methods not importable: {sorted(missing)}")
+
+
+@pytest.fixture
+def fresh_process(monkeypatch):
+    """What a newly started server has: no model loaded, Streamlit's caches empty.
+
+    The first model load of a process is the one that reported progress into the
+    page, so each session test starts from it (and gives the loaded models back).
+    """
+    import streamlit as st
+    from kgqa_core.models import manager
+
+    monkeypatch.setenv("KGQA_APP_MODEL", "smollm2-135m")
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    saved = dict(manager._LOADED)
+    manager._LOADED.clear()
+    yield
+    manager._LOADED.clear()
+    manager._LOADED.update(saved)
+    st.cache_resource.clear()
+
+
+def _job_running(at: AppTest) -> bool:
+    job = at.session_state["ask_job"] if "ask_job" in at.session_state else None
+    return job is not None and not job.done
+
+
+def _run_and_wait(at: AppTest, timeout: float = 900) -> None:
+    """Press Run and let the page poll until the run has finished (a user waiting and watching)."""
+    at.button(key="ask_run").click().run(timeout=timeout)
+    deadline = time.monotonic() + timeout
+    while _job_running(at):
+        assert time.monotonic() < deadline, "the run did not finish in time"
+        time.sleep(2)  # each poll reruns the whole page here (the browser reruns only the panel)
+        at.run(timeout=timeout)
+    at.run(timeout=timeout)
+
+
+def _lean_params(at: AppTest, method: str) -> None:
+    at.multiselect(key="ask_methods").set_value([method])
+    at.number_input(key="ask_beam").set_value(1)
+    at.number_input(key="ask_steps").set_value(1)
+    at.number_input(key="ask_budget").set_value(30)  # a short prompt: the 135M model on 2 loaded cores
+    at.run()
+
+
+def _last_run(at: AppTest) -> dict:
+    runs = at.session_state["ask_last_runs"]
+    assert len(runs) == 1
+    return runs[0]
+
+
+def test_sessions_run_several_questions_and_methods_in_one_process(runs_dir, fresh_process):
+    """Regression: only the first run of a server process worked (the cached loader wrote into st.status).
+
+    One session asks two questions with DoG, then the second with READS; then a second
+    session (another browser tab, same process) asks a third.
+    """
+    _small_model_or_skip()
+    at = _app()
+    _ok(at)
+    seen = []
+
+    def ask(at: AppTest, example: int, method: str) -> None:
+        at.selectbox(key="ask_example").set_value(example).run()
+        _lean_params(at, method)
+        _run_and_wait(at)
+        _ok(at)
+        run = _last_run(at)
+        assert run["run_id"] and not run.get("error"), run
+        trace = RunStore(runs_dir).load(run["run_id"])
+        assert trace.method == method and trace.question == at.session_state["sample_questions"][example].question
+        seen.append(run["run_id"])
+
+    for example, method in ((0, "dog"), (1, "dog"), (1, "reads")):
+        ask(at, example, method)
+    ask(_app(), 2, "dog")  # a new session, same process
+    assert len(set(seen)) == 4 and len(RunStore(runs_dir).list()) == 4
+
+
+def test_an_upload_and_the_question_survive_a_visit_to_other_pages(runs_dir):
+    at = _app()
+    at.segmented_control(key="ask_source").set_value("Upload a file").run()
+    good = "\n".join("\t".join(t) for t in F.TRIPLETS).encode()
+    at.file_uploader(key="ask_upload").set_value(("tate.tsv", good, "text/tab-separated-values")).run()
+    _ok(at)
+    at.text_area(key="ask_question").set_value(F.QUESTION).run()
+    _ok(at)
+    topics = at.multiselect(key="ask_topics").value
+    assert F.TOPIC in topics
+    for page in ("pages/explore.py", "pages/replay.py", "pages/runs.py"):
+        at.switch_page(page).run()
+        _ok(at)
+        assert at.session_state["graph"].name == "tate"
+    at.switch_page("pages/ask.py").run()
+    _ok(at)
+    assert at.session_state["graph"].name == "tate", "the sample graph was reloaded over the upload"
+    assert "tate" in at.success[0].value
+    assert at.segmented_control(key="ask_source").value == "Upload a file"
+    assert at.text_area(key="ask_question").value == F.QUESTION
+    assert at.multiselect(key="ask_topics").value == topics
+
+
+def test_a_run_shows_progress_can_be_stopped_and_keeps_its_partial_trace(runs_dir, monkeypatch):
+    """Run is disabled while the run goes, the step log and elapsed time show, Stop saves the steps so far."""
+    _small_model_or_skip()
+    monkeypatch.setenv("KGQA_APP_MODEL", "smollm2-135m")
+    at = _app()
+    at.selectbox(key="ask_example").set_value(0).run()
+    _lean_params(at, "dog")
+    at.number_input(key="ask_steps").set_value(4).run()
+    at.button(key="ask_run").click().run()
+    _ok(at)
+    job = at.session_state["ask_job"]
+    deadline = time.monotonic() + 900
+    while job.progress().steps < 1 and not job.done:
+        assert time.monotonic() < deadline
+        time.sleep(1)
+    at.run()
+    assert not job.done, "the run should still be going (4 triplet steps)"
+    assert at.button(key="ask_run").disabled, "Run is disabled while a run is going"
+    labels = [s.label for s in at.status]
+    assert any("running" in lb and "triplet step" in lb and " of at most 4" in lb and " s" in lb for lb in labels), labels
+    assert any(t.value.startswith("1. ") for t in at.status[-1].text), "the step log lists step 1"
+    at.button(key="ask_job_stop").click().run()
+    assert job.progress().stop_requested
+    assert job.wait(timeout=900)
+    at.run()
+    _ok(at)
+    run = _last_run(at)
+    assert run["stopped"] and run["run_id"], run
+    trace = RunStore(runs_dir).load(run["run_id"])
+    assert trace.stopped and trace.steps and not trace.error
+    assert any("Stopped by you" in w.value for w in at.warning)
+    assert not at.button(key="ask_run").disabled, "Run is enabled again"
+    labels = [s.label for s in at.status]
+    assert any(lb.startswith("Stopped after") for lb in labels), labels
+
+
+def test_topic_entity_suggestions_say_why_in_plain_words(runs_dir):
+    at = _app()
+    at.selectbox(key="ask_example").set_value(0).run()
+    _ok(at)
+    box = at.multiselect(key="ask_topics")
+    topic = at.session_state["sample_questions"][0].topic_entities[0]
+    assert box.value == [topic]
+    labels = box.options
+    assert f"{topic}  · marked with [ ] in the question" in labels, labels
+    assert not any("(bracket" in o or ", 1.00)" in o for o in labels), labels
+    at.text_area(key="ask_question").set_value("which films did Otto Premingr direct").run()  # a typo: fuzzy
+    labels = at.multiselect(key="ask_topics").options
+    assert any(o.startswith("Otto Preminger  · fuzzy match ") and o.endswith("%") for o in labels), labels
+
+
+def test_gold_answer_is_filled_from_an_example_typed_for_an_own_question_and_shared(runs_dir):
+    at = _app()
+    at.selectbox(key="ask_example").set_value(0).run()
+    example = at.session_state["sample_questions"][0]
+    assert at.text_input(key="ask_gold_text").value == " | ".join(example.answers)
+    assert at.session_state["ask_gold"] == list(example.answers)
+    at.text_area(key="ask_question").set_value("the films written by [Otto Preminger], who acted in them").run()
+    assert at.text_input(key="ask_gold_text").value == "", "an example's gold is not kept for another question"
+    assert at.session_state["ask_gold"] == []
+    at.text_input(key="ask_gold_text").set_value("Laura | Bunny Lake Is Missing,  the sequel | ").run()
+    _ok(at)
+    assert at.session_state["ask_gold"] == ["Laura", "Bunny Lake Is Missing,  the sequel"]
+    at.switch_page("pages/compare.py").run()
+    at.switch_page("pages/ask.py").run()
+    assert at.text_input(key="ask_gold_text").value.startswith("Laura | ")
+    assert at.session_state["ask_gold"][0] == "Laura"
+
+
+def test_the_upload_box_states_the_limit_it_applies(runs_dir, monkeypatch):
+    monkeypatch.setenv("KGQA_MAX_UPLOAD_MB", "7")
+    at = _app()
+    at.segmented_control(key="ask_source").set_value("Upload a file").run()
+    box = at.get("file_uploader")[0]
+    assert "up to 7 MB" in box.proto.label
+    assert box.proto.max_upload_size_mb == 7, "Streamlit refuses bigger files with the same limit"
+    import tomllib
+
+    config = tomllib.loads((Path(APP).parent / ".streamlit" / "config.toml").read_text())
+    from kgqa_ui.state import DEFAULT_UPLOAD_MB
+
+    assert config["server"]["maxUploadSize"] == DEFAULT_UPLOAD_MB, "the other upload boxes use the same default"

@@ -65,7 +65,9 @@ def test_connect_link_explore_run_replay_and_compare(runs_dir, endpoint, monkeyp
     assert at.multiselect(key="ask_topics").value == ["The Matrix"]
     at.multiselect(key="ask_methods").set_value(["direct"])
     at.run()
-    at.button(key="ask_run").click().run(timeout=900)
+    from test_app import _run_and_wait
+
+    _run_and_wait(at, timeout=900)
     assert not at.exception, [e.value for e in at.exception]
     runs = RunStore(runs_dir).list()
     assert len(runs) == 1 and runs[0].has_graph, "the fetched subgraph is saved with the run"
