@@ -19,7 +19,7 @@ from .sparql_data import freebase
 
 PARAMS = {
     "dog": {"max_new_tokens": 24, "max_steps": 2, "beam_size": 2},
-    "cot": {"max_new_tokens": 24, "max_steps": 2},
+    "cot": {"max_new_tokens": 24},
     "direct": {"max_new_tokens": 16},
     "reads": {"max_search_steps": 2},
     "rok": {"cot_max_tokens": 16, "filter_max_tokens": 12, "answer_max_tokens": 12},
