@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from kgqa_ui import state  # noqa: E402
+from kgqa_ui import sparql_panel, state  # noqa: E402
 from kgqa_ui.run_store import default_runs_dir  # noqa: E402
 
 # A local favicon: a ":material/..." page icon makes the browser fetch it from an outside font host.
@@ -40,7 +40,9 @@ nav = st.navigation(pages)
 
 with st.sidebar:
     graph = state.ensure_graph()
-    if graph is not None:
+    if graph is not None and sparql_panel.is_store(graph):  # a SPARQL store: its size is not read
+        sparql_panel.sidebar_caption(graph)
+    elif graph is not None:
         st.caption(f"Graph: **{graph.name}** · {len(graph):,} triplets · {len(graph.entities):,} entities")
     elif st.session_state.get("graph_autoload_failed"):
         st.caption(f"No graph loaded ({st.session_state['graph_autoload_failed']}); load one on the Ask page.")

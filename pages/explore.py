@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from kgqa_core.graph.knowledge_graph import KnowledgeGraph
-from kgqa_ui import charts, panels, state
+from kgqa_ui import charts, panels, sparql_panel, state
 from kgqa_ui.html_utils import md_text
 from kgqa_ui.nav import ensure_app_navigation
 from kgqa_ui.running import methods_available, run_with_status
@@ -17,7 +17,7 @@ ensure_app_navigation()
 
 def working_graph() -> KnowledgeGraph:
     """The edited copy if there is one, else the loaded graph (edits never touch the original)."""
-    return st.session_state.get("edited_graph") or state.active_graph()
+    return st.session_state.get("edited_graph") or sparql_panel.explorer_graph(state.active_graph())
 
 
 def search_tab(graph: KnowledgeGraph) -> None:
@@ -210,6 +210,7 @@ def main() -> None:
         st.info("Load a graph on the **Ask** page first.")
         return
     graph = working_graph()
+    sparql_panel.explorer_caption(graph)
     if st.session_state.get("edited_graph") is not None:
         st.caption(f"Showing the **edited copy** ({len(st.session_state.get('edit_log', []))} edits); "
                    "the loaded graph is unchanged.")
@@ -221,7 +222,7 @@ def main() -> None:
     with t2:
         stats_tab(graph)
     with t3:
-        edit_tab(original)
+        edit_tab(sparql_panel.explorer_graph(original))
 
 
 with panels.page_guard("Explore"):

@@ -33,7 +33,7 @@ from ..questions import MAX_QUESTION_CHARS
 
 TripletTuple = tuple[str, str, str]
 
-KNOWN_KEYS = {"id", "question", "topic_entities", "answers", "graph", "graph_file", "gold_chain", "type"}
+KNOWN_KEYS = {"id", "question", "topic_entities", "answers", "graph", "graph_file", "gold_chain", "type", "sparql"}
 
 _MAX_REPORTED = 25
 
@@ -76,10 +76,11 @@ class EvalQuestion:
     gold_chain: list[TripletTuple] | None = None
     triplets: list[TripletTuple] | None = None
     graph_file: Path | None = None
+    sparql: Any = None  # a SparqlSource: the question is asked over a SPARQL endpoint
     line: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
     _graph: KnowledgeGraph | None = field(default=None, repr=False, compare=False)
-    _shared: dict[Path, KnowledgeGraph] | None = field(default=None, repr=False, compare=False)
+    _shared: dict[Any, Any] | None = field(default=None, repr=False, compare=False)
 
     def graph(self) -> KnowledgeGraph:
         """The question's graph: built from inline triplets once, or the shared graph file."""
@@ -88,8 +89,13 @@ class EvalQuestion:
         if self.triplets is not None:
             self._graph = KnowledgeGraph.from_triplets(self.triplets, name=f"{self.id} subgraph")
             return self._graph
-        assert self.graph_file is not None
         shared = self._shared if self._shared is not None else {}
+        if self.sparql is not None:  # one store (and cache) per endpoint settings, shared by the questions
+            if self.sparql not in shared:
+                shared[self.sparql] = self.sparql.open()
+            self._graph = shared[self.sparql]
+            return self._graph
+        assert self.graph_file is not None
         if self.graph_file not in shared:
             from ..graph.loaders import load_graph  # handles every supported graph format
 
@@ -117,6 +123,8 @@ class EvalQuestion:
                 except ValueError:
                     pass
             out["graph_file"] = str(gf)
+        elif self.sparql is not None:
+            out["sparql"] = self.sparql.to_dict()
         if self.gold_chain is not None:
             out["gold_chain"] = [list(t) for t in self.gold_chain]
         out.update(self.extra)
@@ -242,9 +250,17 @@ def _parse_line(raw: str, lineno: int, base_dir: Path | None, problems: list[str
 
     triplets = None
     graph_file = None
-    has_graph, has_file = "graph" in obj, "graph_file" in obj
-    if has_graph and has_file:
-        problems.append("give either 'graph' or 'graph_file', not both")
+    sparql = None
+    has_graph, has_file, has_sparql = "graph" in obj, "graph_file" in obj, "sparql" in obj
+    if has_graph + has_file + has_sparql > 1:
+        problems.append("give one of 'graph', 'graph_file' or 'sparql', not several")
+    elif has_sparql:
+        from ..graph.sparql.options import SparqlSource
+
+        try:
+            sparql = SparqlSource.from_dict(obj["sparql"], "'sparql'")
+        except ValueError as exc:
+            problems.append(str(exc))
     elif has_graph:
         triplets = _triplet_list(obj["graph"], "graph", problems, allow_empty=False)
     elif has_file:
@@ -256,7 +272,7 @@ def _parse_line(raw: str, lineno: int, base_dir: Path | None, problems: list[str
         else:
             graph_file = _graph_file(gf, base_dir, problems)
     else:
-        problems.append("missing 'graph' (a list of [head, relation, tail]) or 'graph_file'")
+        problems.append("missing 'graph' (a list of [head, relation, tail]), 'graph_file' or 'sparql' (an endpoint)")
 
     gold_chain = None
     if obj.get("gold_chain") is not None:
@@ -279,6 +295,7 @@ def _parse_line(raw: str, lineno: int, base_dir: Path | None, problems: list[str
         gold_chain=gold_chain,
         triplets=triplets,
         graph_file=graph_file,
+        sparql=sparql,
         line=lineno,
         extra=extra,
     )

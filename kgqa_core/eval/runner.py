@@ -260,8 +260,15 @@ def _run_one(
     wall = time.perf_counter() - started
     if not trace.seconds:
         trace.seconds = wall
-    _fill_faithfulness(trace, graph)
+    _fill_faithfulness(trace, _graph_of(trace, graph))
     return trace, wall
+
+
+def _graph_of(trace: Trace, graph: Any) -> Any:
+    """The graph a trace's ids refer to: the subgraph a store run fetched, else the question's graph."""
+    from ..methods.on_store import fetched_graph
+
+    return fetched_graph(trace) or graph
 
 
 def run_eval(
@@ -460,7 +467,7 @@ def _evaluate_pair(
     trace, wall = _run_one(q, method, model, params, seed)
     trace.extra.setdefault("eval", {"question_id": q.id, "gold_answers": list(q.answers), "type": q.type})
     try:
-        error_class = classify_error(trace, q.graph(), q.answers)
+        error_class = classify_error(trace, _graph_of(trace, q.graph()), q.answers)
     except Exception:  # a malformed trace still gets its answer metrics
         error_class = None
     metrics = question_metrics(trace, q.answers, q.gold_chain, wall_seconds=wall, error_class=error_class)

@@ -1,9 +1,11 @@
 """The in-memory knowledge graph every method reasons over.
 
-Methods reach a graph only through `GraphView` (neighbours of an entity,
-triplets by id, entity search, subgraph by ids), so a later backend for graphs
-that do not fit in memory (a SPARQL endpoint, a graph database) can serve the
-same methods unchanged.  `KnowledgeGraph` is the in-memory implementation over
+Code outside `kgqa_core.graph` reaches a graph through the `GraphStore`
+interface (`store.py`: batched neighbours with limits, relations, labels,
+search, a bounded k-hop subgraph); `GraphView` is the per-triplet view a
+method uses on the graph it runs on.  A remote store (`sparql.SparqlGraphStore`)
+hands methods its fetched neighbourhood as a `KnowledgeGraph`, so methods run
+unchanged.  `KnowledgeGraph` is the in-memory implementation over
 a `networkx.MultiDiGraph`: parallel relations between the same pair of
 entities survive as separate edges, and direction is kept.
 """
@@ -12,36 +14,15 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from dataclasses import dataclass
 from typing import Iterable, Iterator, Protocol, Sequence, runtime_checkable
 
 import networkx as nx
 
+from .name_search import search_entity_names
+from .store import NeighbourBatch, Neighbourhood, bfs_neighbourhood, canonical_key
+from .triplet import Triplet
 
-@dataclass(frozen=True, slots=True)
-class Triplet:
-    """A (head, relation, tail) fact with a stable id inside its graph."""
-
-    id: int
-    head: str
-    relation: str
-    tail: str
-
-    @property
-    def as_tuple(self) -> tuple[str, str, str]:
-        return (self.head, self.relation, self.tail)
-
-    def linearized(self) -> str:
-        """The DoG surface form ``head -> relation -> tail``."""
-        return f"{self.head} -> {self.relation} -> {self.tail}"
-
-    def other(self, entity: str) -> str:
-        """The entity at the other end of this triplet from `entity`."""
-        return self.tail if entity == self.head else self.head
-
-    def touches(self, entities: Iterable[str] | set[str]) -> bool:
-        ents = entities if isinstance(entities, (set, frozenset)) else set(entities)
-        return self.head in ents or self.tail in ents
+__all__ = ["GraphView", "KnowledgeGraph", "Triplet"]
 
 
 @runtime_checkable
@@ -204,9 +185,54 @@ class KnowledgeGraph:
 
     def search_entities(self, query: str, limit: int = 10) -> list[tuple[str, float]]:
         """Entities whose names match `query` (exact, case-insensitive, fuzzy), best first."""
-        from .linking import search_entity_names
-
         return search_entity_names(query, self.entities, limit=limit)
+
+    # ------------------------------------------------- GraphStore interface
+    is_local = True  # every triplet is in memory; methods may run on it directly
+
+    def neighbours_batch(
+        self,
+        entities: Sequence[str],
+        direction: str = "both",
+        relations: Iterable[str] | None = None,
+        limit: int | None = None,
+    ) -> NeighbourBatch:
+        """The triplets around each entity (canonical order), cut at `limit` with a flag."""
+        wanted = set(relations) if relations is not None else None
+        out: dict[str, list[Triplet]] = {}
+        cut: set[str] = set()
+        for ent in dict.fromkeys(entities):
+            trips = [
+                t for t in self.neighbours(ent)
+                if (direction == "both" or (t.head == ent if direction == "out" else t.tail == ent))
+                and (wanted is None or t.relation in wanted)
+            ]
+            trips.sort(key=canonical_key)
+            if limit is not None and len(trips) > limit:
+                trips = trips[:limit]
+                cut.add(ent)
+            out[ent] = trips
+        return NeighbourBatch(out, cut)
+
+    def relations_of(self, entities: Sequence[str], direction: str = "both") -> dict[str, list[str]]:
+        """The distinct relations on each entity's triplets, sorted."""
+        batch = self.neighbours_batch(entities, direction)
+        return {e: sorted({t.relation for t in trips}) for e, trips in batch.triplets.items()}
+
+    def labels(self, entities: Sequence[str]) -> dict[str, str]:
+        """An uploaded graph names its entities directly: each entity is its own label."""
+        return {e: e for e in entities}
+
+    def subgraph_around(
+        self,
+        seeds: Sequence[str],
+        hops: int,
+        limit_per_entity: int | None = None,
+        max_triplets: int | None = None,
+    ) -> Neighbourhood:
+        """The bounded k-hop neighbourhood of `seeds`, in canonical order (see `graph.store`)."""
+        return bfs_neighbourhood(self, seeds, hops, limit_per_entity, max_triplets,
+                                 name=f"{self.name} ({hops}-hop neighbourhood)", build=KnowledgeGraph.from_triplets)
 
     def subgraph(self, ids: Iterable[int], name: str | None = None) -> "KnowledgeGraph":
         """A graph holding only the given triplets, with their original ids."""

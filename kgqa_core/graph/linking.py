@@ -27,8 +27,8 @@ from typing import Iterable, Sequence
 
 from rapidfuzz import fuzz, process
 
-from .loaders import _no_gc
-from rapidfuzz.utils import default_process
+from .gc_pause import no_gc as _no_gc
+from .name_search import search_entity_names
 
 METHODS = ("override", "bracket", "exact", "case-insensitive", "fuzzy")
 
@@ -326,28 +326,6 @@ def validate_topic_entity(given: str, graph: object) -> tuple[str, float]:
 
 
 # ------------------------------------------------------------------ search / resolve
-def search_entity_names(query: str, names: Sequence[str], limit: int = 10) -> list[tuple[str, float]]:
-    """Names matching `query`, best first, with scores in 0..1 (for search boxes)."""
-    q = query.strip()
-    if not q or limit <= 0:
-        return []
-    scores: dict[str, float] = {}
-    folded_q = q.casefold()
-    for n in names:
-        if n == q:
-            scores[n] = 1.0
-        elif len(n) == len(q) and n.casefold() == folded_q:
-            scores[n] = 0.95
-    for name, score, _ in process.extract(
-        q, names, scorer=fuzz.WRatio, processor=default_process, limit=limit * 2, score_cutoff=50.0
-    ):
-        s = 0.9 * score / 100.0
-        if s > scores.get(name, 0.0):
-            scores[name] = s
-    ranked = sorted(scores.items(), key=lambda kv: (-kv[1], len(kv[0]), kv[0]))
-    return [(n, round(s, 4)) for n, s in ranked[:limit]]
-
-
 _ANSWER_TRIM = " \t\n\"'`*.,;:!?()[]<>"
 
 

@@ -131,6 +131,12 @@ def read_shared_params(methods: Iterable[str], raw: Mapping[str, Any]) -> dict[s
 
 def run_method(method: "str | MethodSpec", request: MethodRequest) -> Trace:
     """Run a method: parameters read, steps recorded, costs measured, any failure on the trace."""
+    from ..graph.store import is_local_graph
+
+    if not is_local_graph(request.graph):  # a store: fetch the question's neighbourhood, run on it
+        from .on_store import run_on_store
+
+        return run_on_store(method if isinstance(method, str) else method.name, request, run_method)
     spec = method if isinstance(method, MethodSpec) else method_spec(method)
     graph, model = request.graph, request.model
     trace = Trace(

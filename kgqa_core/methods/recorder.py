@@ -115,5 +115,5 @@ class TraceRecorder:
         if self._counter is not None:
             t.forward_passes, t.tokens_out = costs.forward_passes, costs.tokens_out
         if costs.graph_queries:
-            t.extra["graph_queries"] = costs.graph_queries
+            t.graph_queries += costs.graph_queries  # the typed cost field (Trace.graph_queries)
         return t

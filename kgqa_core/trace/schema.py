@@ -179,6 +179,8 @@ class Trace:
     tokens_in: int = 0
     tokens_out: int = 0
     seconds: float = 0.0
+    graph_queries: int = 0  # queries sent to a graph store (a SPARQL endpoint); 0 for an upload
+    graph_seconds: float = 0.0  # their wall time, part of `seconds`
     error: str = ""
     stopped: bool = False  # the user stopped the run: the steps are the partial run (MethodRequest.should_stop)
     notes: list[str] = field(default_factory=list)
