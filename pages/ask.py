@@ -13,6 +13,10 @@ from kgqa_ui.link_labels import topic_option_label
 from kgqa_ui.nav import ensure_app_navigation
 from kgqa_ui.running import RunJob, RunSpec, collect, job_panel, methods_available, start_job
 
+# The Ask page's starting values: an answer in seconds with the small model (docs/benchmarks.md, "Ask
+# defaults"); the methods' own defaults (a longer search) apply on the command line and in evaluations.
+DEMO_DEFAULTS = {"beam_size": 1, "max_steps": 2, "hops": 2, "max_prompt_triplets": 120}
+
 ACCEPTED = ["tsv", "csv", "txt", "json", "jsonl", "nt", "ttl", "gz"]
 
 ensure_app_navigation()
@@ -197,10 +201,10 @@ def method_section() -> tuple[list[str], dict, str]:
                             format_func=lambda m: f"{m} — {methods[m]}")
     c = st.columns(4)
     params = {
-        "beam_size": c[0].number_input("Beam size", 1, 8, 3, key="ask_beam", persist_state="session", help="Beams kept per step (DoG, READS)."),
-        "max_steps": c[1].number_input("Max steps", 1, 8, 3, key="ask_steps", persist_state="session", help="Reasoning steps per beam."),
-        "hops": c[2].number_input("Hops", 1, 4, 2, key="ask_hops", persist_state="session", help="Path length explored (RoK, READS)."),
-        "max_prompt_triplets": c[3].number_input("Max prompt triplets", 10, 1000, 120, step=10, key="ask_budget", persist_state="session",
+        "beam_size": c[0].number_input("Beam size", 1, 8, DEMO_DEFAULTS["beam_size"], key="ask_beam", persist_state="session", help="Beams kept per step (DoG, READS)."),
+        "max_steps": c[1].number_input("Max steps", 1, 8, DEMO_DEFAULTS["max_steps"], key="ask_steps", persist_state="session", help="Reasoning steps per beam."),
+        "hops": c[2].number_input("Hops", 1, 4, DEMO_DEFAULTS["hops"], key="ask_hops", persist_state="session", help="Path length explored (RoK, READS)."),
+        "max_prompt_triplets": c[3].number_input("Max prompt triplets", 10, 1000, DEMO_DEFAULTS["max_prompt_triplets"], step=10, key="ask_budget", persist_state="session",
                                                  help="Graph triplets placed in a prompt (pruned by similarity)."),
     }
     names = list(PACKAGED_MODELS)
@@ -277,7 +281,7 @@ def main() -> None:
         st.session_state["ask_last_runs"] = collect(job)
     busy = job is not None and not job.done
     if busy:
-        hint = "A run is going: wait for it or press Stop"
+        hint = "A run is going: wait for it, or press Stop"
     if st.button("Run", type="primary", disabled=busy or not ready, key="ask_run", icon=":material/play_arrow:",
                  help=hint or None):
         specs = [RunSpec(m, graph, question, tuple(topics), dict(params), model) for m in methods]
@@ -285,7 +289,7 @@ def main() -> None:
         st.session_state["ask_last_runs"] = []
         st.rerun()  # draw the page again with Run disabled and the progress panel polling
     elif hint:
-        st.caption(hint + " to run.")
+        st.caption(hint + ("." if busy else " to run."))
     if job is not None:
         job_panel(job, key="ask_job")
     results_section()
