@@ -6,7 +6,7 @@ Run from the repository root:
 
 For the first --questions example questions of the metaqa_movies sample (the
 graph the Ask page opens with), it runs DoG and READS with the Ask page's
-starting values (``pages/ask.py`` DEMO_DEFAULTS: beam 1, 2 steps) and DoG with
+starting values (``pages/ask.py`` PARAM_DEFAULTS: beam 1, 2 steps) and DoG with
 the former ones (beam 3, 3 steps), in the same process with the runs
 interleaved, and prints each run's wall and CPU seconds, the medians, and the
 ratio old/new for DoG.  The model load (once per app process: the first Run
@@ -27,20 +27,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from kgqa_core.methods.base import MethodRequest, run_method  # noqa: E402
+from kgqa_core.methods.base import MethodRequest, applicable_params, method_spec, run_method  # noqa: E402
 from kgqa_core.models import load_model  # noqa: E402
 from kgqa_core.samples import load_sample  # noqa: E402
 
-OLD_DEFAULTS = {"beam_size": 3, "max_steps": 3, "hops": 2, "max_prompt_triplets": 120}
+OLD_DEFAULTS = {"beam_size": 3, "max_steps": 3}
 
 
 def demo_defaults() -> dict:
-    """DEMO_DEFAULTS as written in pages/ask.py (read from the source: the page imports Streamlit)."""
+    """PARAM_DEFAULTS as written in pages/ask.py (read from the source: the page imports Streamlit)."""
     tree = ast.parse((ROOT / "pages" / "ask.py").read_text(encoding="utf-8"))
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "DEMO_DEFAULTS" for t in node.targets):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        if any(getattr(t, "id", "") == "PARAM_DEFAULTS" for t in targets):
             return ast.literal_eval(node.value)
-    raise SystemExit("DEMO_DEFAULTS not found in pages/ask.py")
+    raise SystemExit("PARAM_DEFAULTS not found in pages/ask.py")
 
 
 def main() -> None:
@@ -60,12 +61,13 @@ def main() -> None:
     for q in questions[: args.questions]:
         for method, which, params in plans:
             c0, w0 = time.process_time(), time.perf_counter()
+            used = applicable_params(method_spec(method), params)  # as the page does: each method its own
             trace = run_method(method, MethodRequest(graph=graph, question=q.question, model=model,
-                                                     topic_entities=list(q.topic_entities), params=dict(params)))
+                                                     topic_entities=list(q.topic_entities), params=used))
             w, c = time.perf_counter() - w0, time.process_time() - c0
             wall[(method, which)].append(w)
             hit = any(a.lower() in {g.lower() for g in q.answers} for a in trace.answer_texts)
-            print(f"{method:5} {which} {params['beam_size']}/{params['max_steps']}  {w:6.1f} s wall  {c:6.1f} s cpu  "
+            print(f"{method:5} {which} {used}  {w:6.1f} s wall  {c:6.1f} s cpu  "
                   f"{len(trace.steps):2d} steps  {'hit' if hit else 'miss'}  load {os.getloadavg()[0]:.1f}  "
                   f"{q.question[:60]}", flush=True)
     print()

@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from kgqa_core.decoding.readings import readings  # noqa: E402
+from kgqa_core.graph.readings import readings  # noqa: E402
 from kgqa_core.decoding.triplet_trie import TripletTokenCache, TripletTrie  # noqa: E402
 from kgqa_core.graph.knowledge_graph import KnowledgeGraph  # noqa: E402
 from kgqa_core.methods.base import MethodRequest, run_method  # noqa: E402
@@ -54,8 +54,8 @@ def run_once(model, q: dict, method: str, tokens: int):
     req = MethodRequest(
         graph=graph, question=q["question"], model=model, topic_entities=q["topic_entities"],
         # max_steps is high so DoG is never forced to stop opening triplets: both
-        # methods decode under the same stopping rules
-        params={"max_new_tokens": tokens, "max_steps": 8},
+        # methods decode under the same stopping rules (CoT has no step cap to set)
+        params={"max_new_tokens": tokens, **({"max_steps": 8} if method == "dog" else {})},
     )
     FORWARD_SECONDS[0] = 0.0
     trace = run_method(method, req)

@@ -29,12 +29,24 @@ class CliError(Exception):
 # -------------------------------------------------------------------- ask
 def cmd_ask(args: argparse.Namespace) -> int:
     from .graph import GraphFormatError, link_entities, load_graph
-    from .methods.base import METHODS, MethodRequest, run_method
+    from .methods.base import METHODS, MethodRequest, method_spec, run_method
     from .models import load_model
+    from .parameters import ParameterError, parse_params
     from .trace.schema import save_trace
+
+    from .questions import QuestionError, check_question
 
     if args.method not in METHODS:
         raise CliError(f"unknown method {args.method!r}; choose one of: {', '.join(METHODS)}")
+    params = _ask_params(args)
+    try:  # refused before the graph and the model load
+        parse_params(method_spec(args.method), params)
+    except ParameterError as exc:
+        raise CliError(f"{exc} (see: python -m kgqa_core methods)") from None
+    try:
+        args.question = check_question(args.question)
+    except QuestionError as exc:
+        raise CliError(f"{exc} (--question)") from None
     try:
         graph = load_graph(args.graph)
     except GraphFormatError as exc:
@@ -58,16 +70,6 @@ def cmd_ask(args: argparse.Namespace) -> int:
         if not args.json:
             print(f"topic entities (linked): {', '.join(topics)}", file=sys.stderr)
 
-    from .methods.base import parse_param_pairs
-
-    params = parse_param_pairs(args.param)
-    if args.beam_size is not None:
-        params["beam_size"] = args.beam_size
-    if args.max_steps is not None:
-        params["max_steps"] = args.max_steps
-    if args.hops is not None:
-        params["hops"] = args.hops
-
     progress = None if args.json else (lambda msg: print(msg, file=sys.stderr))
     model = load_model(args.model, device=args.device, progress=progress)
 
@@ -85,6 +87,20 @@ def cmd_ask(args: argparse.Namespace) -> int:
     else:
         _print_trace_summary(trace)
     return EXIT_ERROR if trace.error and not trace.answers else 0
+
+
+def _ask_params(args: argparse.Namespace) -> dict:
+    """``--param`` pairs plus the shortcut flags, as raw values for the method's `parse_params`."""
+    from .parameters import ParameterError, parse_pairs
+
+    try:
+        params = parse_pairs(args.param)
+    except ParameterError as exc:
+        raise CliError(str(exc)) from None
+    for name in ("beam_size", "max_steps", "hops"):
+        if getattr(args, name) is not None:
+            params[name] = getattr(args, name)
+    return params
 
 
 def _print_trace_summary(trace) -> None:
@@ -129,11 +145,21 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 
 def cmd_methods(args: argparse.Namespace) -> int:
-    from .methods.base import METHODS, available_methods
+    """Each method with its summary and its declared parameters (type, default, range, help)."""
+    from .methods.base import METHODS, method_spec
+    from .parameters import declared
 
-    avail = available_methods()
-    for name, (_, desc) in METHODS.items():
-        print(f"{name:8s} {'' if name in avail else '(not available) '}{desc}")
+    for name in METHODS:
+        try:
+            spec = method_spec(name)
+        except ImportError as exc:
+            print(f"{name}  (not available: {exc})\n")
+            continue
+        print(f"{name}  {spec.summary}")
+        for info in declared(spec.params):
+            print(f"  {info.name} = {info.describe_default()}  ({info.allowed()})\n      {info.help}")
+        print()
+    print("Set one with --param NAME=VALUE (ask and eval).")
     return 0
 
 
@@ -165,10 +191,11 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--model", default=os.environ.get("KGQA_MODEL", TEST_MODEL),
                      help="packaged model name, local folder, .gguf file or hub id")
     ask.add_argument("--device", default=None, help="cpu, cuda or mps (default: best available)")
-    ask.add_argument("--beam-size", type=int, default=None)
-    ask.add_argument("--max-steps", type=int, default=None)
-    ask.add_argument("--hops", type=int, default=None)
-    ask.add_argument("--param", action="append", help="method parameter KEY=VALUE (JSON value)")
+    ask.add_argument("--beam-size", default=None, help="same as --param beam_size=K (DoG)")
+    ask.add_argument("--max-steps", default=None, help="same as --param max_steps=N (DoG)")
+    ask.add_argument("--hops", default=None, help="same as --param hops=N (RoK)")
+    ask.add_argument("--param", action="append",
+                     help="method parameter NAME=VALUE (repeatable); `methods` lists each method's")
     ask.add_argument("--seed", type=int, default=0)
     ask.add_argument("--trace-out", help="save the trace as JSON")
     ask.add_argument("--json", action="store_true", help="print the whole trace as JSON")
@@ -181,7 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
     models.add_argument("--force", action="store_true", help="reinstall even if present")
     models.set_defaults(func=cmd_models)
 
-    methods = sub.add_parser("methods", help="list the reasoning methods")
+    methods = sub.add_parser("methods", help="list the reasoning methods and their parameters")
     methods.set_defaults(func=cmd_methods)
 
     show = sub.add_parser("show", help="summarise a saved trace")

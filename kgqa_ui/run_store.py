@@ -7,7 +7,16 @@ Layout of the runs directory::
 
 The graph snapshot keeps triplet ids (an edited graph from the Explore page has
 gaps where triplets were removed), because traces cite triplets by id.  Run ids
-come from URLs (``?run=...``), so they are validated before touching the disk.
+come from URLs (``?run=...``), so they are validated before touching the disk
+(the whole id: a trailing newline or any character outside ``[A-Za-z0-9._-]``
+is refused).
+
+Safe under concurrency: two processes (eval shards, two browser tabs) may save
+at once; every file is written to a unique temp name and renamed into place.
+Safe to read: every trace is validated against the schema on load; a file
+that fails is listed in ``damaged`` (with the reason and the field) and can be
+deleted, while every other run still lists and opens.  Runs carry no absolute
+paths of this machine (see `kgqa_core.files.scrub_machine_paths`).
 """
 
 from __future__ import annotations
@@ -20,6 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from kgqa_core.files import JsonProblem, atomic_write_text, loads_json, read_regular_file, trace_without_machine_paths
 from kgqa_core.graph.knowledge_graph import KnowledgeGraph
 from kgqa_core.trace.schema import Trace, TraceFormatError, load_trace, save_trace
 
@@ -52,14 +62,31 @@ class RunInfo:
     has_graph: bool
 
 
+@dataclass
+class DamagedRun:
+    """A file in the runs folder that is not a valid trace: listed so it can be deleted."""
+
+    run_id: str
+    path: Path
+    problem: str
+
+
 class RunStoreError(ValueError):
     """A run id that is malformed or does not exist."""
+
+
+def check_run_id(run_id: object) -> str:
+    """``run_id`` if it is a valid run id (the whole string), else `RunStoreError`."""
+    if not isinstance(run_id, str) or not RUN_ID_RE.fullmatch(run_id) or ".." in run_id:
+        raise RunStoreError(f"not a valid run id: {run_id!r} (letters, digits, '.', '_' and '-' only)")
+    return run_id
 
 
 class RunStore:
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root).expanduser()
         self.problems: list[str] = []
+        self.damaged: list[DamagedRun] = []
 
     # ------------------------------------------------------------- paths
     @property
@@ -67,9 +94,7 @@ class RunStore:
         return self.root / "graphs"
 
     def path(self, run_id: str) -> Path:
-        if not isinstance(run_id, str) or not RUN_ID_RE.match(run_id) or ".." in run_id:
-            raise RunStoreError(f"not a valid run id: {run_id!r}")
-        return self.root / f"{run_id}.json"
+        return self.root / f"{check_run_id(run_id)}.json"
 
     def graph_path(self, fingerprint: str) -> Path:
         if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", fingerprint or ""):
@@ -90,44 +115,44 @@ class RunStore:
             if not trace.graph_fingerprint:
                 trace.graph_fingerprint = graph.fingerprint
             self.save_graph(graph)
-        run_id = run_id or self.new_run_id(trace)
+        run_id = check_run_id(run_id) if run_id is not None else self.new_run_id(trace)
+        trace = trace_without_machine_paths(trace)
         path = save_trace(trace, self.path(run_id))
-        return self._info(run_id, path, trace)
+        return self._info(run_id, path, _Listing.of(trace))
 
     def save_graph(self, graph: KnowledgeGraph) -> Path:
         path = self.graph_path(graph.fingerprint)
         if path.exists():
             return path
-        path.parent.mkdir(parents=True, exist_ok=True)
         data = {
             "name": graph.name,
-            "source": getattr(graph, "source", ""),
+            "source": Path(getattr(graph, "source", "") or "").name,  # a file name, never a machine path
             "fingerprint": graph.fingerprint,
             "triplets": [[t.id, t.head, t.relation, t.tail] for t in sorted(graph, key=lambda t: t.id)],
         }
-        tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
-        tmp.replace(path)
+        atomic_write_text(path, json.dumps(data, ensure_ascii=False))
         return path
 
     # ----------------------------------------------------------- reading
     def list(self) -> list[RunInfo]:
-        """All saved runs, newest first; unreadable files are skipped and noted in ``problems``."""
+        """All valid runs, newest first; damaged files go to ``damaged`` (and ``problems``)."""
         self.problems = []
+        self.damaged = []
         if not self.root.is_dir():
             return []
         out = []
         for path in self.root.glob("*.json"):
             run_id = path.stem
-            if not RUN_ID_RE.match(run_id):
+            if not RUN_ID_RE.fullmatch(run_id):
                 continue
-            try:
-                trace = load_trace(path)
-            except (TraceFormatError, OSError, TypeError, KeyError, ValueError) as exc:
-                self.problems.append(f"{path.name}: {exc}")
+            listed = _listing(path)
+            if isinstance(listed, str):
+                self.damaged.append(DamagedRun(run_id, path, listed))
+                self.problems.append(f"{path.name}: {listed}")
                 continue
-            out.append(self._info(run_id, path, trace))
+            out.append(self._info(run_id, path, listed))
         out.sort(key=lambda r: (r.created_at, r.run_id), reverse=True)
+        self.damaged.sort(key=lambda d: d.run_id)
         return out
 
     def load(self, run_id: str) -> Trace:
@@ -144,13 +169,13 @@ class RunStore:
             return None
         if not path.is_file():
             return None
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = _read_snapshot(path)
         graph = KnowledgeGraph(name=data.get("name") or "graph")
         # Ids are assigned in insertion order and never reused, so filling gaps with
         # placeholder triplets and removing them reproduces the original ids.
         gaps = []
         next_id = 0
-        for tid, h, r, t in sorted(data["triplets"], key=lambda row: row[0]):
+        for tid, h, r, t in sorted(data["triplets"], key=lambda row: row[0]):  # rows checked on read
             while next_id < tid:
                 gaps.append(graph.add(_GAP, _GAP, str(next_id)).id)
                 next_id += 1
@@ -168,7 +193,7 @@ class RunStore:
             raise RunStoreError(f"no saved run {run_id!r} in {self.root}")
         try:
             fingerprint = load_trace(path).graph_fingerprint
-        except TraceFormatError:
+        except (TraceFormatError, OSError, ValueError):  # a damaged run is deleted all the same
             fingerprint = ""
         path.unlink()
         if fingerprint and not any(r.graph_fingerprint == fingerprint for r in self.list()):
@@ -183,20 +208,92 @@ class RunStore:
             trace = Trace.from_json(text)
         except TraceFormatError as exc:
             raise TraceFormatError(f"{name}: {exc}") from None
-        except (TypeError, KeyError, ValueError) as exc:
-            raise TraceFormatError(f"{name}: not a trace this workbench can read ({exc})") from None
         return self.save(trace)
 
-    def _info(self, run_id: str, path: Path, trace: Trace) -> RunInfo:
+    def _info(self, run_id: str, path: Path, listing: "_Listing") -> RunInfo:
         has_graph = False
-        if trace.graph_fingerprint:
+        if listing.graph_fingerprint:
             try:
-                has_graph = self.graph_path(trace.graph_fingerprint).is_file()
+                has_graph = self.graph_path(listing.graph_fingerprint).is_file()
             except RunStoreError:
                 has_graph = False
         return RunInfo(
-            run_id=run_id, path=path, method=trace.method, question=trace.question, model=trace.model,
-            answers=trace.answer_texts, created_at=trace.created_at, seconds=trace.seconds,
-            graph_name=trace.graph_name, graph_fingerprint=trace.graph_fingerprint,
-            n_steps=len(trace.steps), error=trace.error, has_graph=has_graph,
+            run_id=run_id, path=path, method=listing.method, question=listing.question, model=listing.model,
+            answers=list(listing.answer_texts), created_at=listing.created_at, seconds=listing.seconds,
+            graph_name=listing.graph_name, graph_fingerprint=listing.graph_fingerprint,
+            n_steps=listing.n_steps, error=listing.error, has_graph=has_graph,
         )
+
+
+@dataclass(frozen=True)
+class _Listing:
+    """What the list needs from one trace file (kept so an unchanged file is not re-read at every page run)."""
+
+    method: str
+    question: str
+    model: str
+    answer_texts: tuple[str, ...]
+    created_at: str
+    seconds: float
+    graph_name: str
+    graph_fingerprint: str
+    n_steps: int
+    error: str
+
+    @classmethod
+    def of(cls, trace: Trace) -> "_Listing":
+        return cls(
+            method=trace.method, question=trace.question, model=trace.model,
+            answer_texts=tuple(trace.answer_texts), created_at=trace.created_at, seconds=trace.seconds,
+            graph_name=trace.graph_name, graph_fingerprint=trace.graph_fingerprint,
+            n_steps=len(trace.steps), error=trace.error,
+        )
+
+
+_LISTINGS: dict[tuple[str, int, int], "_Listing | str"] = {}
+_LISTINGS_MAX = 20_000
+
+
+def _listing(path: Path) -> "_Listing | str":
+    """The listing of a trace file, or the reason it is damaged; cached by (path, mtime, size)."""
+    try:
+        st = path.stat()
+    except OSError as exc:
+        return f"cannot read: {exc.strerror or exc}"
+    key = (str(path), st.st_mtime_ns, st.st_size)
+    cached = _LISTINGS.get(key)
+    if cached is not None:
+        return cached
+    try:
+        trace = load_trace(path)
+    except (TraceFormatError, OSError, ValueError) as exc:
+        result: _Listing | str = str(exc)
+        prefix = f"{path}: "
+        if result.startswith(prefix):
+            result = result[len(prefix):]
+    else:
+        result = _Listing.of(trace)
+    if len(_LISTINGS) >= _LISTINGS_MAX:
+        _LISTINGS.clear()
+    _LISTINGS[key] = result
+    return result
+
+
+def _read_snapshot(path: Path) -> dict:
+    """A graph snapshot's JSON, checked: {"name", "source", "triplets": [[id, h, r, t], ...]}."""
+    try:
+        data = loads_json(read_regular_file(path).decode("utf-8"))
+    except (JsonProblem, UnicodeDecodeError, ValueError) as exc:
+        raise RunStoreError(f"graph snapshot {path.name} is damaged: {exc}") from None
+    rows = data.get("triplets") if isinstance(data, dict) else None
+    if not isinstance(rows, list):
+        raise RunStoreError(f"graph snapshot {path.name} is damaged: no 'triplets' list")
+    for i, row in enumerate(rows):
+        if not (isinstance(row, list) and len(row) == 4 and isinstance(row[0], int) and not isinstance(row[0], bool)
+                and row[0] >= 0 and all(isinstance(x, str) for x in row[1:])):
+            raise RunStoreError(f"graph snapshot {path.name} is damaged: triplets[{i}] is not [id, head, relation, tail]")
+        if row[0] > 4 * len(rows) + 1_000_000:  # ids are dense up to removed gaps; refuse absurd ones
+            raise RunStoreError(f"graph snapshot {path.name} is damaged: triplets[{i}] has id {row[0]}")
+    if not isinstance(data.get("name", ""), str) or not isinstance(data.get("source", ""), str):
+        raise RunStoreError(f"graph snapshot {path.name} is damaged: 'name' and 'source' must be strings")
+    return data

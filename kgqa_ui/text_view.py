@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from kgqa_core.decoding.readings import REVERSE_SUFFIX, find_written
+from kgqa_core.graph.readings import REVERSE_SUFFIX, find_written
 from kgqa_core.trace.schema import TokenPosition
 
 from .charts import visible_token

@@ -11,13 +11,14 @@ from kgqa_core.graph.knowledge_graph import KnowledgeGraph
 from kgqa_ui import panels, state
 from kgqa_ui.link_labels import topic_option_label
 from kgqa_ui.nav import ensure_app_navigation
+from kgqa_ui.params_form import parameter_form
 from kgqa_ui.running import RunJob, RunSpec, collect, job_panel, methods_available, start_job
 
-# The Ask page's starting values: an answer in seconds with the small model (docs/benchmarks.md, "Ask
-# defaults"); the methods' own defaults (a longer search) apply on the command line and in evaluations.
-DEMO_DEFAULTS = {"beam_size": 1, "max_steps": 2, "hops": 2, "max_prompt_triplets": 120}
-
 ACCEPTED = ["tsv", "csv", "txt", "json", "jsonl", "nt", "ttl", "gz"]
+# Where the page starts differently from the methods: an answer in seconds with the small model
+# (docs/benchmarks.md, "Ask defaults"); the methods' own defaults apply on the command line and in evaluations.
+PARAM_DEFAULTS: dict[str, object] = {"beam_size": 1, "max_steps": 2}
+PARAM_KEYS = {"beam_size": "ask_beam", "max_steps": "ask_steps", "hops": "ask_hops", "max_prompt_triplets": "ask_budget"}
 
 ensure_app_navigation()
 
@@ -153,6 +154,13 @@ def question_section(graph: KnowledgeGraph) -> tuple[str, list[str]]:
     st.session_state["ask_gold"] = state.parse_gold(gold_text)
     if not question:
         return "", []
+    from kgqa_core.questions import QuestionError, check_question
+
+    try:
+        check_question(question)
+    except QuestionError as exc:  # the same words as the CLI: too long, not "lower max prompt triplets"
+        st.error(str(exc)[:1].upper() + str(exc)[1:] + ".")
+        return "", []
 
     cands = link_entities(question, graph, limit=10)
     suggested = [c.entity for c in cands if c.score >= 0.85][:3] or [c.entity for c in cands[:1]]
@@ -187,7 +195,9 @@ def question_section(graph: KnowledgeGraph) -> tuple[str, list[str]]:
     return question, list(topics)
 
 
-def method_section() -> tuple[list[str], dict, str]:
+def method_section() -> tuple[list[str], dict[str, dict], str]:
+    """The chosen methods, their parameters ({method: {name: value}}) and the model."""
+    from kgqa_core.methods.base import method_specs
     from kgqa_core.models.registry import DEFAULT_APP_MODEL, PACKAGED_MODELS, is_installed
 
     st.subheader("3 · Method and parameters")
@@ -199,14 +209,8 @@ def method_section() -> tuple[list[str], dict, str]:
     default = [m for m in ("dog",) if m in methods] or [next(iter(methods))]
     chosen = st.multiselect("Method(s)", list(methods), default=default, key="ask_methods", persist_state="session",
                             format_func=lambda m: f"{m} — {methods[m]}")
-    c = st.columns(4)
-    params = {
-        "beam_size": c[0].number_input("Beam size", 1, 8, DEMO_DEFAULTS["beam_size"], key="ask_beam", persist_state="session", help="Beams kept per step (DoG, READS)."),
-        "max_steps": c[1].number_input("Max steps", 1, 8, DEMO_DEFAULTS["max_steps"], key="ask_steps", persist_state="session", help="Reasoning steps per beam."),
-        "hops": c[2].number_input("Hops", 1, 4, DEMO_DEFAULTS["hops"], key="ask_hops", persist_state="session", help="Path length explored (RoK, READS)."),
-        "max_prompt_triplets": c[3].number_input("Max prompt triplets", 10, 1000, DEMO_DEFAULTS["max_prompt_triplets"], step=10, key="ask_budget", persist_state="session",
-                                                 help="Graph triplets placed in a prompt (pruned by similarity)."),
-    }
+    specs = method_specs()
+    params = parameter_form([specs[m] for m in chosen if m in specs], defaults=PARAM_DEFAULTS, keys=PARAM_KEYS)
     names = list(PACKAGED_MODELS)
     installed = {n: is_installed(PACKAGED_MODELS[n]) for n in names}
     preferred = os.environ.get("KGQA_APP_MODEL") or DEFAULT_APP_MODEL  # e.g. the small model for demos and tests
@@ -284,7 +288,7 @@ def main() -> None:
         hint = "A run is going: wait for it, or press Stop"
     if st.button("Run", type="primary", disabled=busy or not ready, key="ask_run", icon=":material/play_arrow:",
                  help=hint or None):
-        specs = [RunSpec(m, graph, question, tuple(topics), dict(params), model) for m in methods]
+        specs = [RunSpec(m, graph, question, tuple(topics), dict(params.get(m, {})), model) for m in methods]
         st.session_state["ask_job"] = start_job(specs)
         st.session_state["ask_last_runs"] = []
         st.rerun()  # draw the page again with Run disabled and the progress panel polling

@@ -64,7 +64,8 @@ def method_choices() -> tuple[dict[str, str], set[str]]:
     """All registered methods with descriptions, and the names whose modules import."""
     from kgqa_core.methods.base import METHODS, available_methods
 
-    return {m: d for m, (_, d) in METHODS.items()}, set(available_methods())
+    available = available_methods()
+    return {m: available.get(m, "cannot be imported") for m in METHODS}, set(available)
 
 
 def lpkg_patterns() -> list[str]:
@@ -113,7 +114,9 @@ def _save_upload(data: bytes, name: str) -> Path:
     stem = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(name).stem)[:40] or "upload"
     path = folder / f"{stem}-{hashlib.sha256(data).hexdigest()[:8]}.jsonl"
     if not path.exists():
-        path.write_bytes(data)
+        from kgqa_core.files import atomic_write_bytes
+
+        atomic_write_bytes(path, data)  # two tabs uploading at once never publish half a file
     return path
 
 
@@ -147,7 +150,9 @@ def generate_dataset(graph, patterns: list[str], n: int, seed: int) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     graph_file = folder / f"graph-{graph.fingerprint}.tsv"
     if not graph_file.exists():
-        graph_file.write_text("".join(f"{t.head}\t{t.relation}\t{t.tail}\n" for t in graph), encoding="utf-8")
+        from kgqa_core.files import atomic_write_text
+
+        atomic_write_text(graph_file, "".join(f"{t.head}\t{t.relation}\t{t.tail}\n" for t in graph))
     out = folder / f"generated-{graph.fingerprint}-{'_'.join(patterns)}-{n}-{seed}.jsonl"
     import contextlib
     import io

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import streamlit as st
 
 from kgqa_core.trace.schema import Trace
@@ -20,7 +22,7 @@ def pick_run() -> str | None:
     if store.problems:
         with st.expander(f"{len(store.problems)} file(s) in the runs directory could not be read"):
             for p in store.problems:
-                st.caption(p)
+                st.text(p)  # file text, shown as text
     if not infos:
         st.info("No runs yet. Ask a question on the **Ask** page (every run is saved to "
                 f"`{store.root}`), or import a trace JSON on the **Runs** page.", icon=":material/info:")
@@ -51,14 +53,21 @@ def _load(root: str, run_id: str, mtime: float) -> Trace:
     return RunStore(root).load(run_id)
 
 
+def url_step(text: str | None, n: int) -> int:
+    """The step a ``?step=`` value names: ASCII digits in 0..n, anything else (``²``, ``-1``, 5,000 digits) is 0."""
+    if not text or not re.fullmatch(r"[0-9]{1,9}", text):
+        return 0
+    value = int(text)
+    return value if value <= n else 0
+
+
 def player(run_id: str, trace: Trace, was_playing: bool) -> None:
     graph, where = state.graph_for_trace(trace)
     cfg = state.settings()
     n = len(trace.steps)
     key = f"replay_step::{run_id}"
     if key not in st.session_state:
-        url_step = state.query_param("step")
-        st.session_state[key] = int(url_step) if url_step and url_step.isdigit() and int(url_step) <= n else 0
+        st.session_state[key] = url_step(state.query_param("step"), n)
     playing = st.session_state.get("replay_playing") == run_id
     if playing != was_playing:
         st.rerun()  # play/pause changes the fragment's timer, which needs one whole-page run

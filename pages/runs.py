@@ -33,14 +33,33 @@ def import_box() -> None:
             st.success(f"Imported as run `{info.run_id}`.")
 
 
+def damaged_box(store) -> None:
+    """Files in the runs folder that are not valid traces: why, and a Delete button each."""
+    if not store.damaged:
+        return
+    with st.expander(f"{len(store.damaged)} damaged file(s) in the runs folder: not shown", expanded=True,
+                     icon=":material/warning:"):
+        for d in store.damaged:
+            c = st.columns([8, 2])
+            c[0].text(f"{d.path.name}: {d.problem}")
+            if c[1].button("Delete", key=f"runs_delete_damaged::{d.run_id}", icon=":material/delete:",
+                           help=f"Delete {d.path.name} from disk"):
+                try:
+                    store.delete(d.run_id)
+                except Exception as exc:
+                    st.error(f"Could not delete {d.path.name}: {exc}")
+                else:
+                    st.toast(f"Deleted {d.path.name}")
+                    st.rerun()
+
+
 def main() -> None:
     st.title("Runs")
     store = state.store()
     st.caption(f"Every run is saved to `{store.root}` (change it in the sidebar settings or with KGQA_RUNS_DIR).")
     import_box()
     infos = store.list()
-    for p in store.problems:
-        st.warning(f"Skipped unreadable file {p}")
+    damaged_box(store)
     if not infos:
         st.info("No saved runs yet. Ask a question on the **Ask** page; its trace appears here.",
                 icon=":material/info:")

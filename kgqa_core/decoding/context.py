@@ -12,15 +12,28 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from ..parameters import MethodParams, param
 from ..trace.schema import Answer, Trace
 from .prompt import LAYOUTS, PromptParts, build_prompt
+
+
+@dataclass(frozen=True)
+class PromptParams(MethodParams):
+    """The prompt parameters DoG, CoT and Direct share (each method's dataclass extends these)."""
+
+    max_new_tokens: int = param(256, "Tokens the model may write per chain.", min=1, max=4096)
+    max_prompt_triplets: int = param(
+        120, "Graph triplets placed in the prompt (pruned by similarity to the question).", min=1, max=5000)
+    chat_template: bool = param(True, "Wrap the prompt in the model's chat template.", advanced=True)
+    prompt_layout: str = param("turns", "turns: few-shot chat turns; single: one user turn; raw: no template.",
+                               choices=LAYOUTS, advanced=True)
 
 
 @dataclass
 class DecodingContext:
     """Everything a decoding method needs about one question, decided before the model runs."""
 
-    params: dict[str, Any]
+    params: PromptParams
     topics: list[str]
     context_ids: list[int]  # triplets in the prompt, in prompt order
     context_graph: Any  # the source graph restricted to context_ids (same ids)
@@ -32,43 +45,6 @@ class DecodingContext:
 
 class ContextError(ValueError):
     """A question DoG cannot run on (no topic entity in the graph, ...)."""
-
-
-BOOL_PARAMS = ("local_visibility", "strict", "chat_template", "force_conclusion", "repeat_triplets", "reverse_readings")
-_TRUE, _FALSE = {"true", "yes", "on", "1"}, {"false", "no", "off", "0"}
-
-
-def _as_bool(name: str, value: Any) -> bool:
-    """A switch from the CLI, the app or JSON; ``bool("false")`` would be True, so strings are read."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-        return value.strip().lower() in _TRUE
-    raise ContextError(f"parameter {name} must be true or false, got {value!r}")
-
-
-def read_params(request: Any, defaults: dict[str, Any]) -> dict[str, Any]:
-    """Defaults overridden by the request's params; unknown names are kept (and recorded)."""
-    params = dict(defaults)
-    for name, value in (request.params or {}).items():
-        if value is not None:
-            params[name] = value
-    for name in ("beam_size", "max_steps", "max_new_tokens", "max_prompt_triplets"):
-        if name in params:
-            try:
-                params[name] = int(params[name])
-            except (TypeError, ValueError):
-                raise ContextError(f"parameter {name} must be a whole number, got {params[name]!r}") from None
-            if params[name] < (0 if name == "max_steps" else 1):
-                raise ContextError(f"parameter {name} must be at least {0 if name == 'max_steps' else 1}")
-    for name in BOOL_PARAMS:
-        if name in params:
-            params[name] = _as_bool(name, params[name])
-    if "prompt_layout" in params and params["prompt_layout"] not in LAYOUTS:
-        raise ContextError(f"parameter prompt_layout must be one of {', '.join(LAYOUTS)}, got {params['prompt_layout']!r}")
-    return params
 
 
 def topic_entities(request: Any, notes: list[str]) -> list[str]:
@@ -96,18 +72,17 @@ def topic_entities(request: Any, notes: list[str]) -> list[str]:
     return present
 
 
-def prepare(request: Any, variant: str, defaults: dict[str, Any]) -> DecodingContext:
-    """Parameters, topic entities, the context pruned to the budget, and the prompt."""
+def prepare(request: Any, variant: str, params: PromptParams) -> DecodingContext:
+    """Topic entities, the context pruned to the budget, and the prompt."""
     from ..graph.pruning import prune_to_budget
 
-    params = read_params(request, defaults)
     notes: list[str] = []
     topics = topic_entities(request, notes)
     graph = request.graph
-    pruned = prune_to_budget(graph, request.question, topics, max_triplets=params["max_prompt_triplets"])
+    pruned = prune_to_budget(graph, request.question, topics, max_triplets=params.max_prompt_triplets)
     ids = list(pruned.triplet_ids)
     context_graph = graph.subgraph(ids, name=f"{graph.name} (prompt context)") if len(ids) < len(graph) else graph
-    if params.get("local_visibility"):
+    if getattr(params, "local_visibility", False):
         from .query_subgraph import QueryCentricSubgraph
 
         shown = QueryCentricSubgraph(context_graph, topics).triplet_ids
@@ -117,8 +92,7 @@ def prepare(request: Any, variant: str, defaults: dict[str, Any]) -> DecodingCon
         shown = ids
     prompt = build_prompt(
         request.model, request.question, graph.triplets_by_ids(shown), variant,
-        chat_template=params.get("chat_template", True), triplet_ids=shown,
-        layout=params.get("prompt_layout", "turns"),
+        chat_template=params.chat_template, triplet_ids=shown, layout=params.prompt_layout,
     )
     return DecodingContext(params, topics, ids, context_graph, prompt, pruned.method, pruned.note, notes)
 
@@ -129,8 +103,7 @@ def context_prompt(ctx: DecodingContext, request: Any, subgraph_ids: Sequence[in
     shown = sorted(subgraph_ids, key=lambda t: order.get(t, t))
     return build_prompt(
         request.model, request.question, request.graph.triplets_by_ids(shown), ctx.prompt.variant,
-        chat_template=ctx.params.get("chat_template", True), triplet_ids=shown,
-        layout=ctx.params.get("prompt_layout", "turns"),
+        chat_template=ctx.params.chat_template, triplet_ids=shown, layout=ctx.params.prompt_layout,
     )
 
 
@@ -184,19 +157,9 @@ def topic_entities_last(answers: list[Answer], topics: Sequence[str], notes: lis
     return keep + moved
 
 
-def new_trace(method: str, request: Any, ctx: DecodingContext) -> Trace:
-    """A trace with the fields every decoding method fills the same way."""
-    trace = Trace(
-        method=method,
-        question=request.question,
-        model=request.model.name,
-        model_revision=request.model.revision,
-        parameters=dict(ctx.params),
-        seed=request.seed,
-        graph_fingerprint=request.graph.fingerprint,
-        graph_name=request.graph.name,
-        topic_entities=list(ctx.topics),
-    )
+def describe_context(trace: Trace, ctx: DecodingContext) -> None:
+    """The notes and prompt extras every decoding method records the same way."""
+    trace.topic_entities = list(ctx.topics)
     trace.notes.extend(ctx.notes)
     if ctx.prune_note:
         trace.notes.append(f"prompt context: {ctx.prune_note}")
@@ -210,29 +173,33 @@ def new_trace(method: str, request: Any, ctx: DecodingContext) -> Trace:
             "prune_method": ctx.prune_method,
         }
     )
-    return trace
 
 
 def logprob_to_prob(score: float) -> float:
     return math.exp(score) if score > -700 else 0.0
 
 
-def failed_trace(method: str, request: Any, started: float, error: Exception) -> Trace:
-    """The trace of a run that could not start (no topic entity, empty graph...)."""
-    return Trace(method=method, question=request.question, parameters=dict(request.params), error=str(error),
-                 seconds=time.perf_counter() - started)
+@dataclass
+class FreeDecode:
+    """What `decode_prompt_freely` produced and what it cost."""
+
+    free: Any  # FreeText
+    seconds: float  # decoding time after the prompt
+    prompt_tokens: int
+    tokens_out: int
 
 
-def decode_prompt_freely(request: Any, ctx: DecodingContext, trace: Trace, stop: Any = None, conclude: bool = False):
+def decode_prompt_freely(request: Any, ctx: DecodingContext, trace: Trace, stop: Any = None,
+                         conclude: bool = False) -> FreeDecode:
     """Prefill the context prompt and decode it without the graph constraint (CoT, Direct).
 
     With ``conclude``, a text that ended without an answer (loop, budget,
     EOS) gets "Therefore, the answer is" appended and one more line decoded
     (`force_conclusion`), exactly as DoG does for its beams.
 
-    Fills the trace's cost fields (one model call, prompt tokens and how many
-    came from the prefix cache, forward passes, output tokens, decode time)
-    and returns ``(FreeText, decode_seconds)``.  Raises PromptTooLongError.
+    Records the prompt's timing extras (prompt tokens and how many came from
+    the prefix cache, prefill and decode time) and returns the text with its
+    cost (one model call).  Raises PromptTooLongError.
     """
     from .free_text import decode_free_text, force_conclusion, needs_conclusion
 
@@ -247,7 +214,7 @@ def decode_prompt_freely(request: Any, ctx: DecodingContext, trace: Trace, stop:
         reused = model.counter.prefix_tokens_reused - reused0
         t0, c0 = time.perf_counter(), time.process_time()
         kwargs = {"stop": stop} if stop is not None else {}
-        free = decode_free_text(model, state, ctx.params["max_new_tokens"], detector=None, **kwargs)
+        free = decode_free_text(model, state, ctx.params.max_new_tokens, detector=None, **kwargs)
         stop_reason = free.stop
         if conclude and needs_conclusion(free.stop, free.text):
             forced = force_conclusion(model, state)
@@ -257,20 +224,17 @@ def decode_prompt_freely(request: Any, ctx: DecodingContext, trace: Trace, stop:
             trace.notes.append(conclusion_note(stop_reason))
         gen_seconds = time.perf_counter() - t0
         after = model.counter.snapshot()
-    trace.model_calls = 1
-    trace.tokens_in = len(ids)
-    trace.forward_passes = after[0] - before[0]
-    trace.tokens_out = after[2] - before[2]
+    passes, tokens_out = after[0] - before[0], after[2] - before[2]
     trace.extra.update({
         "prompt_tokens": len(ids),
         "prompt_tokens_cached": reused,
         "prefill_seconds": round(prefill_seconds, 4),
         "decode_seconds": round(gen_seconds, 4),
         "decode_cpu_seconds": round(time.process_time() - c0, 4),
-        "forward_passes_per_token": round((trace.forward_passes - 1) / max(trace.tokens_out, 1), 4),
+        "forward_passes_per_token": round((passes - 1) / max(tokens_out, 1), 4),
         "stop": stop_reason,
     })
-    return free, gen_seconds
+    return FreeDecode(free, gen_seconds, len(ids), tokens_out)
 
 
 def conclusion_note(stop: str) -> str:

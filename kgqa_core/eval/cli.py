@@ -40,10 +40,11 @@ def add_eval_parser(subparsers: "argparse._SubParsersAction") -> argparse.Argume
         help="run only the K-th of N slices of the questions; start N processes with the same --out "
              "(e.g. OMP_NUM_THREADS=1 each) to use N cores, then re-run without --shard for the full summary",
     )
-    p.add_argument("--beam-size", type=int, default=None, help="beam size for methods that use one (DoG)")
+    p.add_argument("--beam-size", default=None, help="beam size for methods that use one (DoG)")
     p.add_argument(
         "--param", action="append", default=[], metavar="KEY=VALUE",
-        help="extra method parameter (value parsed as JSON when possible); repeatable",
+        help="method parameter (repeatable); each must belong to one of --methods "
+             "(python -m kgqa_core methods lists them)",
     )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True, help="output directory")
@@ -54,9 +55,10 @@ def add_eval_parser(subparsers: "argparse._SubParsersAction") -> argparse.Argume
 
 
 def _parse_params(args: argparse.Namespace) -> dict[str, Any]:
-    from ..methods.base import parse_param_pairs
+    """``--param`` pairs and ``--beam-size``; `run_eval` checks them against the methods' declarations."""
+    from ..parameters import parse_pairs
 
-    params = parse_param_pairs(args.param)
+    params = parse_pairs(args.param)
     if args.beam_size is not None:
         params["beam_size"] = args.beam_size
     return params
@@ -137,9 +139,9 @@ def _unavailable(methods: list[str]) -> str:
 
     for m in methods:
         try:
-            importlib.import_module(METHODS[m][0])
+            importlib.import_module(METHODS[m])
         except ImportError as exc:
-            return f"method {m!r} is not available: cannot import {METHODS[m][0]} ({exc})"
+            return f"method {m!r} is not available: cannot import {METHODS[m]} ({exc})"
     return ""
 
 

@@ -12,16 +12,24 @@ loaded once per dataset and the same `KnowledgeGraph` object is handed to every
 question that names it.  Every line is validated before anything runs, and all
 bad lines are reported together (file, line number, problem) so a user fixes a
 file in one pass instead of one error at a time.
+
+Lines are split on ``\n`` only, as JSON Lines says (U+2028, U+0085 or a form
+feed inside a question stay in the question, and line numbers are the
+editor's).  A ``graph_file`` must resolve to a regular file inside the
+dataset's folder (``../`` or an absolute path elsewhere is refused), so a
+dataset cannot make the workbench read files it was not given.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from ..files import JsonProblem, NotRegularFileError, atomic_write_text, jsonl_line, loads_json, read_regular_file
+from ..files import split_lines
 from ..graph.knowledge_graph import KnowledgeGraph
+from ..questions import MAX_QUESTION_CHARS
 
 TripletTuple = tuple[str, str, str]
 
@@ -151,11 +159,14 @@ def load_dataset(path: str | Path) -> Dataset:
     """Read and validate a JSONL dataset; raise `DatasetFormatError` listing every bad line."""
     path = Path(path)
     try:
-        data = path.read_bytes()
+        data = read_regular_file(path)
     except FileNotFoundError:
         raise DatasetFormatError(str(path), [LineProblem(0, "file not found")]) from None
-    except IsADirectoryError:
-        raise DatasetFormatError(str(path), [LineProblem(0, "is a directory, expected a .jsonl file")]) from None
+    except NotRegularFileError as exc:
+        kind = str(exc).rsplit(": ", 1)[-1]
+        raise DatasetFormatError(str(path), [LineProblem(0, f"{kind}; expected a .jsonl file")]) from None
+    except OSError as exc:
+        raise DatasetFormatError(str(path), [LineProblem(0, f"cannot read: {exc.strerror or exc}")]) from None
     return parse_dataset(data, str(path), base_dir=path.parent.resolve(), path=path)
 
 
@@ -178,7 +189,7 @@ def parse_dataset(
     questions: list[EvalQuestion] = []
     seen_ids: dict[str, int] = {}
     shared: dict[Path, KnowledgeGraph] = {}
-    for lineno, raw in enumerate(text.splitlines(), start=1):
+    for lineno, raw in split_lines(text):
         if not raw.strip():
             continue
         line_problems: list[str] = []
@@ -208,9 +219,9 @@ def parse_dataset(
 
 def _parse_line(raw: str, lineno: int, base_dir: Path | None, problems: list[str]) -> EvalQuestion | None:
     try:
-        obj = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        problems.append(f"not valid JSON ({exc.msg} at column {exc.colno})")
+        obj = loads_json(raw)
+    except JsonProblem as exc:
+        problems.append(f"not valid JSON ({exc.problem}" + (f" at column {exc.column})" if exc.column else ")"))
         return None
     if not isinstance(obj, dict):
         problems.append(f"expected a JSON object, got {type(obj).__name__}")
@@ -224,6 +235,8 @@ def _parse_line(raw: str, lineno: int, base_dir: Path | None, problems: list[str
     question = obj.get("question")
     if not isinstance(question, str) or not question.strip():
         problems.append("'question' must be a non-empty string")
+    elif len(question.strip()) > MAX_QUESTION_CHARS:
+        problems.append(f"'question' is too long: {len(question.strip()):,} characters, at most {MAX_QUESTION_CHARS:,}")
     topics = _string_list(obj, "topic_entities", problems, allow_empty=True)
     answers = _string_list(obj, "answers", problems, allow_empty=False)
 
@@ -241,9 +254,7 @@ def _parse_line(raw: str, lineno: int, base_dir: Path | None, problems: list[str
         elif base_dir is None:
             problems.append("'graph_file' needs a dataset saved on disk; an uploaded dataset must carry 'graph' inline")
         else:
-            graph_file = (base_dir / gf).resolve()
-            if not graph_file.is_file():
-                problems.append(f"graph_file {gf!r} not found (looked for {graph_file})")
+            graph_file = _graph_file(gf, base_dir, problems)
     else:
         problems.append("missing 'graph' (a list of [head, relation, tail]) or 'graph_file'")
 
@@ -271,6 +282,26 @@ def _parse_line(raw: str, lineno: int, base_dir: Path | None, problems: list[str
         line=lineno,
         extra=extra,
     )
+
+
+def _graph_file(gf: str, base_dir: Path, problems: list[str]) -> Path | None:
+    """``gf`` resolved against the dataset's folder; it must stay inside it and be a regular file."""
+    base = base_dir.resolve()
+    try:
+        path = (base / gf).resolve()
+    except (OSError, RuntimeError, ValueError) as exc:  # a symlink loop, a NUL byte
+        problems.append(f"graph_file {gf!r} cannot be resolved ({exc})")
+        return None
+    if not path.is_relative_to(base):
+        problems.append(f"graph_file {gf!r} is outside the dataset's folder; put the graph file beside the dataset")
+        return None
+    if not path.exists():
+        problems.append(f"graph_file {gf!r} not found in the dataset's folder")
+        return None
+    if not path.is_file():
+        problems.append(f"graph_file {gf!r} is not a regular file")
+        return None
+    return path
 
 
 def _string_list(obj: dict, key: str, problems: list[str], allow_empty: bool) -> list[str]:
@@ -313,8 +344,5 @@ def write_dataset(questions: list[EvalQuestion] | list[dict[str, Any]], path: st
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     base = path.parent.resolve()
-    with path.open("w", encoding="utf-8") as fh:
-        for q in questions:
-            obj = q.to_dict(base) if isinstance(q, EvalQuestion) else q
-            fh.write(json.dumps(obj, ensure_ascii=False) + "\n")
-    return path
+    lines = [jsonl_line(q.to_dict(base) if isinstance(q, EvalQuestion) else q) + "\n" for q in questions]
+    return atomic_write_text(path, "".join(lines))

@@ -12,6 +12,15 @@ next one starts, so an interrupted run loses at most the question in flight;
 re-running the same command skips the pairs already recorded.  A method that
 raises on one question gets a trace with ``error`` set and a zero score, and
 the run goes on: one crash must not cost a night of results.
+
+Several processes may share one output directory (``--shard``, or the same
+command started twice): every line of ``results.jsonl`` is appended under a
+file lock, after re-reading what the others recorded, so a pair is recorded
+once; ``run.json``, ``summary.json`` and traces are written to a unique temp
+name and renamed into place.  Records are JSON Lines split on ``\n`` only,
+so a question holding U+2028 or a form feed is read back whole.  Nothing
+written holds an absolute path of the machine (the dataset is named
+relative to the output directory when it can be, else by its file name).
 """
 
 from __future__ import annotations
@@ -25,6 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from ..files import JsonProblem, atomic_write_text, file_lock, jsonl_line, loads_json, split_lines
+from ..files import trace_without_machine_paths
 from ..trace.schema import Trace, save_trace
 from .dataset import Dataset, EvalQuestion, load_dataset
 from .metrics import GroupSummary, QuestionMetrics, format_table, question_metrics, summarize
@@ -98,17 +109,64 @@ def load_results(out_dir: str | Path) -> list[dict[str, Any]]:
     path = Path(out_dir) / RESULTS_FILE
     if not path.exists():
         return []
+    return _parse_results(path.read_bytes())
+
+
+def _parse_results(data: bytes) -> list[dict[str, Any]]:
     records = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for _, line in split_lines(data.decode("utf-8", errors="replace")):
         if not line.strip():
             continue
         try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
+            rec = loads_json(line)
+        except JsonProblem:
             continue
-        if isinstance(rec, dict) and "id" in rec and "method" in rec:
+        if (isinstance(rec, dict) and isinstance(rec.get("id"), str) and isinstance(rec.get("method"), str)
+                and isinstance(rec.get("metrics"), dict)):
             records.append(rec)
     return records
+
+
+class _ResultsFile:
+    """``results.jsonl`` shared by several processes: appends under a lock, never a pair twice."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.lock = file_lock(path)
+        self.done: set[tuple[str, str]] = set()
+        self._offset = 0
+        with self.lock:
+            _drop_torn_tail(path)
+            self._refresh()
+
+    def _refresh(self) -> None:
+        """Read the lines others appended since we last looked (call with the lock held)."""
+        if not self.path.exists():
+            return
+        with open(self.path, "rb") as fh:
+            fh.seek(self._offset)
+            data = fh.read()
+        end = data.rfind(b"\n") + 1
+        for rec in _parse_results(data[:end]):
+            self.done.add((rec["id"], rec["method"]))
+        self._offset += end
+
+    def recorded(self, qid: str, method: str) -> bool:
+        with self.lock:
+            self._refresh()
+        return (qid, method) in self.done
+
+    def append(self, record: dict[str, Any]) -> bool:
+        """Append ``record`` unless another process recorded its pair meanwhile; True if written."""
+        key = (record["id"], record["method"])
+        with self.lock:
+            self._refresh()
+            if key in self.done:
+                return False
+            _append_line(self.path, jsonl_line(record))
+            self._refresh()
+        self.done.add(key)
+        return True
 
 
 def summarize_records(
@@ -136,8 +194,10 @@ def _check_run_config(out_dir: Path, config: dict[str, Any]) -> None:
     path = out_dir / RUN_FILE
     if path.exists():
         try:
-            old = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError:
+            old = loads_json(path.read_text(encoding="utf-8"))
+        except (JsonProblem, UnicodeDecodeError):
+            old = {}
+        if not isinstance(old, dict):
             old = {}
         for key, label in (("dataset_sha256", "dataset"), ("model", "model"), ("params", "parameters")):
             if key in old and old[key] != config[key]:
@@ -147,7 +207,7 @@ def _check_run_config(out_dir: Path, config: dict[str, Any]) -> None:
                 )
         return
     out_dir.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(config, indent=2, ensure_ascii=False), encoding="utf-8")
+    atomic_write_text(path, json.dumps(config, indent=2, ensure_ascii=False))
 
 
 def _fill_faithfulness(trace: Trace, graph) -> None:
@@ -167,7 +227,7 @@ def _fill_faithfulness(trace: Trace, graph) -> None:
 def _run_one(
     question: EvalQuestion, method: str, model: Any, params: dict[str, Any], seed: int
 ) -> tuple[Trace, float]:
-    from ..methods.base import MethodRequest, run_method
+    from ..methods.base import MethodRequest, applicable_params, method_spec, run_method
 
     graph = question.graph()
     request = MethodRequest(
@@ -175,7 +235,7 @@ def _run_one(
         question=question.question,
         model=model,
         topic_entities=list(question.topic_entities),
-        params=dict(params),
+        params=applicable_params(method_spec(method), params),  # the shared values this method declares
         seed=seed,
     )
     started = time.perf_counter()
@@ -230,13 +290,13 @@ def run_eval(
     otherwise ``model_name`` is loaded once, and only if some pair still has
     to run.  ``on_progress(done, total, record)`` is called after each pair.
     """
-    from ..methods.base import METHODS, UnknownMethodError
+    from ..methods.base import METHODS, UnknownMethodError, read_shared_params
 
     methods = list(dict.fromkeys(methods))
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise UnknownMethodError(f"unknown method {unknown[0]!r}; choose from: {', '.join(METHODS)}")
-    params = dict(params or {})
+    params = read_shared_params(methods, params or {})  # a ParameterError names the parameter before anything runs
     dataset_path = Path(dataset_path)
     dataset: Dataset = load_dataset(dataset_path)
     questions = select_questions(dataset.questions, limit=limit, per_type=per_type, types=types)
@@ -245,7 +305,7 @@ def run_eval(
     _check_run_config(
         out_dir,
         {
-            "dataset": str(dataset_path.resolve()),
+            "dataset": _portable_path(dataset_path, out_dir),
             "dataset_sha256": _file_sha256(dataset_path),
             "model": model_label,
             "params": params,
@@ -274,15 +334,20 @@ def run_eval(
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(pending), disable=not progress, unit="run", desc="eval", dynamic_ncols=True)
-        results_path = out_dir / RESULTS_FILE
-        _drop_torn_tail(results_path)
+        results = _ResultsFile(out_dir / RESULTS_FILE)
         try:
             for i, (q, m) in enumerate(pending, start=1):
                 bar.set_postfix_str(f"{m} {q.id}", refresh=False)
+                if results.recorded(q.id, m):  # another process on this --out did it meanwhile
+                    summary.skipped += 1
+                    bar.update(1)
+                    continue
                 record = _evaluate_pair(q, m, model, params, seed, out_dir)
-                _append_line(results_path, json.dumps(record, ensure_ascii=False))
-                summary.ran += 1
-                summary.failed += bool(record["error"])
+                if results.append(record):
+                    summary.ran += 1
+                    summary.failed += bool(record["error"])
+                else:
+                    summary.skipped += 1
                 bar.update(1)
                 if on_progress is not None:
                     on_progress(i, len(pending), record)
@@ -296,8 +361,19 @@ def run_eval(
             latest[(r["id"], r["method"])] = r
     summary.records = list(latest.values())
     summary.overall, summary.by_type = summarize_records(summary.records, methods, n_boot=n_boot, seed=seed)
-    (out_dir / SUMMARY_FILE).write_text(json.dumps(summary.to_dict(), indent=2, ensure_ascii=False), encoding="utf-8")
+    atomic_write_text(out_dir / SUMMARY_FILE, json.dumps(summary.to_dict(), indent=2, ensure_ascii=False))
     return summary
+
+
+def _portable_path(path: Path, out_dir: Path) -> str:
+    """``path`` relative to ``out_dir`` when they share a folder tree, else its file name (no machine paths)."""
+    import os
+
+    try:
+        rel = os.path.relpath(path.resolve(), out_dir.resolve())
+    except ValueError:  # another drive on Windows
+        return path.name
+    return rel if not os.path.isabs(rel) and rel.count("..") <= 3 else path.name
 
 
 class UnknownQuestionTypeError(ValueError):
@@ -359,12 +435,18 @@ def _append_line(path: Path, line: str) -> None:
 
 
 def _drop_torn_tail(path: Path) -> None:
-    """Cut a half-written last line (a run killed mid-write) so appends start on a fresh line."""
+    """Cut a half-written last line (a run killed mid-write) so appends start on a fresh line.
+
+    Called with the results lock held: truncating in place never drops a line
+    another process appends (it waits for the lock).
+    """
     if not path.exists():
         return
     data = path.read_bytes()
     if data and not data.endswith(b"\n"):
-        path.write_bytes(data[: data.rfind(b"\n") + 1])
+        import os
+
+        os.truncate(path, data.rfind(b"\n") + 1)
 
 
 def _evaluate_pair(
@@ -377,6 +459,7 @@ def _evaluate_pair(
     except Exception:  # a malformed trace still gets its answer metrics
         error_class = None
     metrics = question_metrics(trace, q.answers, q.gold_chain, wall_seconds=wall, error_class=error_class)
+    trace = trace_without_machine_paths(trace)
     path = save_trace(trace, trace_path(out_dir, method, q.id))
     return {
         "id": q.id,

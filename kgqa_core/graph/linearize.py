@@ -7,6 +7,8 @@ is both a prompt fragment and a graph file format the loader accepts.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
@@ -62,7 +64,8 @@ def split_linearized(text: str) -> tuple[list[tuple[int, tuple[str, str, str]]],
     out: list[tuple[int, tuple[str, str, str]]] = []
     problems: list[LinearizedProblem] = []
     record = 0
-    for line_no, line in enumerate(text.splitlines(), start=1):
+    # Split on newlines only: str.splitlines() would also break names at U+2028 or a form feed.
+    for line_no, line in enumerate(re.split(r"\r\n|\r|\n", text), start=1):
         line = _strip_context_brackets(line)
         if not line.strip():
             continue

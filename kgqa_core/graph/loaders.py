@@ -9,6 +9,12 @@ N-Triples and Turtle (via rdflib), and DoG's linearised form
 Why so strict: a graph with silently dropped lines gives wrong answers that
 look right.  Every malformed line is counted and the error names the file,
 the first bad line and the problem, so a user can fix the file.
+
+Lines are split on ``\n`` only (``\r\n`` tolerated), so a name holding
+U+2028 or a form feed stays one name and line numbers are the editor's.
+``NaN``/``Infinity`` in JSON are refused (they are not JSON; write "NaN" as a
+string to mean the text).  A path that is not a regular file (``/dev/zero``,
+a FIFO) is refused before a byte is read.  RDF rules: see `_parse_rdf`.
 """
 
 from __future__ import annotations
@@ -16,8 +22,10 @@ from __future__ import annotations
 import csv
 import gc
 import gzip
+import hashlib
 import io
 import json
+import math
 import os
 import re
 import zlib
@@ -28,6 +36,7 @@ from pathlib import Path
 from typing import Iterator
 from urllib.parse import unquote
 
+from ..files import FileTooLargeError, JsonProblem, NotRegularFileError, loads_json, read_regular_file, split_lines
 from .knowledge_graph import KnowledgeGraph
 from .linearize import split_linearized
 
@@ -166,12 +175,14 @@ def load_graph(
         raise GraphFormatError(label, f"file not found: {p}")
     if p.is_dir():
         raise GraphFormatError(label, f"is a directory, not a graph file: {p}")
-    size = p.stat().st_size
     is_gz = p.suffix.lower() == ".gz"
-    if not is_gz and size > max_bytes:
-        raise GraphFormatError(label, _too_large(size, max_bytes))
     try:
-        data = p.read_bytes()
+        # opened without blocking and checked before reading: /dev/zero or a FIFO never hangs the loader
+        data = read_regular_file(p, max_bytes=None if is_gz else max_bytes)
+    except NotRegularFileError as exc:
+        raise GraphFormatError(label, f"{str(exc).rsplit(': ', 1)[-1]}; give a graph file") from None
+    except FileTooLargeError:
+        raise GraphFormatError(label, _too_large(p.stat().st_size, max_bytes)) from None
     except OSError as exc:
         raise GraphFormatError(label, f"cannot read file: {exc.strerror or exc}") from None
     graph = parse_graph_bytes(data, p.name, fmt=fmt, max_bytes=max_bytes)
@@ -328,7 +339,7 @@ _NT_LINE = re.compile(r'^\s*(<[^>]*>|_:\S+)\s+<[^>]*>\s+.*\.\s*$')
 
 def _sniff(text: str) -> str | None:
     head = text.lstrip()[:4096]
-    lines = [ln for ln in head.splitlines() if ln.strip()][:20]
+    lines = [ln for _, ln in split_lines(head) if ln.strip()][:20]
     if not lines:
         return None
     first = lines[0].lstrip()
@@ -337,17 +348,17 @@ def _sniff(text: str) -> str | None:
     if first.startswith("{"):
         # one object per line is JSONL; a single (possibly multi-line) object is JSON
         try:
-            json.loads(lines[0])
+            loads_json(lines[0])
             return "jsonl"
-        except json.JSONDecodeError:
+        except JsonProblem:
             return "json"
     if first.startswith("["):
         if first.startswith("[ ") and "->" in head:
             return "linearized"
         try:
-            json.loads(lines[0])
+            loads_json(lines[0])
             return "jsonl" if len(lines) > 1 and lines[1].lstrip().startswith("[") else "json"
-        except json.JSONDecodeError:
+        except JsonProblem:
             return "json"
     body = [ln for ln in lines if not ln.lstrip().startswith("#")]
     if body and all(_NT_LINE.match(ln) for ln in body):
@@ -393,7 +404,7 @@ def _parse_tsv(text: str, label: str) -> _Parsed:
     bad = _Bad(label)
     out: list[tuple[str, str, str]] = []
     first = True
-    for line_no, line in enumerate(text.splitlines(), start=1):
+    for line_no, line in split_lines(text):
         if not line.strip():
             continue
         fields = line.split("\t")
@@ -459,6 +470,9 @@ def _triplet_from_value(value: object, where: int, bad: _Bad) -> tuple[str, str,
         if isinstance(item, bool) or item is None or isinstance(item, (dict, list)):
             bad.add(where, f"{field} must be a string, found {json.dumps(item)[:40]}")
             return None
+        if isinstance(item, float) and not math.isfinite(item):  # 1e999 reads as infinity
+            bad.add(where, f"{field} is a number too large for JSON ({item}); write it as a string")
+            return None
         s = str(item).strip()
         if not s:
             bad.add(where, f"empty {field}")
@@ -469,9 +483,10 @@ def _triplet_from_value(value: object, where: int, bad: _Bad) -> tuple[str, str,
 
 def _parse_json(text: str, label: str) -> _Parsed:
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise GraphFormatError(label, f"invalid JSON: {exc.msg} (column {exc.colno})", line=exc.lineno, bad_lines=1) from None
+        value = loads_json(text)
+    except JsonProblem as exc:
+        where = f" (column {exc.column})" if exc.column else ""
+        raise GraphFormatError(label, f"invalid JSON: {exc.problem}{where}", line=exc.line or None, bad_lines=1) from None
     if isinstance(value, dict):
         for key in ("triplets", "triples", "edges", "facts"):
             if isinstance(value.get(key), list):
@@ -496,13 +511,13 @@ def _parse_json(text: str, label: str) -> _Parsed:
 def _parse_jsonl(text: str, label: str) -> _Parsed:
     bad = _Bad(label)
     out = []
-    for line_no, line in enumerate(text.splitlines(), start=1):
+    for line_no, line in split_lines(text):
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            bad.add(line_no, f"invalid JSON: {exc.msg} (column {exc.colno})")
+            value = loads_json(line)
+        except JsonProblem as exc:
+            bad.add(line_no, f"invalid JSON: {exc.problem}" + (f" (column {exc.column})" if exc.column else ""))
             continue
         trip = _triplet_from_value(value, line_no, bad)
         if trip is not None:
@@ -536,7 +551,7 @@ def _nt_bad_lines(text: str, label: str) -> None:
     import rdflib
 
     bad = _Bad(label)
-    for line_no, line in enumerate(text.splitlines(), start=1):
+    for line_no, line in split_lines(text):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         try:
@@ -551,7 +566,36 @@ def _rdf_message(exc: Exception) -> str:
     return str(why).strip().splitlines()[0][:200] if str(why).strip() else type(exc).__name__
 
 
+PREFERRED_LANGUAGE = "en"
+_MAX_NOTED = 50
+
+
+def _lang_rank(lang: str | None, preferred: str = PREFERRED_LANGUAGE) -> tuple[int, str]:
+    """Order of preference: the preferred language (and its variants: en-GB), no language, then others A-Z."""
+    if lang is None:
+        return (1, "")
+    low = lang.lower()
+    if low == preferred or low.startswith(preferred + "-"):
+        return (0, low)
+    return (2, low)
+
+
 def _parse_rdf(text: str, label: str, rdf_format: str) -> _Parsed:
+    """RDF to triplets, by these rules (documented in docs/reliability.md):
+
+    * an IRI is named by its ``rdfs:label`` if it has one, else by its local name;
+      two IRIs with the same name stay apart (the second gets its local name appended);
+    * a literal is named by its text; when that text is also the name of an IRI
+      or blank node, the literal is written in quotes (``"Paris"``) so a value never
+      merges with an entity;
+    * language-tagged literals of one subject and predicate (labels included):
+      those in the preferred language (English) are kept, else those without a
+      language, else those of the first language A-Z; every other one is kept as
+      a note on the graph (up to 50 listed, then counted);
+    * blank nodes get names from rdflib's canonical labelling (``_:`` + a hash of
+      their place in the graph), so loading the same file twice gives the same
+      triplets and the same fingerprint.
+    """
     import rdflib
     from rdflib.namespace import RDFS
 
@@ -569,46 +613,92 @@ def _parse_rdf(text: str, label: str, rdf_format: str) -> _Parsed:
             line=line, bad_lines=1,
         ) from None
 
-    # Prefer an English label, then a language-less one, then any.
-    rank = {"en": 0, None: 1}
-    best: dict[rdflib.term.Node, tuple[int, str]] = {}
+    if any(isinstance(n, rdflib.BNode) for spo in graph for n in (spo[0], spo[2])):
+        from rdflib.compare import to_canonical_graph
+
+        graph = to_canonical_graph(graph)  # blank node ids derived from the graph, not from a counter
+
+    all_triples = sorted(graph, key=lambda spo: (str(spo[0]), str(spo[1]), str(spo[2])))
+    dropped_lang: list[str] = []
+
+    # Group literal objects by (subject, predicate) and keep one language per group.
+    groups: dict[tuple, list] = {}
+    for s, p, o in all_triples:
+        if isinstance(o, rdflib.Literal) and o.language is not None:
+            groups.setdefault((s, p), []).append(o)
+    dropped: set[tuple] = set()
+    for (s, p), lits in groups.items():
+        untagged = [o for o in graph.objects(s, p) if isinstance(o, rdflib.Literal) and o.language is None]
+        ranks = [_lang_rank(o.language) for o in lits]
+        best = min(ranks)
+        if untagged and best[0] == 2:
+            best = None  # a literal without a language beats other languages
+        for o, rank in zip(lits, ranks):
+            if best is None or rank != best:
+                dropped.add((s, p, o))
+                dropped_lang.append((s, p, o))
+
+    # One label names an entity: the best language, then the first A-Z; other labels become notes.
+    candidates: dict[rdflib.term.Node, list] = {}
     for subj, lab in graph.subject_objects(RDFS.label):
-        if not isinstance(lab, rdflib.Literal) or not str(lab).strip():
-            continue
-        score = rank.get(lab.language, 2)
-        if subj not in best or score < best[subj][0]:
-            best[subj] = (score, str(lab).strip())
-    labels = {subj: text for subj, (_, text) in best.items()}
+        if isinstance(lab, rdflib.Literal) and str(lab).strip() and (subj, RDFS.label, lab) not in dropped:
+            candidates.setdefault(subj, []).append(lab)
+    labels: dict[rdflib.term.Node, str] = {}
+    other_labels: list[tuple] = []
+    for subj, labs in candidates.items():
+        labs.sort(key=lambda lab: (_lang_rank(lab.language), str(lab).strip()))
+        labels[subj] = str(labs[0]).strip()
+        other_labels.extend((subj, RDFS.label, lab) for lab in labs[1:] if str(lab).strip() != labels[subj])
 
-    names: dict[rdflib.term.Node, str] = {}
-    used: Counter[str] = Counter()
-    collisions = 0
+    def namer():
+        names: dict[rdflib.term.Node, str] = {}
+        used: Counter[str] = Counter()
+        collisions = 0
 
-    def name_of(node: rdflib.term.Node) -> str:
-        nonlocal collisions
-        if isinstance(node, rdflib.Literal):
-            return str(node).strip()
-        cached = names.get(node)
-        if cached is not None:
-            return cached
-        base = labels.get(node) or _local_name(node)
-        candidate = base
-        if used[base]:
-            # Two IRIs with the same label stay distinct entities.
-            candidate = f"{base} ({_local_name(node)})"
-            if used[candidate]:
-                candidate = f"{base} <{node}>"
-            collisions += 1
-        used[candidate] += 1
-        names[node] = candidate
-        return candidate
+        def name_of(node: rdflib.term.Node) -> str:
+            nonlocal collisions
+            cached = names.get(node)
+            if cached is not None:
+                return cached
+            if isinstance(node, rdflib.BNode):
+                base = labels.get(node) or "_:" + hashlib.sha256(str(node).encode()).hexdigest()[:12]
+            else:
+                base = labels.get(node) or _local_name(node)
+            candidate = base
+            if used[base]:
+                # Two IRIs with the same label stay distinct entities.
+                candidate = f"{base} ({_local_name(node)})"
+                if used[candidate]:
+                    candidate = f"{base} <{node}>"
+                collisions += 1
+            used[candidate] += 1
+            names[node] = candidate
+            return candidate
+
+        return name_of, lambda: collisions
+
+    entity_name, entity_collisions = namer()
+    relation_name, relation_collisions = namer()
+    kept = [(s, p, o) for s, p, o in all_triples if (s, p, o) not in dropped
+            and not (p == RDFS.label and s in labels)]  # the label became the entity's name
+    for s, p, o in kept:
+        entity_name(s)
+        if not isinstance(o, rdflib.Literal):
+            entity_name(o)
+    node_names = {entity_name(n) for s, _, o in kept for n in (s, o) if not isinstance(n, rdflib.Literal)}
 
     out: list[tuple[str, str, str]] = []
     empty_literals = 0
-    for s, p, o in sorted(graph, key=lambda spo: (str(spo[0]), str(spo[1]), str(spo[2]))):
-        if p == RDFS.label and s in labels:
-            continue  # the label became the entity's name
-        h, r, t = name_of(s), name_of(p), name_of(o)
+    quoted = 0
+    for s, p, o in kept:
+        h, r = entity_name(s), relation_name(p)
+        if isinstance(o, rdflib.Literal):
+            t = str(o).strip()
+            if t in node_names:
+                t = f'"{t}"'
+                quoted += 1
+        else:
+            t = entity_name(o)
         if not t:
             empty_literals += 1
             continue
@@ -618,10 +708,24 @@ def _parse_rdf(text: str, label: str, rdf_format: str) -> _Parsed:
     notes = []
     if labels:
         notes.append(f"{_plural(len(labels), 'entity', 'entities')} named by their rdfs:label")
+    collisions = entity_collisions() + relation_collisions()
     if collisions:
         notes.append(
             f"{collisions} IRI(s) share a label with another IRI; kept apart by appending the IRI's local name"
         )
+    if quoted:
+        notes.append(f"{quoted} literal value(s) have the same text as an entity; written in quotes to keep them apart")
+    noted = dropped_lang + other_labels
+    if noted:
+        notes.append(
+            f"{len(noted)} literal(s) not used as triplets (other languages: {PREFERRED_LANGUAGE} is kept first, "
+            "then no language, then the first A-Z; other labels of a named entity) are kept as these notes:"
+        )
+        for s, p, o in noted[:_MAX_NOTED]:
+            lang = f"@{o.language}" if o.language else ""
+            notes.append(f"  {entity_name(s)} -> {relation_name(p)} -> {str(o).strip()!r}{lang}")
+        if len(noted) > _MAX_NOTED:
+            notes.append(f"  ... and {len(noted) - _MAX_NOTED} more")
     return out, notes
 
 

@@ -10,7 +10,6 @@ methods on it directly.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections import Counter
@@ -70,7 +69,11 @@ def run_generate_command(args: argparse.Namespace) -> int:
     out = Path(args.out)
     graph_file = None
     if not args.inline:
-        graph_file = os.path.relpath(graph_path.resolve(), out.parent.resolve())
+        try:
+            graph_file = _graph_beside(graph_path, out.parent)
+        except OSError as exc:
+            print(f"error: could not place the graph beside {out}: {exc}", file=sys.stderr)
+            return 2
     try:
         records = generate_questions(
             graph, patterns, args.n, seed=args.seed, verbaliser=make_verbaliser(args.verbaliser, model),
@@ -79,10 +82,10 @@ def run_generate_command(args: argparse.Namespace) -> int:
     except GenerationError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", encoding="utf-8") as fh:
-        for r in records:
-            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+    from ..files import atomic_write_text, jsonl_line
+
+    # JSON Lines with line separators escaped, written atomically (eval's dataset format)
+    atomic_write_text(out, "".join(jsonl_line(r) + "\n" for r in records))
     counts = Counter(r["type"] for r in records)
     summary = ", ".join(f"{p}: {counts[p]}" for p in patterns if counts[p])
     print(f"wrote {len(records)} questions to {out} ({summary})")
@@ -92,3 +95,31 @@ def run_generate_command(args: argparse.Namespace) -> int:
     if len(records) < args.n:
         print(f"note: only {len(records)} distinct questions could be generated (asked for {args.n})", file=sys.stderr)
     return 0
+
+
+def _graph_beside(graph_path: Path, folder: Path) -> str:
+    """``graph_file`` for a dataset in ``folder``: the graph's path inside it, linking or copying it in if needed.
+
+    A dataset may only name graph files inside its own folder (so a dataset
+    cannot make the workbench read files elsewhere); a graph kept elsewhere is
+    hard-linked (or copied) beside the dataset under its own name.
+    """
+    import shutil
+
+    folder.mkdir(parents=True, exist_ok=True)
+    src, base = graph_path.resolve(), folder.resolve()
+    if src.is_relative_to(base):
+        return src.relative_to(base).as_posix()
+    target = base / src.name
+    if target.exists() and not (target.stat().st_size == src.stat().st_size and target.read_bytes() == src.read_bytes()):
+        import hashlib
+
+        target = base / f"{src.stem}-{hashlib.sha256(str(src).encode()).hexdigest()[:8]}{src.suffix}"
+    if not target.exists():
+        try:
+            os.link(src, target)
+        except OSError:
+            shutil.copyfile(src, target)
+        print(f"note: the graph was placed beside the dataset as {target.name} "
+              "(a dataset names graph files inside its own folder)", file=sys.stderr)
+    return target.name

@@ -553,6 +553,7 @@ class PlanExecutor:
             rows.append((subject, value, parse_value(value) if value else None, item.chain if item else []))
         result = AnswerSet()
         how = ""
+        calls_before = len(self.model_calls)
         comparable = all(p is not None for _, _, p, _ in rows) and len({p[0] for _, _, p, _ in rows}) == 1
         if comparable and _SAME.search(query):
             same = len({p[1] for _, _, p, _ in rows}) == 1
@@ -572,6 +573,7 @@ class PlanExecutor:
             index=0,
             kind="lpkg.set_op",
             title=f"Compare: {', '.join(f'{r[0]} = {r[1]}' for r in rows)} -> {', '.join(result.texts())}",
+            model_calls=self.model_calls[calls_before:],  # the model's choice, when the wording did not say
             subgraph_after=list(dict.fromkeys(i for r in rows for i in r[3])),
             choice="compare",
             seconds=round(time.perf_counter() - started, 4),

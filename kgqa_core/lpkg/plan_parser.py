@@ -16,6 +16,13 @@ else, ``exec``/``eval``, comprehensions, lambdas, dunder names, names used
 before they are assigned) is rejected with a `PlanParseError` naming the
 plan line and the problem.  Comments (``### Question Type: ...``) are read
 separately, since `ast` drops them.
+
+Any input gives a `Plan` or a `PlanParseError`, never `RecursionError` or
+`MemoryError`: a plan longer than `MAX_PLAN_CHARS`, with more than
+`MAX_PLAN_LINES` lines or nested (brackets, unary operators, attribute
+chains) deeper than `MAX_NESTING` is refused before `ast` sees it, and
+`ast`'s own limits are caught as a last resort.  The LPKG method then falls
+back to its one-step plan.
 """
 
 from __future__ import annotations
@@ -43,6 +50,9 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "Finish_The_Plan": ("Answer",),
 }
 ALLOWED_ANNOTATIONS = {"str", "list", "set"}
+MAX_PLAN_CHARS = 100_000  # the paper's plans are a few hundred characters
+MAX_PLAN_LINES = 2_000
+MAX_NESTING = 50  # a valid plan nests 3 deep: Compare(Answers=[f"{Ans_1}"])
 _TOOL_LIST = ", ".join(TOOLS)
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _PLAN_VARIABLE = re.compile(r"^(Ans|Inter|Union|Info|Sub_Question|Thought|Final)(_\w*)?$")
@@ -179,13 +189,58 @@ def parse_plan(text: str, original_question: str | None = None) -> Plan:
     ``Original_Question`` itself may still use it (line numbers then stay
     those of the text as given).
     """
-    if not text.strip():
+    if not isinstance(text, str) or not text.strip():
         raise PlanParseError(0, "the plan is empty")
+    _check_size(text)
+    try:
+        return _parse_checked(text, original_question)
+    except (RecursionError, MemoryError):
+        raise PlanParseError(0, f"the plan is nested too deeply to read (more than {MAX_NESTING} levels)") from None
+
+
+def _check_size(text: str) -> None:
+    """Refuse plans too long or too deeply nested for `ast` before parsing (no recursion, linear time)."""
+    if len(text) > MAX_PLAN_CHARS:
+        raise PlanParseError(0, f"the plan is {len(text):,} characters long; at most {MAX_PLAN_CHARS:,} are read")
+    n_lines = text.count("\n") + 1
+    if n_lines > MAX_PLAN_LINES:
+        raise PlanParseError(0, f"the plan has {n_lines:,} lines; at most {MAX_PLAN_LINES:,} are read")
+    code = _STRING.sub(lambda m: "_" * len(m.group(0)), text)  # a run of dashes inside a string is fine
+    m = _DEEP_PREFIX.search(code)
+    if m:
+        line = text.count("\n", 0, m.start()) + 1
+        raise PlanParseError(line, f"too many operators or attribute accesses in a row (more than {MAX_NESTING})")
+    depth = 0
+    line = 1
+    for ch in _BRACKETS.findall(code):
+        if ch == "\n":
+            line += 1
+        elif ch in "([{":
+            depth += 1
+            if depth > MAX_NESTING:
+                raise PlanParseError(line, f"brackets nested more than {MAX_NESTING} levels deep")
+        else:
+            depth = max(0, depth - 1)
+
+
+_STRING = re.compile(r"'(?:[^'\\\n]|\\.)*'" + r'|"(?:[^"\\\n]|\\.)*"')
+# Brackets and newlines, in order outside one-line string literals.
+_BRACKETS = re.compile(r"[()\[\]{}\n]")
+# A long run of prefix operators ("- - - 1", "not not ...") or of attribute accesses (a.b.c...).
+_DEEP_PREFIX = re.compile(
+    r"(?:(?:[-+~]|\bnot\b|\bawait\b)\s*){%d,}|(?:\.\s*[A-Za-z_]\w*\s*){%d,}"
+    % (MAX_NESTING + 1, MAX_NESTING + 1)
+)
+
+
+def _parse_checked(text: str, original_question: str | None) -> Plan:
     try:
         tree = ast.parse(text, mode="exec")
     except SyntaxError as exc:
         raise PlanParseError(exc.lineno or 0, f"not valid plan syntax ({exc.msg})") from None
-    lines = text.splitlines()
+    except ValueError as exc:  # NUL bytes
+        raise PlanParseError(0, f"not valid plan syntax ({exc})") from None
+    lines = re.split(r"\r\n|\r|\n", text)  # as ast counts lines (not str.splitlines, which splits on \f too)
     defined: set[str] = {"Original_Question"} if original_question is not None else set()
     assignments: list[Assignment] = []
     for stmt in tree.body:

@@ -1,39 +1,43 @@
-"""What every method receives and how methods are found by name.
+"""What every method receives, how methods are registered, and `run_method`.
 
-Each method is one module with one entry point ``run(request) -> Trace``.  The
-request carries the graph view, the question, the confirmed topic entities,
-the loaded model and the method's parameters; ``on_step`` lets a caller (the
-UI's progress panel, the CLI's verbose mode) see each step as it completes.
+A method is one module that defines ``SPEC = MethodSpec(name, run, params,
+summary)``: ``params`` is a frozen dataclass of its declared parameters
+(`kgqa_core.parameters`), and ``run(request, params, recorder)`` answers
+the question, recording its steps and filling ``recorder.trace``.
+`run_method` is the only caller: it reads the parameters, creates the
+`TraceRecorder`, and turns whatever the method raises into the trace's
+error, so every method fails the same way (unless the method's ``strict``
+switch is on: then the exception reaches the caller).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
-import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
+from ..parameters import MethodParams, ParameterError, normalise_name, parse_params, unknown_message
 from ..trace.schema import Step, Trace
+from .recorder import RunStopped, StepCallback, TraceRecorder
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..graph.knowledge_graph import KnowledgeGraph
     from ..models.local_model import LocalModel
 
-StepCallback = Callable[[Step], None]
-
-
-class RunStopped(Exception):
-    """The caller asked the run to stop (`MethodRequest.should_stop`); `run_method` keeps the steps so far."""
+__all__ = [
+    "METHODS", "MethodRequest", "MethodSpec", "ParameterError", "RunStopped", "Step", "StepCallback",
+    "TraceRecorder", "UnknownMethodError", "applicable_params", "available_methods", "read_shared_params",
+    "method_spec", "method_specs", "run_method",
+]
 
 
 @dataclass
 class MethodRequest:
     """One question for one method.
 
-    ``params`` holds method parameters (``beam_size``, ``max_steps``,
-    ``hops``, ``max_prompt_triplets``, ...); each method documents its own and
+    ``params`` holds the raw parameter values (text from the CLI or a form,
+    or JSON values); `run_method` reads them by the method's declarations and
     records the values it used in ``Trace.parameters``.
     """
 
@@ -47,123 +51,111 @@ class MethodRequest:
     # The caller's cancellation hook (the app's Stop button): asked after every emitted step.
     should_stop: Callable[[], bool] | None = None
 
-    def param(self, name: str, default: Any) -> Any:
-        value = self.params.get(name)
-        return default if value is None else value
 
-    def emit(self, step: Step) -> None:
-        """Stream a finished step to the caller, then stop the run here if the caller asked to."""
-        if self.on_step is not None:
-            self.on_step(step)
-        if self.should_stop is not None and self.should_stop():
-            raise RunStopped(f"stopped by the user after step {step.index + 1}")
+@dataclass(frozen=True)
+class MethodSpec:
+    """A registered method: its name, entry point, declared parameters and one-line summary."""
 
+    name: str
+    run: Callable[[MethodRequest, Any, TraceRecorder], None]
+    params: type[MethodParams]
+    summary: str
 
 
-# name -> (module, one-line description)
-METHODS: dict[str, tuple[str, str]] = {
-    "dog": ("kgqa_core.methods.dog", "Decoding on Graphs: graph-constrained chains with triplet-level beam search"),
-    "cot": ("kgqa_core.methods.cot", "Chain-of-thought with the DoG prompt, unconstrained (triplets checked afterwards)"),
-    "direct": ("kgqa_core.methods.direct", "Direct answer with the DoG prompt, no reasoning chain"),
-    "reads": ("kgqa_core.methods.reads", "READS: discriminative search / prune / answer scored by log-probabilities"),
-    "rok": ("kgqa_core.methods.rok", "RoK: CoT key-entity expansion, n-hop paths, PageRank, branch filtering"),
-    "lpkg": ("kgqa_core.methods.lpkg", "LPKG: in-context planning with KG patterns, plan executed on the graph"),
+# name -> module that defines SPEC (imported on first use: the methods pull in the model stack)
+METHODS: dict[str, str] = {
+    "dog": "kgqa_core.methods.dog",
+    "cot": "kgqa_core.methods.cot",
+    "direct": "kgqa_core.methods.direct",
+    "reads": "kgqa_core.methods.reads",
+    "rok": "kgqa_core.methods.rok",
+    "lpkg": "kgqa_core.methods.lpkg",
 }
-
-
-def parse_param_pairs(pairs: "list[str] | None") -> dict[str, Any]:
-    """``KEY=VALUE`` strings (command-line ``--param``) to a params dict; values parse as JSON when they can."""
-    import json
-
-    params: dict[str, Any] = {}
-    for pair in pairs or ():
-        if "=" not in pair:
-            raise ValueError(f"--param {pair!r}: expected KEY=VALUE")
-        key, raw = pair.split("=", 1)
-        try:
-            params[key.strip()] = json.loads(raw)
-        except json.JSONDecodeError:
-            params[key.strip()] = raw
-    return params
 
 
 class UnknownMethodError(ValueError):
     pass
 
 
-def available_methods() -> dict[str, str]:
-    """Methods whose module is importable, with their descriptions."""
+def method_spec(name: str) -> MethodSpec:
+    """The spec of a registered method (raises `UnknownMethodError`, or `ImportError` if it cannot load)."""
+    if name not in METHODS:
+        raise UnknownMethodError(f"unknown method {name!r}; choose one of: {', '.join(METHODS)}")
+    return importlib.import_module(METHODS[name]).SPEC
+
+
+def method_specs() -> dict[str, MethodSpec]:
+    """Specs of the registered methods whose module imports, in registry order."""
     out = {}
-    for name, (module, desc) in METHODS.items():
+    for name in METHODS:
         try:
-            importlib.import_module(module)
+            out[name] = method_spec(name)
         except ImportError:
             continue
-        out[name] = desc
     return out
 
 
-def get_method(name: str) -> Callable[[MethodRequest], Trace]:
-    if name not in METHODS:
-        raise UnknownMethodError(
-            f"unknown method {name!r}; choose one of: {', '.join(METHODS)}"
-        )
-    module = importlib.import_module(METHODS[name][0])
-    return module.run
+def available_methods() -> dict[str, str]:
+    """Methods whose module is importable, with their summaries."""
+    return {name: spec.summary for name, spec in method_specs().items()}
 
 
-def run_method(name: str, request: MethodRequest) -> Trace:
-    """Run a method and fill the fields every trace shares.
+def applicable_params(spec: MethodSpec, raw: Mapping[str, Any]) -> dict[str, Any]:
+    """The entries of `raw` that `spec` declares (one set of values shared by several methods)."""
+    names = {f for f in spec.params.__dataclass_fields__}
+    return {k: v for k, v in raw.items() if normalise_name(k) in names}
 
-    A run stopped through ``request.should_stop`` returns the steps emitted so
-    far as a trace with ``stopped`` set (also when the method caught the
-    `RunStopped` itself and returned its partial trace).
+
+def read_shared_params(methods: Iterable[str], raw: Mapping[str, Any]) -> dict[str, Any]:
+    """One set of parameters for several methods, checked and read by their declarations.
+
+    For ``eval --methods dog,reads --beam-size 3``: each name must be declared
+    by at least one of the methods, and each method must accept the values it
+    declares.  Returns the values read by type (``"3"`` -> 3), under their
+    declared names, so equal settings compare equal however they were typed.
     """
-    started = time.perf_counter()
-    emitted: list[Step] = []
-    stop_asked: list[bool] = []
-
-    def record(step: Step) -> None:
-        emitted.append(step)
-        if request.on_step is not None:
-            request.on_step(step)
-
-    def stop_check() -> bool:
-        if request.should_stop is not None and request.should_stop():
-            stop_asked.append(True)
-            return True
-        return False
-
-    method = get_method(name)
-    try:
-        trace = method(dataclasses.replace(request, on_step=record, should_stop=stop_check))
-    except RunStopped:
-        trace = _stopped_trace(name, request, emitted)
-    if stop_asked:
-        _mark_stopped(trace, len(emitted))
-    trace.method = trace.method or name
-    trace.question = trace.question or request.question
-    trace.graph_fingerprint = trace.graph_fingerprint or request.graph.fingerprint
-    trace.graph_name = trace.graph_name or request.graph.name
-    trace.model = trace.model or request.model.name
-    trace.model_revision = trace.model_revision or request.model.revision
-    trace.seed = request.seed if trace.seed is None else trace.seed
-    if not trace.topic_entities:
-        trace.topic_entities = list(request.topic_entities)
-    if not trace.seconds:
-        trace.seconds = time.perf_counter() - started
-    if not trace.created_at:
-        trace.created_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    return trace
+    specs = [method_spec(m) for m in methods]
+    declared = {n for s in specs for n in s.params.__dataclass_fields__}
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        name = normalise_name(key)
+        if name not in declared:
+            owner = "/".join(s.name for s in specs) or "the chosen methods"
+            raise ParameterError(name, unknown_message(name, owner, sorted(declared)))
+        out[name] = value
+    for spec in specs:
+        typed = parse_params(spec, applicable_params(spec, out)).as_dict()
+        out.update({k: typed[k] for k in applicable_params(spec, out)})
+    return out
 
 
-def _stopped_trace(name: str, request: MethodRequest, steps: list[Step]) -> Trace:
-    """The partial trace of a run stopped before the method returned: its emitted steps and their costs."""
-    return Trace(
-        method=name, question=request.question, parameters=dict(request.params), steps=list(steps),
-        model_calls=sum(len(s.model_calls) for s in steps), tokens_in=sum(s.tokens_in for s in steps),
-        tokens_out=sum(s.tokens_out for s in steps), stopped=True,
+def run_method(method: "str | MethodSpec", request: MethodRequest) -> Trace:
+    """Run a method: parameters read, steps recorded, costs measured, any failure on the trace."""
+    spec = method if isinstance(method, MethodSpec) else method_spec(method)
+    graph, model = request.graph, request.model
+    trace = Trace(
+        method=spec.name, question=request.question,
+        model=getattr(model, "name", "") or "", model_revision=getattr(model, "revision", "") or "",
+        parameters=dict(request.params), seed=request.seed,
+        graph_fingerprint=graph.fingerprint, graph_name=graph.name,
+        topic_entities=list(request.topic_entities),
+        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
     )
+    recorder = TraceRecorder(trace, model, request.on_step, getattr(request, "should_stop", None))
+    params = None
+    try:
+        params = parse_params(spec, request.params)
+        trace.parameters = params.as_dict()
+        spec.run(request, params, recorder)
+    except RunStopped:  # the user's Stop: not a failure; the steps so far are the partial run
+        _mark_stopped(trace, len(trace.steps))
+    except Exception as exc:  # every method fails the same way: the error on the trace, its steps kept
+        if getattr(params, "strict", False):
+            raise  # a method's `strict` switch asks for the exception itself (debugging)
+        recorder.fail(exc)
+    if "stopped by the user" in trace.error:  # a method that caught RunStopped itself and recorded it
+        _mark_stopped(trace, len(trace.steps))
+    return recorder.finish()
 
 
 def _mark_stopped(trace: Trace, n_steps: int) -> None:

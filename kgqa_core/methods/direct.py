@@ -4,63 +4,51 @@ The prompt is the Direct variant of Tab. 6 (see `kgqa_core.decoding.prompt`):
 the same pruned graph, the same three in-context examples with their chains
 omitted (``Answer: * Bahamas.``), and the question; the model continues after
 "Answer:" and its ``* X`` markers are the answers.  Greedy decoding stops at
-the end of the answer line.
-
-Parameters: max_new_tokens (64), max_prompt_triplets (120), chat_template (True),
-prompt_layout ("turns").
+the end of the answer line.  One step, ``direct.answer``.
 """
 
 from __future__ import annotations
 
-import time
-from typing import Any
+from dataclasses import dataclass
 
-from ..decoding.context import ContextError, decode_prompt_freely, failed_trace, new_trace, prepare, resolve_answers
+from ..decoding.context import PromptParams, decode_prompt_freely, describe_context, prepare, resolve_answers
 from ..decoding.free_text import direct_stop
 from ..decoding.prompt import parse_answers
-from ..models.local_model import PromptTooLongError
+from ..parameters import param
+from ..trace.extras import AnswerExtra, to_extra
 from ..trace.faithfulness import check_chains
-from ..trace.schema import Step, Trace
-from .base import MethodRequest
-
-DEFAULTS: dict[str, Any] = {
-    "max_new_tokens": 64,
-    "max_prompt_triplets": 120,
-    "chat_template": True,
-    "prompt_layout": "turns",
-}
+from ..trace.schema import Step
+from .base import MethodRequest, MethodSpec
+from .recorder import TraceRecorder
 
 
-def run(request: MethodRequest) -> Trace:
-    started = time.perf_counter()
-    try:
-        ctx = prepare(request, "direct", DEFAULTS)
-    except ContextError as exc:
-        return failed_trace("direct", request, started, exc)
-    trace = new_trace("direct", request, ctx)
-    try:
-        free, gen_seconds = decode_prompt_freely(request, ctx, trace, stop=direct_stop)
-    except PromptTooLongError as exc:
-        trace.error = str(exc)
-        trace.seconds = time.perf_counter() - started
-        return trace
-    text = free.text
+@dataclass(frozen=True)
+class DirectParams(PromptParams):
+    max_new_tokens: int = param(64, "Tokens the model may write for its answer line.", min=1, max=4096)
+
+
+def run(request: MethodRequest, params: DirectParams, rec: TraceRecorder) -> None:
+    trace = rec.trace
+    ctx = prepare(request, "direct", params)
+    describe_context(trace, ctx)
+    out = decode_prompt_freely(request, ctx, trace, stop=direct_stop)
+    rec.count_call(out.prompt_tokens)
+    text = out.free.text
     trace.raw_output = text
     texts = parse_answers(text)
     trace.answers = resolve_answers(texts, request.graph, ctx.topics, trace.notes)
-    step = Step(
+    rec.step(Step(
         index=0,
-        kind="dog.answer",
+        kind="direct.answer",
         title=f"Answer: {', '.join(texts) if texts else 'no answer marked'}",
         choice=", ".join(texts) if texts else None,
         model_text=text,
-        tokens_out=trace.tokens_out,
-        seconds=round(gen_seconds, 4),
+        tokens_out=out.tokens_out,
+        seconds=round(out.seconds, 4),
         note="" if texts else "the model marked no answer with *",
-        extra={"answers": texts, "stop": free.stop},
-    )
-    trace.add_step(step)
-    request.emit(step)
+        extra=to_extra(AnswerExtra(answers=texts, stop=out.free.stop)),
+    ))
     trace.faithfulness = check_chains(request.graph, [], ctx.topics, trace.answers)
-    trace.seconds = time.perf_counter() - started
-    return trace
+
+
+SPEC = MethodSpec("direct", run, DirectParams, "Direct answer with the DoG prompt, no reasoning chain")

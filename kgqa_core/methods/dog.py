@@ -11,28 +11,21 @@ returns k triplets per chain and the k best chains by chain score (sum of
 Eq. 3 triplet scores) survive (§2.4).  Every chain carries its own G_q and
 KV cache; the prompt is run through the model once and shared.
 
-Parameters (recorded in ``Trace.parameters``):
-  beam_size (1), max_steps (4 triplets per chain), max_new_tokens (256 per
-  chain), max_prompt_triplets (120), local_visibility (False: the prompt
-  shows the whole pruned graph; True: only the current G_q, §5.2, which
-  re-runs the prompt after every triplet), strict (False: raise instead of
-  recording when the constraint allows no token), chat_template (True),
-  prompt_layout ("turns": few-shot chat turns; "single": one user turn; "raw": no template),
-  token_view_cap (20 allowed tokens listed per position), force_conclusion
-  (True: a chain whose text loops, runs out of budget or ends without an
-  answer line gets "Therefore, the answer is" appended and the model finishes
-  that line; CoT does the same. Not in the paper, which assumes the model
-  concludes by itself; the trace notes every forced conclusion),
-  repeat_triplets (False: a triplet already in the chain is left out of the
-  trie, so every step adds a new fact and a chain whose G_q holds nothing new
-  must conclude. The paper's G_q keeps them; a small model then spends steps
-  re-writing the triplet it just wrote. True restores the paper's trie),
-  reverse_readings (True: the trie also offers each G_q triplet read
-  backwards, ``< tail -> relation (reverse) -> head >``, so a step can start
-  from the entity the chain stands on when that entity is the triplet's
-  tail; the chain records the graph triplet. The paper's Freebase graphs
-  hold most facts in both directions, one-direction graphs such as MetaQA do
-  not; see `kgqa_core.decoding.readings`. False gives stored readings only).
+Parameters: `DogParams` (each with its range and one-line help).  Notes on
+three of them.  ``force_conclusion`` (True): a chain whose text loops, runs
+out of budget or ends without an answer line gets "Therefore, the answer is"
+appended and the model finishes that line; CoT does the same.  Not in the
+paper, which assumes the model concludes by itself; the trace notes every
+forced conclusion.  ``repeat_triplets`` (False): a triplet already in the
+chain is left out of the trie, so every step adds a new fact and a chain
+whose G_q holds nothing new must conclude.  The paper's G_q keeps them; a
+small model then spends steps re-writing the triplet it just wrote.
+``reverse_readings`` (True): the trie also offers each G_q triplet read
+backwards, ``< tail -> relation (reverse) -> head >``, so a step can start
+from the entity the chain stands on when that entity is the triplet's tail;
+the chain records the graph triplet.  The paper's Freebase graphs hold most
+facts in both directions, one-direction graphs such as MetaQA do not; see
+`kgqa_core.graph.readings`.
 
 Chains are ranked by the paper's chain score, a sum of log-probabilities,
 which favours shorter chains when finished chains of different lengths are
@@ -42,6 +35,7 @@ compared; that is the paper's definition and is kept.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from ..decoding.beam import (
@@ -55,67 +49,62 @@ from ..decoding.beam import (
 )
 from ..decoding.constraint import ConstraintError, OpeningDetector, TripletGuide
 from ..decoding.context import (
-    ContextError,
     DecodingContext,
+    PromptParams,
     conclusion_note,
     context_prompt,
-    failed_trace,
+    describe_context,
     logprob_to_prob,
-    new_trace,
     prepare,
     resolve_answers,
 )
 from ..decoding.free_text import decode_free_text, force_conclusion, needs_conclusion
 from ..decoding.prompt import PromptParts, parse_answers, parse_written_triplets
 from ..decoding.query_subgraph import QueryCentricSubgraph
-from ..decoding.readings import is_reversed, reading_of, readings, triplet_of
+from ..graph.readings import is_reversed, reading_of, readings, triplet_of
 from ..decoding.triplet_trie import TripletTokenCache, TripletTrie
-from ..models.local_model import PromptTooLongError
+from ..parameters import param
 from ..trace.faithfulness import check_chains, ground_chain
-from ..trace.schema import Candidate, Step, Trace
-from .base import MethodRequest
+from ..trace.schema import Candidate, Step
+from .base import MethodRequest, MethodSpec
+from .recorder import TraceRecorder
 
-DEFAULTS: dict[str, Any] = {
-    "beam_size": 1,
-    "max_steps": 4,
-    "max_new_tokens": 256,
-    "max_prompt_triplets": 120,
-    "local_visibility": False,
-    "strict": False,
-    "chat_template": True,
-    "prompt_layout": "turns",
-    "token_view_cap": 20,
-    "force_conclusion": True,
-    "repeat_triplets": False,
-    "reverse_readings": True,
-}
+@dataclass(frozen=True)
+class DogParams(PromptParams):
+    beam_size: int = param(1, "Chains kept after each triplet (triplet-level beam, §2.4).", min=1, max=16)
+    max_steps: int = param(4, "Triplets per chain.", min=0, max=16)
+    local_visibility: bool = param(
+        False, "The prompt shows only the chain's current G_q (§5.2); re-reads the prompt after every triplet.",
+        advanced=True)
+    strict: bool = param(False, "Raise to the caller when the constraint allows no token (else the chain "
+                         "stops and the trace records why).", advanced=True)
+    token_view_cap: int = param(20, "Allowed tokens listed per position in the token view.", min=1, max=200,
+                                advanced=True)
+    force_conclusion: bool = param(
+        True, "A chain that loops, runs out of budget or ends without an answer line gets "
+        "'Therefore, the answer is' appended (not in the paper; noted in the trace).", advanced=True)
+    repeat_triplets: bool = param(
+        False, "Let a chain write a triplet it already holds again (the paper's trie).", advanced=True)
+    reverse_readings: bool = param(
+        True, "Offer each G_q triplet read backwards too, '< tail -> relation (reverse) -> head >'.", advanced=True)
 
 
-def run(request: MethodRequest) -> Trace:
-    """Answer `request.question` with DoG; see the module docstring for parameters."""
-    started = time.perf_counter()
-    try:
-        ctx = prepare(request, "dog", DEFAULTS)
-    except ContextError as exc:
-        return failed_trace("dog", request, started, exc)
-    trace = new_trace("dog", request, ctx)
-    decoder = _DogDecoder(request, ctx, trace)
-    try:
-        decoder.decode()
-    except PromptTooLongError as exc:
-        trace.error = str(exc)
-    trace.seconds = time.perf_counter() - started
-    return trace
+def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
+    """Answer `request.question` with DoG; see the module docstring."""
+    ctx = prepare(request, "dog", params)
+    describe_context(rec.trace, ctx)
+    _DogDecoder(request, ctx, rec).decode()
 
 
 class _DogDecoder:
     """One DoG run: the beam loop, its trace steps, and the final answer."""
 
-    def __init__(self, request: MethodRequest, ctx: DecodingContext, trace: Trace) -> None:
+    def __init__(self, request: MethodRequest, ctx: DecodingContext, rec: TraceRecorder) -> None:
         self.request = request
         self.model = request.model
         self.ctx = ctx
-        self.trace = trace
+        self.rec = rec
+        self.trace = rec.trace
         self.params = ctx.params
         self.k = self.params["beam_size"]
         self.tokens = TripletTokenCache(self.model.tokenizer)
@@ -155,8 +144,7 @@ class _DogDecoder:
 
     def _prefill(self, prompt: PromptParts, generated: list[int]):
         ids = self.model.encode(prompt.text)
-        self.trace.tokens_in += len(ids) + len(generated)
-        self.trace.model_calls += 1
+        self.rec.count_call(len(ids) + len(generated))
         before = getattr(self.model.counter, "prefix_tokens_reused", 0)
         state = self.model.prefill(ids + generated)  # reuses the cached keys/values of a shared prefix
         reused = getattr(self.model.counter, "prefix_tokens_reused", 0) - before
@@ -164,8 +152,7 @@ class _DogDecoder:
         return state
 
     def _emit(self, step: Step) -> None:
-        self.trace.add_step(step)
-        self.request.emit(step)
+        self.rec.step(step)
 
     # -------------------------------------------------------------- loop
     def decode(self) -> None:
@@ -230,10 +217,9 @@ class _DogDecoder:
             trace.extra["decode_cpu_seconds"] = round(time.process_time() - c_decode, 4)
             ranked = sorted(finished, key=lambda b: -b.score)
             self._final(ranked)
-            trace.forward_passes = model.counter.forward_passes - passes_before
-            trace.tokens_out = model.counter.tokens_out - out_before
-            n_tok = max(trace.tokens_out, 1)
-            trace.extra["forward_passes_per_token"] = round((trace.forward_passes - trace.model_calls) / n_tok, 4)
+            passes = model.counter.forward_passes - passes_before
+            n_tok = max(model.counter.tokens_out - out_before, 1)
+            trace.extra["forward_passes_per_token"] = round((passes - self.rec.costs.model_calls) / n_tok, 4)
             trace.extra["trie_build_ms"] = [round(s * 1000, 3) for s in self.trie_build_seconds]
 
     def _child(self, parent: BeamCandidate, hyp: TripletHypothesis) -> BeamCandidate:
@@ -428,3 +414,7 @@ class _DogDecoder:
                     f"constraint did not apply and they are not part of the chain: {'; '.join(unopened)}"
                 )
                 trace.extra["unopened_triplets"] = unopened
+
+
+SPEC = MethodSpec("dog", run, DogParams,
+                  "Decoding on Graphs: graph-constrained chains with triplet-level beam search")

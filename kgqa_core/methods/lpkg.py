@@ -2,7 +2,7 @@
 
 1. Plan: the ICLPKG prompt (tool code + one demonstration per KG pattern,
    grounded in this graph) is completed by the model; a caller may instead
-   pass a ready plan as ``params["plan"]``.
+   pass a ready plan as the ``plan`` parameter.
 2. Parse: `parse_plan` reads the plan with `ast` and accepts only
    assignments of the plan tools; nothing the model wrote is executed.  If
    the plan does not parse, the error (with its line) is recorded in the
@@ -12,24 +12,22 @@
    Compare on the graph, streaming ``lpkg.search``, ``lpkg.answer`` and
    ``lpkg.set_op`` steps.
 
-Parameters (``request.params``): ``plan`` (str), ``patterns`` (demonstration
-patterns, default all), ``max_new_tokens`` (360), ``max_fanout`` (20),
-``max_search_triplets`` (60), ``relevance`` ("auto" | "embedding" |
-"lexical"), ``relevance_weight`` (0.5: weight of relation relevance against
-the model's ranking), ``fallback_plan`` (True).
+Parameters: `LpkgParams`.
 """
 
 from __future__ import annotations
 
-import time
+from dataclasses import dataclass
 
 from ..lpkg.executor import AnswerSet, ExecutorSettings, PlanExecutionError, PlanExecutor
-from ..lpkg.patterns import PATTERN_NAMES, parse_pattern_list
+from ..lpkg.patterns import PATTERN_NAMES, PATTERNS
 from ..lpkg.plan_parser import Plan, PlanParseError, parse_plan, question_type_of, quote
 from ..lpkg.planner import Planner
 from ..trace.faithfulness import check_chains, ground_chain
+from ..parameters import MethodParams, param
 from ..trace.schema import Answer, Step, Trace
-from .base import MethodRequest
+from .base import MethodRequest, MethodSpec
+from .recorder import TraceRecorder
 
 _TYPE_TO_PATTERN = {v.casefold(): k for k, v in PATTERN_NAMES.items()}
 
@@ -47,48 +45,41 @@ def fallback_plan(question: str) -> str:
     ])
 
 
-def _params(request: MethodRequest) -> dict:
-    return {
-        "patterns": parse_pattern_list(request.param("patterns", None)),
-        "max_new_tokens": int(request.param("max_new_tokens", 360)),
-        "max_fanout": int(request.param("max_fanout", 20)),
-        "max_search_triplets": int(request.param("max_search_triplets", 60)),
-        "relevance": str(request.param("relevance", "auto")),
-        "relevance_weight": float(request.param("relevance_weight", 0.5)),
-        "fallback_plan": bool(request.param("fallback_plan", True)),
-        "plan_given": bool(request.params.get("plan")),
-    }
+@dataclass(frozen=True)
+class LpkgParams(MethodParams):
+    plan: str = param("", "A ready plan to execute instead of asking the model (empty: the model plans).",
+                      advanced=True, multiline=True)
+    patterns: tuple[str, ...] = param(tuple(PATTERNS), "KG patterns demonstrated in the planning prompt.",
+                                      choices=tuple(PATTERNS), advanced=True)
+    max_new_tokens: int = param(360, "Tokens the model may write for its plan.", min=1, max=2048)
+    max_fanout: int = param(20, "Answers one sub-question may pass on.", min=1, max=1000)
+    max_search_triplets: int = param(60, "Triplets retrieved per sub-question.", min=1, max=10000, advanced=True)
+    relevance: str = param("auto", "How retrieved relations are ranked against a sub-question.",
+                           choices=("auto", "embedding", "lexical"), advanced=True)
+    relevance_weight: float = param(0.5, "Weight of relation relevance against the model's ranking.",
+                                    min=0.0, max=1.0, advanced=True)
+    fallback_plan: bool = param(True, "Ask the whole question as one sub-question when the plan is unusable.")
 
 
-def run(request: MethodRequest) -> Trace:
-    started = time.perf_counter()
-    model, graph = request.model, request.graph
-    params = _params(request)
-    trace = Trace(method="lpkg", question=request.question, parameters=params, seed=request.seed,
-                  topic_entities=list(request.topic_entities))
-    counter_before = model.counter.snapshot()
-    calls = 0
-
-    def emit(step: Step) -> None:
-        trace.add_step(step)
-        request.emit(step)
+def run(request: MethodRequest, params: LpkgParams, rec: TraceRecorder) -> None:
+    model, graph, trace = request.model, request.graph, rec.trace
+    emit = rec.step
 
     # 1. plan
     plan_step = Step(index=0, kind="lpkg.plan", title="Plan")
-    given = request.params.get("plan")
-    if given:
+    given = params.plan
+    if given.strip():
         raw = plan_text = str(given)  # as given, so error line numbers are the caller's
         plan_step.note = "plan supplied by the caller"
     else:
-        planner = Planner(model, graph, patterns=params["patterns"], seed=request.seed,
-                          max_new_tokens=params["max_new_tokens"])
+        planner = Planner(model, graph, patterns=list(params.patterns), seed=request.seed,
+                          max_new_tokens=params.max_new_tokens)
         out = planner.plan(request.question)
         raw, plan_text = out.raw, out.plan_text
         record = model.call_record("lpkg.plan", out.generation, out.prompt)
         plan_step.model_calls.append(record)
         plan_step.tokens_in, plan_step.tokens_out = out.generation.prompt_tokens, out.generation.output_tokens
         plan_step.seconds = round(out.generation.seconds, 4)
-        calls += 1
     qtype = question_type_of(plan_text)
     plan_step.model_text = raw
     plan_step.extra = {
@@ -112,7 +103,7 @@ def run(request: MethodRequest) -> Trace:
     trace.extra["plan"] = plan_text
     trace.extra["question_type"] = qtype
 
-    if plan is None and params["fallback_plan"]:
+    if plan is None and params.fallback_plan:
         plan = parse_plan(fallback_plan(request.question))
         trace.extra["fallback_plan"] = True
         trace.notes.append("answered with the one-step fallback plan instead")
@@ -123,8 +114,8 @@ def run(request: MethodRequest) -> Trace:
     # 2. execute
     if plan is not None:
         settings = ExecutorSettings(
-            max_fanout=params["max_fanout"], max_search_triplets=params["max_search_triplets"],
-            relevance=params["relevance"], relevance_weight=params["relevance_weight"],
+            max_fanout=params.max_fanout, max_search_triplets=params.max_search_triplets,
+            relevance=params.relevance, relevance_weight=params.relevance_weight,
         )
         executor = PlanExecutor(graph, model, request.question, request.topic_entities, settings, emit)
         result: AnswerSet | None = None
@@ -133,21 +124,12 @@ def run(request: MethodRequest) -> Trace:
         except PlanExecutionError as exc:
             trace.error = str(exc)
         trace.notes.extend(executor.notes)
-        calls += len(executor.model_calls)
         if not trace.topic_entities:
             trace.topic_entities = list(executor.linked_anchors)
         if result is not None:
             _fill_answers(trace, graph, result)
     elif not trace.error:
         trace.error = plan_step.extra.get("parse_error", "no plan")
-
-    after = model.counter.snapshot()
-    trace.forward_passes = after[0] - counter_before[0]
-    trace.tokens_in = after[1] - counter_before[1]
-    trace.tokens_out = after[2] - counter_before[2]
-    trace.model_calls = calls
-    trace.seconds = time.perf_counter() - started
-    return trace
 
 
 def _fill_answers(trace: Trace, graph, result: AnswerSet) -> None:
@@ -163,3 +145,7 @@ def _fill_answers(trace: Trace, graph, result: AnswerSet) -> None:
     trace.chains = chains
     trace.chain_scores = [i.score if i.score is not None else 0.0 for i in result.items if i.chain]
     trace.faithfulness = check_chains(graph, chains, trace.topic_entities, trace.answers)
+
+
+SPEC = MethodSpec("lpkg", run, LpkgParams,
+                  "LPKG: in-context planning with KG patterns, plan executed on the graph")

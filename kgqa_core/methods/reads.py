@@ -17,15 +17,8 @@ listing orders, against length and position bias):
 
 Answers are always graph entities: they are read off G_k, never generated.
 
-Parameters (``request.params``): ``max_depth`` (3) deepest node level,
-``max_pool`` (30) search options shown per decision (larger pools are
-pre-ranked by question similarity), ``max_search_steps`` (5),
-``max_prune_steps`` (3), ``permutations`` (2) listing orders per decision,
-``length_norm`` ("trie" | "mean" | "total"), ``examples`` (2) entity names
-shown per node (0 = the paper's bare ``type_id``), ``max_node_triplets``
-(1000) triplets one expansion may add, ``max_chains`` (20), ``stop_penalty``
-(1.5) subtracted from the log-score of ``None`` in search decisions: an
-untrained model stops too early (cf. the paper's App. G).  On 11 MetaQA dev
+Parameters: `ReadsParams`.  ``stop_penalty`` (1.5) is subtracted from the
+log-score of ``None`` in search decisions: an untrained model stops too early (cf. the paper's App. G).  On 11 MetaQA dev
 stop decisions with qwen2.5-coder-1.5b, None led the right continuation by
 0.7-2.9 nats on 2-hop questions and by 1.4-6.9 on 1-hop ones; 1.5 lets the
 clearer 2-hop cases go on without extending any 1-hop search there.
@@ -33,10 +26,13 @@ clearer 2-hop cases go on without extending any 1-hop search there.
 
 from __future__ import annotations
 
-import time
+import dataclasses
+import functools
+from dataclasses import dataclass
 from typing import Any
 
 from ..graph.knowledge_graph import KnowledgeGraph
+from ..parameters import MethodParams, param
 from ..reads.abstract_structure import AbstractStructure
 from ..reads.constraints import (
     ConstraintOption,
@@ -47,22 +43,29 @@ from ..reads.constraints import (
 )
 from ..reads.options import NONE_OPTION, answer_options, rank_pool, search_options
 from ..reads.prompts import answer_prompt, prune_prompt, search_prompt
-from ..reads.scoring import Chooser, Decision, ModelChooser, decision_from_scores, with_penalty
+from ..reads.scoring import LENGTH_NORMS, Chooser, Decision, ModelChooser, decision_from_scores, with_penalty
 from ..trace.schema import Answer, Candidate, ChainTriplet, Step, Trace
-from .base import MethodRequest
+from .base import MethodRequest, MethodSpec, run_method
+from .recorder import TraceRecorder
 
-DEFAULTS: dict[str, Any] = {
-    "max_depth": 3,
-    "max_pool": 30,
-    "max_search_steps": 5,
-    "max_prune_steps": 3,
-    "permutations": 2,
-    "length_norm": "trie",
-    "examples": 2,
-    "max_node_triplets": 1000,
-    "max_chains": 20,
-    "stop_penalty": 1.5,
-}
+@dataclass(frozen=True)
+class ReadsParams(MethodParams):
+    max_depth: int = param(3, "Deepest node level of the abstract structure.", min=1, max=6, advanced=True)
+    max_pool: int = param(30, "Search options shown per decision (larger pools pre-ranked by similarity).",
+                          min=1, max=200, advanced=True)
+    max_search_steps: int = param(5, "Search decisions (node expansions) at most.", min=0, max=20)
+    max_prune_steps: int = param(3, "Constraint decisions at most.", min=0, max=10, advanced=True)
+    permutations: int = param(2, "Listing orders each decision is scored in (against position bias).",
+                              min=1, max=8)
+    length_norm: str = param("trie", "How option log-probabilities are normalised for length.",
+                             choices=LENGTH_NORMS, advanced=True)
+    examples: int = param(2, "Entity names shown per node (0: the paper's bare type_id).", min=0, max=10,
+                          advanced=True)
+    max_node_triplets: int = param(1000, "Triplets one expansion may add.", min=1, max=100000, advanced=True)
+    max_chains: int = param(20, "Answer chains recorded.", min=1, max=1000, advanced=True)
+    stop_penalty: float = param(1.5, "Subtracted from the log-score of None in search decisions.",
+                                min=0.0, max=20.0, advanced=True)
+
 
 _MAX_LISTED_ENTITIES = 200
 
@@ -73,48 +76,29 @@ class ReadsError(ValueError):
 
 def run(request: MethodRequest, chooser: Chooser | None = None) -> Trace:
     """Answer ``request.question`` with READS; ``chooser`` replaces the model's choices (tests)."""
-    started = time.perf_counter()
-    params = {k: request.param(k, v) for k, v in DEFAULTS.items()}
-    model = request.model
-    trace = Trace(
-        method="reads",
-        question=request.question,
-        model=getattr(model, "name", ""),
-        model_revision=getattr(model, "revision", ""),
-        parameters={**params, "scorer": "model" if chooser is None else type(chooser).__name__},
-        seed=request.seed,
-        graph_fingerprint=request.graph.fingerprint,
-        graph_name=request.graph.name,
-    )
-    counter = getattr(model, "counter", None)
-    before = counter.snapshot() if counter is not None else (0, 0, 0)
-    try:
-        if chooser is None:
-            chooser = ModelChooser(model, permutations=int(params["permutations"]), length_norm=str(params["length_norm"]))
-        _Reads(request, trace, chooser, params).run()
-    except Exception as exc:  # the UI shows the message; the partial trace stays inspectable
-        trace.error = f"{type(exc).__name__}: {exc}" if not isinstance(exc, ReadsError) else str(exc)
-    if counter is not None:
-        after = counter.snapshot()
-        trace.forward_passes = after[0] - before[0]
-        trace.tokens_in = after[1] - before[1]
-        trace.tokens_out = after[2] - before[2]
-    trace.model_calls = sum(len(s.model_calls) for s in trace.steps)
-    trace.seconds = time.perf_counter() - started
-    return trace
+    spec = dataclasses.replace(SPEC, run=functools.partial(_run, chooser=chooser))
+    return run_method(spec, request)
+
+
+def _run(request: MethodRequest, params: ReadsParams, rec: TraceRecorder, chooser: Chooser | None = None) -> None:
+    rec.trace.parameters["scorer"] = "model" if chooser is None else type(chooser).__name__
+    if chooser is None:
+        chooser = ModelChooser(request.model, permutations=params.permutations, length_norm=params.length_norm)
+    _Reads(request, rec, chooser, params).run()
 
 
 class _Reads:
     """One READS run: the state shared by its three subtasks."""
 
-    def __init__(self, request: MethodRequest, trace: Trace, chooser: Chooser, params: dict[str, Any]) -> None:
+    def __init__(self, request: MethodRequest, rec: TraceRecorder, chooser: Chooser, params: ReadsParams) -> None:
         self.request = request
         self.graph: KnowledgeGraph = request.graph
         self.question = request.question
-        self.trace = trace
+        self.rec = rec
+        self.trace = rec.trace
         self.chooser = chooser
         self.params = params
-        self.examples = int(params["examples"])
+        self.examples = params.examples
         self.structure: AbstractStructure | None = None
         self.applied: list[ConstraintOption] = []
         self._embed = None
@@ -152,17 +136,17 @@ class _Reads:
         s = self.structure
         assert s is not None
         stopped = "max_search_steps"
-        for _ in range(int(self.params["max_search_steps"])):
-            pool = search_options(self.graph, s, int(self.params["max_depth"]), int(self.params["max_node_triplets"]))
+        for _ in range(self.params.max_search_steps):
+            pool = search_options(self.graph, s, self.params.max_depth, self.params.max_node_triplets)
             if not pool:
                 stopped = "no expansion left"
                 break
-            ranked = rank_pool(self.question, pool, int(self.params["max_pool"]), self._embed_texts)
+            ranked = rank_pool(self.question, pool, self.params.max_pool, self._embed_texts)
             offer_none = len(s.nodes) > 1
             texts = ([NONE_OPTION] if offer_none else []) + [o.text for o in ranked.options]
             before = s.triplet_ids()
             decision = self._choose("search", search_prompt(self.question, s, self.examples), texts)
-            penalty = float(self.params["stop_penalty"])
+            penalty = self.params.stop_penalty
             if offer_none and penalty and len(texts) > 1:
                 with_penalty(decision, 0, penalty)
             chosen_text = decision.chosen.text
@@ -240,7 +224,7 @@ class _Reads:
         self.trace.extra["constraint_values"] = [
             {"text": v.text, "kind": v.kind, "source": v.source} for v in values
         ]
-        for _ in range(int(self.params["max_prune_steps"])):
+        for _ in range(self.params.max_prune_steps):
             options = constraint_options(s, values, self.question, self.applied)
             if not options:
                 if not self.applied:
@@ -301,7 +285,7 @@ class _Reads:
             Answer(text=e, entity=e, in_graph=self.graph.has_entity(e), score=round(prob * support.get(e, 0) / best, 6))
             for e in order
         ]
-        chains = [_chain_to(s, node.id, e) for e in order[: int(self.params["max_chains"])]]
+        chains = [_chain_to(s, node.id, e) for e in order[: self.params.max_chains]]
         candidates = [
             _candidate(opt, i == decision.choice, {"node": options[i].node_id, "per_order": opt.per_order,
                                                      "mean_token_logprob": opt.mean_token_logprob})
@@ -359,8 +343,7 @@ class _Reads:
                 **extra,
             },
         )
-        self.trace.add_step(step)
-        self.request.emit(step)
+        self.rec.step(step)
 
     def _empty_step(self, kind: str, title: str, note: str) -> None:
         s = self.structure
@@ -370,8 +353,7 @@ class _Reads:
             index=0, kind=kind, title=title, subgraph_before=ids, subgraph_after=ids, note=note,
             extra={"abstract_structure": s.to_dict(), "linearized_structure": s.linearize(self.examples)},
         )
-        self.trace.add_step(step)
-        self.request.emit(step)
+        self.rec.step(step)
 
 
 def _candidate(opt, kept: bool, extra: dict[str, Any]) -> Candidate:
@@ -403,3 +385,7 @@ def _chain_to(s: AbstractStructure, node_id: str, entity: str) -> list[ChainTrip
         out.append(ChainTriplet(head=head, relation=node.relation or "", tail=tail, triplet_id=link.triplet_id, in_graph=True))
         current, nid = link.parent_entity, node.parent
     return out[::-1]
+
+
+SPEC = MethodSpec("reads", _run, ReadsParams,
+                  "READS: discriminative search / prune / answer scored by log-probabilities")

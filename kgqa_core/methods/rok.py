@@ -13,85 +13,72 @@ Three model calls (the paper's promise):
 3. ``rok.answer``   the answer from main paths plus kept branches, linked
                     back to graph entities.
 
-Parameters (recorded in ``Trace.parameters``): ``hops`` (2), ``max_paths``
-(200 per pair), ``top_k`` (5), ``damping`` (0.85), ``max_key_entities``
-(6), ``min_link_score`` (0.65), ``embed_threshold`` (0.8), ``fanout`` (3),
-``max_listed`` (8), ``max_branches`` (40), ``max_group`` (100), ``sibling_rule`` ("compact"),
-``cot_max_tokens`` (128), ``filter_max_tokens`` (64),
-``answer_max_tokens`` (48), ``use_embedder`` (True).
+Parameters: `RokParams`.
 """
 
 from __future__ import annotations
 
 import re
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from rapidfuzz import fuzz, process
 
 from ..graph.knowledge_graph import KnowledgeGraph
 from ..graph.linking import normalize_name, resolve_entity
-from ..models.local_model import PromptTooLongError
+from ..parameters import MethodParams, param
 from ..rok import prompts
-from ..rok.branches import Branch, candidate_branches, numbered_list, parse_relevance
+from ..rok.branches import SIBLING_RULES, Branch, candidate_branches, numbered_list, parse_relevance
 from ..rok.key_entities import find_key_entities
 from ..rok.paths import KGPath, PathSearchResult, neighbourhood_paths, pairwise_paths
 from ..rok.ranking import rank_paths, subgraph_pagerank
 from ..trace.faithfulness import check_chains, ground_chain
-from ..trace.schema import Answer, Candidate, ChainTriplet, ModelCall, Step, Trace
-from .base import MethodRequest
+from ..trace.schema import Answer, Candidate, ChainTriplet, ModelCall, Step
+from .base import MethodRequest, MethodSpec
+from .recorder import TraceRecorder
 
-DEFAULTS: dict[str, Any] = {
-    "hops": 2,
-    "max_paths": 200,
-    "top_k": 5,
-    "damping": 0.85,
-    "max_key_entities": 6,
-    "min_link_score": 0.65,
-    "embed_threshold": 0.8,
-    "fanout": 3,
-    "max_listed": 8,
-    "max_branches": 40,
-    "sibling_rule": "compact",
-    "max_group": 100,
-    "cot_max_tokens": 128,
-    "filter_max_tokens": 64,
-    "answer_max_tokens": 48,
-    "use_embedder": True,
-}
+@dataclass(frozen=True)
+class RokParams(MethodParams):
+    hops: int = param(2, "Longest path (in triplets) between key entities.", min=1, max=4)
+    max_paths: int = param(200, "Paths kept per pair of key entities.", min=1, max=10000, advanced=True)
+    top_k: int = param(5, "Main paths chosen by mean PageRank.", min=1, max=50)
+    damping: float = param(0.85, "PageRank damping factor.", min=0.01, max=0.99, advanced=True)
+    max_key_entities: int = param(6, "Key entities linked from the question and the chain of thought.",
+                                  min=1, max=50, advanced=True)
+    min_link_score: float = param(0.65, "Lowest lexical score that links a mention to an entity.",
+                                  min=0.0, max=1.0, advanced=True)
+    embed_threshold: float = param(0.8, "Lowest embedding similarity that links a mention.", min=0.0, max=1.0,
+                                   advanced=True)
+    fanout: int = param(3, "Neighbour branches listed per path entity.", min=1, max=100, advanced=True)
+    max_listed: int = param(8, "Tails listed per branch before it is summarised.", min=1, max=100, advanced=True)
+    max_branches: int = param(40, "Branches judged in the one relevance call.", min=1, max=500, advanced=True)
+    sibling_rule: str = param("compact", "How branches that run along a main path are shown.",
+                              choices=SIBLING_RULES, advanced=True)
+    max_group: int = param(100, "Triplets one hub branch may group.", min=1, max=10000, advanced=True)
+    cot_max_tokens: int = param(128, "Tokens of the chain of thought.", min=1, max=2048, advanced=True)
+    filter_max_tokens: int = param(64, "Tokens of the branch relevance answer.", min=1, max=1024, advanced=True)
+    answer_max_tokens: int = param(48, "Tokens of the answer line.", min=1, max=512, advanced=True)
+    use_embedder: bool = param(True, "Link key entities with the sentence embedder too (else lexical only).",
+                               advanced=True)
+
+
 MAX_PATH_CANDIDATES_SHOWN = 60  # candidates listed in the PageRank step (all ids are in extra.paths)
 
 
-def _params(request: MethodRequest) -> dict[str, Any]:
-    p = {name: request.param(name, default) for name, default in DEFAULTS.items()}
-    for name in ("hops", "max_paths", "top_k", "max_key_entities", "fanout", "max_listed", "max_branches", "max_group"):
-        p[name] = int(p[name])
-        if p[name] < 1:
-            raise ValueError(f"RoK parameter {name} must be at least 1, got {p[name]}")
-    p["damping"] = float(p["damping"])
-    if not 0.0 < p["damping"] < 1.0:
-        raise ValueError(f"RoK parameter damping must be between 0 and 1, got {p['damping']}")
-    return p
-
-
 class _Calls:
-    """Runs generations and keeps their trace records and token counts."""
+    """Runs generations and returns each with its trace record (the recorder counts it from the step)."""
 
-    def __init__(self, request: MethodRequest, trace: Trace) -> None:
+    def __init__(self, request: MethodRequest, rec: TraceRecorder) -> None:
         self.model = request.model
-        self.trace = trace
+        self.rec = rec
 
     def generate(self, purpose: str, user: str, max_new_tokens: int, prefix: str = "",
                  stop: tuple[str, ...] = (), non_empty_start: bool = False) -> tuple[str, ModelCall, Any]:
         prompt = self.model.chat_prompt(user, system=prompts.SYSTEM) + prefix
         processor = _NonEmptyStart(self.model) if non_empty_start else None
         gen = self.model.generate(prompt, max_new_tokens=max_new_tokens, stop=stop, logits_processor=processor)
-        call = self.model.call_record(purpose, gen, prompt)
-        self.trace.model_calls += 1
-        self.trace.forward_passes += gen.forward_passes
-        self.trace.tokens_in += gen.prompt_tokens
-        self.trace.tokens_out += gen.output_tokens
-        return gen.text, call, gen
+        return gen.text, self.model.call_record(purpose, gen, prompt), gen
 
 
 class _NonEmptyStart:
@@ -120,11 +107,9 @@ class _NonEmptyStart:
         return logits
 
 
-def _step(trace: Trace, request: MethodRequest, step: Step, started: float) -> Step:
+def _step(rec: TraceRecorder, step: Step, started: float) -> Step:
     step.seconds = round(time.perf_counter() - started, 4)
-    trace.add_step(step)
-    request.emit(step)
-    return step
+    return rec.step(step)
 
 
 def _path_triplets(graph: KnowledgeGraph, path: KGPath) -> str:
@@ -132,37 +117,24 @@ def _path_triplets(graph: KnowledgeGraph, path: KGPath) -> str:
     return " | ".join(graph.triplet(t).linearized() for t in path.triplet_ids)
 
 
-def run(request: MethodRequest) -> Trace:
+def run(request: MethodRequest, p: RokParams, rec: TraceRecorder) -> None:
     """Answer ``request.question`` with RoK; every stage is a streamed trace step."""
-    started_all = time.perf_counter()
-    p = _params(request)
-    trace = Trace(method="rok", question=request.question, parameters=dict(p),
-                  topic_entities=list(request.topic_entities), seed=request.seed)
-    try:
-        _run(request, trace, p)
-    except PromptTooLongError as exc:
-        # the steps so far stay in the trace; the user sees which prompt overflowed
-        trace.error = f"RoK stopped at step {len(trace.steps) + 1}: {exc}"
-    trace.seconds = time.perf_counter() - started_all
-    return trace
-
-
-def _run(request: MethodRequest, trace: Trace, p: dict[str, Any]) -> None:
+    trace = rec.trace
     graph = request.graph
-    calls = _Calls(request, trace)
+    calls = _Calls(request, rec)
 
     # ---- 1. CoT expansion -------------------------------------------------
     t0 = time.perf_counter()
-    cot_text, cot_call, cot_gen = calls.generate("rok.cot", prompts.cot_user(request.question), p["cot_max_tokens"])
+    cot_text, cot_call, cot_gen = calls.generate("rok.cot", prompts.cot_user(request.question), p.cot_max_tokens)
     embedder = None
-    if p["use_embedder"]:
+    if p.use_embedder:
         try:
             from ..graph.embeddings import load_embedder
 
             embedder = load_embedder()
         except Exception as exc:  # optional: linking stays lexical
             trace.notes.append(f"embedder failed to load ({exc}); lexical linking only")
-    _step(trace, request, Step(
+    _step(rec, Step(
         index=0, kind="rok.cot", title="Chain of thought (key-entity expansion)",
         model_text=cot_text, model_calls=[cot_call],
         tokens_in=cot_gen.prompt_tokens, tokens_out=cot_gen.output_tokens,
@@ -171,8 +143,8 @@ def _run(request: MethodRequest, trace: Trace, p: dict[str, Any]) -> None:
     t0 = time.perf_counter()
     keys = find_key_entities(
         request.question, cot_text, graph, request.topic_entities, embedder,
-        max_key_entities=p["max_key_entities"], min_link_score=p["min_link_score"],
-        embed_threshold=p["embed_threshold"],
+        max_key_entities=p.max_key_entities, min_link_score=p.min_link_score,
+        embed_threshold=p.embed_threshold,
     )
     key_entities = keys.key_entities
     link_cands = [
@@ -184,7 +156,7 @@ def _run(request: MethodRequest, trace: Trace, p: dict[str, Any]) -> None:
         for l in keys.links
     ]
     trace.notes.extend(keys.notes)
-    _step(trace, request, Step(
+    _step(rec, Step(
         index=0, kind="rok.link", title=f"Linked {len(key_entities)} key entities",
         candidates=link_cands, added_entities=list(key_entities),
         choice=", ".join(key_entities),
@@ -201,11 +173,11 @@ def _run(request: MethodRequest, trace: Trace, p: dict[str, Any]) -> None:
     t0 = time.perf_counter()
     search: PathSearchResult
     if len(key_entities) >= 2:
-        search = pairwise_paths(graph, key_entities, p["hops"], p["max_paths"])
+        search = pairwise_paths(graph, key_entities, p.hops, p.max_paths)
         if not search.paths:
-            fallback = neighbourhood_paths(graph, key_entities[:1], p["hops"], p["max_paths"])
+            fallback = neighbourhood_paths(graph, key_entities[:1], p.hops, p.max_paths)
             fallback.notes.insert(0, "no path of at most {} hops joins any two key entities; using paths out of {!r}".format(
-                p["hops"], key_entities[0]))
+                p.hops, key_entities[0]))
             fallback.pairs = search.pairs + fallback.pairs
             search = fallback
         else:
@@ -214,7 +186,7 @@ def _run(request: MethodRequest, trace: Trace, p: dict[str, Any]) -> None:
             on_paths = {e for pth in search.paths for e in pth.entities}
             stranded = [e for e in keys.question_entities if e not in on_paths]
             if stranded:
-                extra = neighbourhood_paths(graph, stranded, p["hops"], p["max_paths"])
+                extra = neighbourhood_paths(graph, stranded, p.hops, p.max_paths)
                 search.paths.extend(extra.paths)
                 search.pairs.extend(extra.pairs)
                 search.notes.append(
@@ -222,14 +194,14 @@ def _run(request: MethodRequest, trace: Trace, p: dict[str, Any]) -> None:
                     f"added paths of at most {p['hops']} hops out of them")
                 search.notes.extend(extra.notes)
     elif len(key_entities) == 1:
-        search = neighbourhood_paths(graph, key_entities, p["hops"], p["max_paths"])
+        search = neighbourhood_paths(graph, key_entities, p.hops, p.max_paths)
         search.notes.insert(0, f"only one key entity linked: using paths of at most {p['hops']} hops out of it")
     else:
         search = PathSearchResult(mode="none", notes=["no key entity linked: no paths"])
     paths = search.paths
     sub_ids = search.triplet_ids
     trace.notes.extend(n for n in search.notes if "cap hit" in n)
-    _step(trace, request, Step(
+    _step(rec, Step(
         index=0, kind="rok.paths",
         title=f"{len(paths)} paths ({search.mode}), {len(sub_ids)} triplets",
         subgraph_after=sub_ids, added_entities=sorted(graph.entities_of(sub_ids)),
@@ -246,8 +218,8 @@ def _run(request: MethodRequest, trace: Trace, p: dict[str, Any]) -> None:
 
     # ---- PageRank buckets ----------------------------------------------------
     t0 = time.perf_counter()
-    pagerank = subgraph_pagerank(graph, sub_ids, p["damping"])
-    ranking = rank_paths(paths, key_entities, pagerank, p["top_k"], must_cover=keys.question_entities)
+    pagerank = subgraph_pagerank(graph, sub_ids, p.damping)
+    ranking = rank_paths(paths, key_entities, pagerank, p.top_k, must_cover=keys.question_entities)
     selected = ranking.selected
     main_ids: list[int] = []
     for r in selected:
@@ -255,7 +227,7 @@ def _run(request: MethodRequest, trace: Trace, p: dict[str, Any]) -> None:
             if tid not in main_ids:
                 main_ids.append(tid)
     shown = ranking.ranked[:MAX_PATH_CANDIDATES_SHOWN]
-    _step(trace, request, Step(
+    _step(rec, Step(
         index=0, kind="rok.pagerank",
         title=f"Top {len(selected)} of {len(paths)} paths by PageRank bucket",
         subgraph_before=sub_ids, subgraph_after=main_ids,
@@ -271,7 +243,7 @@ def _run(request: MethodRequest, trace: Trace, p: dict[str, Any]) -> None:
             "buckets": {str(k): v for k, v in sorted(ranking.buckets.items(), reverse=True)},
             "selected": [r.index for r in selected],
             "paths": [r.path.triplet_ids for r in selected],
-            "damping": p["damping"],
+            "damping": p.damping,
         },
     ), t0)
 
@@ -281,9 +253,9 @@ def _run(request: MethodRequest, trace: Trace, p: dict[str, Any]) -> None:
     if not main_paths and key_entities:
         # no path at all (isolated key entity): branches hang from the key entities themselves
         main_paths = [KGPath((e,), ()) for e in key_entities if graph.has_entity(e)]
-    cands = candidate_branches(graph, main_paths, fanout=p["fanout"], max_listed=p["max_listed"],
-                               max_branches=p["max_branches"], sibling_rule=p["sibling_rule"],
-                               max_group=p["max_group"])
+    cands = candidate_branches(graph, main_paths, fanout=p.fanout, max_listed=p.max_listed,
+                               max_branches=p.max_branches, sibling_rule=p.sibling_rule,
+                               max_group=p.max_group)
     labels = [b.label for b in cands.branches]
     kept_branches: list[Branch] = []
     branch_calls: list[ModelCall] = []
@@ -292,7 +264,7 @@ def _run(request: MethodRequest, trace: Trace, p: dict[str, Any]) -> None:
     tin = tout = 0
     if labels:
         branch_text, call, gen = calls.generate(
-            "rok.branches", prompts.branch_user(request.question, numbered_list(labels)), p["filter_max_tokens"])
+            "rok.branches", prompts.branch_user(request.question, numbered_list(labels)), p.filter_max_tokens)
         branch_calls.append(call)
         tin, tout = gen.prompt_tokens, gen.output_tokens
         judgement = parse_relevance(branch_text, labels)
@@ -304,7 +276,7 @@ def _run(request: MethodRequest, trace: Trace, p: dict[str, Any]) -> None:
         notes.append("no neighbour branches to judge: relevance call skipped")
     kept_ids = [t for b in kept_branches for t in b.triplet_ids]
     evidence_ids = main_ids + [t for t in kept_ids if t not in main_ids]
-    _step(trace, request, Step(
+    _step(rec, Step(
         index=0, kind="rok.branches",
         title=f"Kept {len(kept_branches)} of {len(labels)} neighbour branches",
         subgraph_before=main_ids, subgraph_after=evidence_ids,
@@ -334,7 +306,7 @@ def _run(request: MethodRequest, trace: Trace, p: dict[str, Any]) -> None:
     t0 = time.perf_counter()
     path_texts = [_path_triplets(graph, pth) for pth in main_paths if pth.steps]
     user = prompts.answer_user(request.question, path_texts, [b.label for b in kept_branches])
-    answer_text, call, gen = calls.generate("rok.answer", user, p["answer_max_tokens"],
+    answer_text, call, gen = calls.generate("rok.answer", user, p.answer_max_tokens,
                                             prefix=prompts.ANSWER_PREFIX, stop=("\n",), non_empty_start=True)
     evidence_entities = graph.entities_of(evidence_ids) | set(key_entities)
     answers = link_answers(answer_text, graph, evidence_entities, exclude=set(request.topic_entities))
@@ -344,7 +316,7 @@ def _run(request: MethodRequest, trace: Trace, p: dict[str, Any]) -> None:
     trace.chains = chains
     trace.chain_scores = chain_scores
     trace.faithfulness = check_chains(graph, chains, list(key_entities) or request.topic_entities, answers)
-    _step(trace, request, Step(
+    _step(rec, Step(
         index=0, kind="rok.answer", title="Answer from main paths and kept branches",
         subgraph_before=evidence_ids, subgraph_after=evidence_ids,
         model_text=answer_text, model_calls=[call], tokens_in=gen.prompt_tokens, tokens_out=gen.output_tokens,
@@ -485,3 +457,7 @@ def _chains(graph: KnowledgeGraph, selected, kept_branches: list[Branch], answer
     cited = sorted({tid for ids, _ in rows for tid in ids
                     if answer_ents & {graph.triplet(tid).head, graph.triplet(tid).tail}})
     return chains, scores, cited
+
+
+SPEC = MethodSpec("rok", run, RokParams,
+                  "RoK: CoT key-entity expansion, n-hop paths, PageRank, branch filtering")

@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from typing import Callable
 
 import torch
 
+from ..files import atomic_write_text, file_lock
 from .local_model import LocalModel
 from .registry import PACKAGED_MODELS, PackagedModel, is_installed, missing_packages, module_folder
 
@@ -109,19 +111,23 @@ def _verified(path: Path, expected: str) -> bool:
     stat = path.stat()
     stamp = cache_root() / "verified.json"
     key = f"{path.resolve()}|{stat.st_size}|{int(stat.st_mtime)}"
-    try:
-        stamps = json.loads(stamp.read_text())
-    except (OSError, ValueError):
-        stamps = {}
-    if stamps.get(key) == expected:
+    if _read_stamps(stamp).get(key) == expected:
         return True
     ok = sha256_file(path) == expected
     if ok:
-        stamps[key] = expected
-        tmp = stamp.with_suffix(".tmp")
-        tmp.write_text(json.dumps(stamps, indent=1))
-        tmp.replace(stamp)
+        with file_lock(stamp):  # read-modify-write: another process may add its stamp meanwhile
+            stamps = _read_stamps(stamp)
+            stamps[key] = expected
+            atomic_write_text(stamp, json.dumps(stamps, indent=1))
     return ok
+
+
+def _read_stamps(stamp: Path) -> dict:
+    try:
+        stamps = json.loads(stamp.read_text())
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return stamps if isinstance(stamps, dict) else {}
 
 
 def _part_path(module: str) -> Path:
@@ -163,23 +169,43 @@ def packaged_gguf(spec: PackagedModel, progress: ProgressFn | None = None) -> Pa
         if not p.is_file():
             raise ModelIntegrityError(f"part file {p} of package {package} is missing; reinstall {package} with --no-deps")
         parts.append(p)
+    problem = (
+        f"one of {spec.packages[0]} .. {spec.packages[-1]} is corrupt; reinstall them: "
+        f"python -m kgqa_core models install {spec.name} --force"
+    )
+    return join_parts(parts, target, spec.sha256, problem, progress)
+
+
+def join_parts(
+    parts: list[Path], target: Path, sha256: str, problem: str = "", progress: ProgressFn | None = None
+) -> Path:
+    """Concatenate ``parts`` into ``target`` once, safely when several processes load at the same time.
+
+    The first process to take the lock joins into a unique ``.partial`` file,
+    checks the checksum and renames it into place; the others wait for the
+    lock and then find the verified file (the README's sharded eval starts
+    several processes on a fresh machine at once).
+    """
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(".partial")
-    if progress:
-        progress(f"Assembling {spec.gguf_filename} from {len(parts)} parts")
-    with open(tmp, "wb") as out:
-        for p in parts:
-            with open(p, "rb") as f:
-                shutil.copyfileobj(f, out, 1 << 22)
-    if sha256_file(tmp) != spec.sha256:
-        tmp.unlink(missing_ok=True)
-        raise ModelIntegrityError(
-            f"checksum mismatch after joining the {len(parts)} parts of {spec.name}: one of "
-            f"{spec.packages[0]} .. {spec.packages[-1]} is corrupt; reinstall them: "
-            f"python -m kgqa_core models install {spec.name} --force"
-        )
-    tmp.replace(target)
-    _verified(target, spec.sha256)
+    with file_lock(target):
+        if target.is_file() and _verified(target, sha256):
+            return target
+        if progress:
+            progress(f"Assembling {target.name} from {len(parts)} parts")
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
+        tmp = Path(tmp_name)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                for p in parts:
+                    with open(p, "rb") as f:
+                        shutil.copyfileobj(f, out, 1 << 22)
+            if sha256_file(tmp) != sha256:
+                raise ModelIntegrityError(f"checksum mismatch after joining the {len(parts)} parts of {target.name}: {problem}")
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, target)
+        finally:
+            tmp.unlink(missing_ok=True)
+        _verified(target, sha256)
     return target
 
 
@@ -216,7 +242,8 @@ def _load_gguf(path: Path, dtype: torch.dtype, convert_to: Path | None, progress
         try:
             return _load_converted(convert_to, dtype)
         except Exception:
-            shutil.rmtree(convert_to, ignore_errors=True)  # half-written copy: rebuild it
+            with file_lock(convert_to):  # a damaged copy: rebuild it (never while another process swaps one in)
+                shutil.rmtree(convert_to, ignore_errors=True)
     if progress:
         progress(f"Dequantising {path.name} (first load only; about a minute for a 1.5B model)")
     folder, fname = str(path.parent), path.name
@@ -225,20 +252,26 @@ def _load_gguf(path: Path, dtype: torch.dtype, convert_to: Path | None, progress
     if convert_to is not None:
         if progress:
             progress("Caching converted weights for fast reloads")
-        tmp = convert_to.with_name(convert_to.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
+        tmp = None
         try:
+            convert_to.parent.mkdir(parents=True, exist_ok=True)
+            # A unique folder per process; only the finished copy is renamed into place, under a lock.
+            tmp = Path(tempfile.mkdtemp(prefix=f".{convert_to.name}.", suffix=".tmp", dir=convert_to.parent))
             model.hf_quantizer = None
             if hasattr(model.config, "quantization_config"):
                 del model.config.quantization_config
             model.save_pretrained(tmp)
             tok.save_pretrained(tmp)
-            shutil.rmtree(convert_to, ignore_errors=True)
-            tmp.rename(convert_to)
+            with file_lock(convert_to):
+                if not (convert_to / "config.json").is_file():  # another process may have finished first
+                    shutil.rmtree(convert_to, ignore_errors=True)
+                    os.replace(tmp, convert_to)
         except Exception as exc:  # a cache we cannot write only costs speed
-            shutil.rmtree(tmp, ignore_errors=True)
             if progress:
                 progress(f"Could not cache converted weights: {exc}")
+        finally:
+            if tmp is not None:
+                shutil.rmtree(tmp, ignore_errors=True)
     return model, tok
 
 

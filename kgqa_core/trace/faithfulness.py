@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Iterable, Sequence, Union
 
 from ..graph.knowledge_graph import KnowledgeGraph, Triplet
+from ..graph.readings import find_written
 from .schema import Answer, ChainTriplet, FaithfulnessReport
 
 TripletLike = Union[ChainTriplet, Triplet, Sequence[str]]
@@ -26,8 +27,6 @@ def _as_tuple(t: TripletLike) -> tuple[str, str, str]:
 
 def _lookup(graph: KnowledgeGraph, h: str, r: str, t: str) -> Triplet | None:
     """Exact match first, then one tolerant of surrounding white space; a backward reading names its triplet."""
-    from ..decoding.readings import find_written
-
     found = find_written(graph, h, r, t)[0]
     if found is None and (h != h.strip() or r != r.strip() or t != t.strip()):
         found = find_written(graph, h.strip(), r.strip(), t.strip())[0]

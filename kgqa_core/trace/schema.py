@@ -81,8 +81,9 @@ class ModelCall:
 class Step:
     """One step of a method.
 
-    ``kind`` names the step type (e.g. ``dog.triplet``, ``dog.text``,
-    ``reads.search``, ``rok.paths``, ``lpkg.search``).  ``subgraph_before`` and
+    ``kind`` names the step type, prefixed by the method (``dog.triplet``,
+    ``cot.check``, ``direct.answer``, ``reads.search``, ``rok.paths``,
+    ``lpkg.search``; docs/trace-format.md lists them).  ``subgraph_before`` and
     ``subgraph_after`` are triplet ids of the source graph; ``added_entities``
     are the entities this step made visible.
     """
@@ -191,21 +192,19 @@ class Trace:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Trace":
-        version = data.get("schema_version", SCHEMA_VERSION)
-        if version > SCHEMA_VERSION:
-            raise TraceFormatError(
-                f"trace schema version {version} is newer than this workbench supports ({SCHEMA_VERSION})"
-            )
-        return _from_jsonable(cls, data)
+        """A trace from JSON data, every field checked (`kgqa_core.trace.validate`)."""
+        from .validate import validate_trace
+
+        return validate_trace(data)
 
     @classmethod
     def from_json(cls, text: str) -> "Trace":
+        from ..files import JsonProblem, loads_json
+
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise TraceFormatError(f"not valid JSON: line {exc.lineno}: {exc.msg}") from None
-        if not isinstance(data, dict) or "method" not in data or "question" not in data:
-            raise TraceFormatError("not a trace: expected an object with 'method' and 'question'")
+            data = loads_json(text)
+        except JsonProblem as exc:
+            raise TraceFormatError(f"not valid JSON: {exc}") from None
         return cls.from_dict(data)
 
     # --------------------------------------------------------------- helpers
@@ -227,19 +226,27 @@ class TraceFormatError(ValueError):
     """A file that is not a trace this workbench can read."""
 
 
+MAX_TRACE_BYTES = 256 * 1024 * 1024
+
+
 def save_trace(trace: Trace, path: str | Path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(trace.to_json(), encoding="utf-8")
-    tmp.replace(path)
-    return path
+    """Write a trace atomically (unique temp file + rename), so concurrent savers never clash."""
+    from ..files import atomic_write_text
+
+    return atomic_write_text(Path(path), trace.to_json())
 
 
 def load_trace(path: str | Path) -> Trace:
+    """Read and validate a trace file; every problem is a one-line `TraceFormatError` naming the file."""
+    from ..files import FileTooLargeError, NotRegularFileError, read_regular_file
+
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        data = read_regular_file(path, max_bytes=MAX_TRACE_BYTES)
+    except (NotRegularFileError, FileTooLargeError) as exc:
+        raise TraceFormatError(str(exc)) from None
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise TraceFormatError(f"{path}: not UTF-8 text") from None
     try:
@@ -259,39 +266,3 @@ def _to_jsonable(value: Any) -> Any:
     if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
         return None if value != value else (1e308 if value > 0 else -1e308)
     return value
-
-
-def _from_jsonable(cls: type, data: Any) -> Any:
-    import typing
-
-    hints = typing.get_type_hints(cls)
-    kwargs = {}
-    names = {f.name for f in dataclasses.fields(cls)}
-    for name, raw in data.items():
-        if name not in names:
-            continue
-        kwargs[name] = _coerce(hints[name], raw)
-    return cls(**kwargs)
-
-
-def _coerce(hint: Any, raw: Any) -> Any:
-    import typing
-
-    if raw is None:
-        return None
-    origin = typing.get_origin(hint)
-    args = typing.get_args(hint)
-    if origin in (typing.Union, getattr(__import__("types"), "UnionType", typing.Union)):
-        non_none = [a for a in args if a is not type(None)]
-        return _coerce(non_none[0], raw) if non_none else raw
-    if dataclasses.is_dataclass(hint):
-        return _from_jsonable(hint, raw)
-    if origin is list:
-        return [_coerce(args[0], v) for v in raw] if args else list(raw)
-    if origin is tuple:
-        return tuple(raw)
-    if origin is dict:
-        return dict(raw)
-    if hint is float and isinstance(raw, int):
-        return float(raw)
-    return raw

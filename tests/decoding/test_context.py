@@ -42,19 +42,3 @@ def test_a_topic_entity_that_is_the_only_answer_stays():
     assert [a.text for a in both] == ["Heat", "Casino"] and notes == []
     # without topics nothing moves
     assert [a.text for a in resolve_answers(["Forever Young", "Ransom"], MOVIES)] == ["Forever Young", "Ransom"]
-
-
-def test_switch_parameters_read_strings_and_reject_nonsense():
-    import pytest
-
-    from kgqa_core.decoding.context import ContextError, read_params
-
-    class Req:
-        def __init__(self, **params):
-            self.params = params
-
-    defaults = {"reverse_readings": True, "repeat_triplets": False, "strict": False}
-    got = read_params(Req(reverse_readings="false", repeat_triplets="Yes", strict=0), defaults)
-    assert got["reverse_readings"] is False and got["repeat_triplets"] is True and got["strict"] is False
-    with pytest.raises(ContextError, match="reverse_readings must be true or false, got 'maybe'"):
-        read_params(Req(reverse_readings="maybe"), defaults)

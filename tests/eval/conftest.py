@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import sys
 import types
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from kgqa_core.trace.schema import Answer, ChainTriplet, Step, Trace
+from kgqa_core.parameters import MethodParams, param
+from kgqa_core.trace.schema import Answer, ChainTriplet, Step
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "datasets" / "metaqa_sample" / "metaqa_dev_50.jsonl"
@@ -20,19 +22,25 @@ class FakeModel:
     revision = "0"
 
 
-def _fake_run(request) -> Trace:
+@dataclass(frozen=True)
+class FakeParams(MethodParams):
+    beam_size: int = param(1, "unused", min=1, max=16)
+    hops: int = param(2, "unused", min=1, max=4)
+
+
+def _fake_run(request, params, rec) -> None:
     """Answers with the topic entity's first neighbour; raises on questions containing 'boom'."""
     _fake_run.calls.append(request.question)
     if "boom" in request.question:
         raise RuntimeError("the fake method exploded")
     topic = request.topic_entities[0]
     first = request.graph.neighbours(topic)[0]
-    trace = Trace(method="", question=request.question, model_calls=2, tokens_in=100, tokens_out=10)
-    trace.add_step(Step(index=0, kind="fake.search", subgraph_after=[first.id]))
+    rec.count_call(50)
+    rec.count_call(50)
+    rec.step(Step(index=0, kind="fake.search", subgraph_after=[first.id]))
     ans = first.other(topic)
-    trace.answers = [Answer(text=ans, entity=ans, in_graph=True)]
-    trace.chains = [[ChainTriplet(first.head, first.relation, first.tail, first.id, True, True)]]
-    return trace
+    rec.trace.answers = [Answer(text=ans, entity=ans, in_graph=True)]
+    rec.trace.chains = [[ChainTriplet(first.head, first.relation, first.tail, first.id, True, True)]]
 
 
 _fake_run.calls = []
@@ -44,10 +52,10 @@ def fake_method(monkeypatch):
     from kgqa_core.methods import base
 
     module = types.ModuleType("kgqa_fake_method")
-    module.run = _fake_run
+    module.SPEC = base.MethodSpec("fake", _fake_run, FakeParams, "a test method")
     _fake_run.calls = []
     monkeypatch.setitem(sys.modules, "kgqa_fake_method", module)
-    monkeypatch.setitem(base.METHODS, "fake", ("kgqa_fake_method", "a test method"))
+    monkeypatch.setitem(base.METHODS, "fake", "kgqa_fake_method")
     return _fake_run.calls
 
 

@@ -73,7 +73,9 @@ def test_cli_writes_a_dataset_that_references_the_graph(tmp_path, capsys):
     assert "wrote 6 questions" in capsys.readouterr().out
     dataset = load_dataset(out)
     assert len(dataset) == 6
-    assert dataset[0].graph_file == graph_file.resolve()
+    # a dataset names graph files inside its own folder: the graph was placed beside it
+    assert dataset[0].graph_file == (out.parent / "people.tsv").resolve()
+    assert dataset[0].graph_file.read_bytes() == graph_file.read_bytes()
     assert len(dataset[0].graph()) == len(PATTERN_TRIPLETS)
     assert set(dataset.types) == {"2p", "2i", "compare"}
 

@@ -29,7 +29,7 @@ QUESTION = "What did William Shakespeare do for a living?"
 def _request(model, emitted=None, **params):
     return MethodRequest(
         graph=GRAPH, question=QUESTION, model=model, topic_entities=["William Shakespeare"],
-        params={"max_new_tokens": 40, "max_steps": 2, **params},
+        params={"max_new_tokens": 40, **params},
         on_step=emitted.append if emitted is not None else None,
     )
 
@@ -38,7 +38,7 @@ def _request(model, emitted=None, **params):
 def runs(small_model):
     emitted = []
     cot = run_method("cot", _request(small_model, emitted))
-    dog = run_method("dog", _request(small_model, strict=True))
+    dog = run_method("dog", _request(small_model, strict=True, max_steps=2))
     return cot, dog, emitted
 
 
@@ -66,9 +66,9 @@ def test_cot_check_step_lists_the_ill_triplets(runs):
     assert all(item["reason"] for item in ill)
     flagged = [c for c in check[0].candidates if not c.kept]
     assert len(flagged) == len(ill)
-    steps = [s for s in cot.steps if s.kind == "dog.triplet"]
+    steps = [s for s in cot.steps if s.kind == "cot.triplet"]
     assert len(steps) == len(cot.best_chain)
-    assert cot.steps[-1].kind == "dog.answer"
+    assert cot.steps[-1].kind == "cot.answer"
     assert Trace.from_json(cot.to_json()) == cot
 
 

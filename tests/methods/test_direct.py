@@ -31,6 +31,6 @@ def test_direct_answers_in_one_line_with_markers(small_model):
     for a in trace.answers:
         assert a.in_graph == (a.entity is not None and GRAPH.has_entity(a.entity))
     assert trace.chains == [] and trace.faithfulness.checked == 0
-    assert [s.kind for s in trace.steps] == ["dog.answer"]
+    assert [s.kind for s in trace.steps] == ["direct.answer"]
     assert trace.forward_passes <= trace.tokens_out + 1
     assert Trace.from_json(trace.to_json()) == trace

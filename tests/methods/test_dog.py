@@ -89,7 +89,7 @@ def test_triplet_steps_show_gq_candidates_and_token_view(greedy_run, small_model
 
 def test_parameters_and_json_round_trip(greedy_run):
     trace, _, _ = greedy_run
-    for name in dog.DEFAULTS:
+    for name in dog.DogParams.__dataclass_fields__:
         assert name in trace.parameters
     assert trace.parameters["beam_size"] == 1 and trace.parameters["max_steps"] == 2
     again = Trace.from_json(trace.to_json())

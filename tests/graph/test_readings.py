@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kgqa_core.decoding.readings import REVERSE_SUFFIX, is_reversed, reading_of, readings, triplet_of
+from kgqa_core.graph.readings import REVERSE_SUFFIX, is_reversed, reading_of, readings, triplet_of
 from kgqa_core.decoding.triplet_trie import TripletTokenCache, TripletTrie
 from kgqa_core.graph.knowledge_graph import KnowledgeGraph
 

@@ -1,0 +1,115 @@
+"""The one trace recorder every method run writes through.
+
+Why: each method used to build its trace, stream its steps, count its costs
+and catch its errors in its own way (READS caught every exception, DoG and
+RoK only a too-long prompt).  `run_method` now creates one `TraceRecorder`
+per run; a method records steps with `step` (numbered, kept, streamed to
+``on_step``), counts model calls no step records with `count_call`, and
+fills the answer fields of ``recorder.trace``.  `finish` adds what every
+trace shares: costs measured the same way for every method, the wall time,
+and, if the method raised, the error with the steps so far kept.
+
+Costs: ``model_calls`` and ``tokens_in`` are the calls the steps record
+(their `ModelCall`s) plus the calls counted with `count_call`, so
+``tokens_in`` is the prompt tokens sent (a cached prefix included);
+``forward_passes`` and ``tokens_out`` come from the model's counter.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..trace.schema import Step, Trace
+
+StepCallback = Callable[[Step], None]
+
+
+class RunStopped(Exception):
+    """The caller asked the run to stop (the app's Stop button); the steps so far are kept."""
+
+
+@dataclass
+class RunCosts:
+    """What a run cost; ``graph_queries`` is counted for graph stores that answer remote queries."""
+
+    model_calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    forward_passes: int = 0
+    seconds: float = 0.0
+    graph_queries: int = 0
+
+
+class TraceRecorder:
+    """Records one run: steps, streaming, costs, timing and failure."""
+
+    def __init__(self, trace: Trace, model: Any = None, on_step: StepCallback | None = None,
+                 should_stop: Callable[[], bool] | None = None) -> None:
+        self.trace = trace
+        self.costs = RunCosts()
+        self._on_step = on_step
+        self._should_stop = should_stop
+        self._counter = getattr(model, "counter", None)
+        self._counter_start = self._counter.snapshot() if self._counter is not None else None
+        self._started = time.perf_counter()
+
+    # --------------------------------------------------------- recording
+    def step(self, step: Step) -> Step:
+        """Number the step, keep it, count the model calls it records, and stream it."""
+        self.trace.add_step(step)
+        self.costs.model_calls += len(step.model_calls)
+        self.costs.tokens_in += sum(c.prompt_tokens for c in step.model_calls)
+        if self._on_step is not None:
+            self._on_step(step)
+        self.check_stop()
+        return step
+
+    def count_call(self, prompt_tokens: int) -> None:
+        """A model call that no step records as a `ModelCall` (DoG's prefills, CoT's one decode)."""
+        self.costs.model_calls += 1
+        self.costs.tokens_in += prompt_tokens
+
+    def count_graph_queries(self, n: int = 1) -> None:
+        self.costs.graph_queries += n
+
+    def check_stop(self) -> None:
+        """Raise `RunStopped` when the caller asked to stop (checked at every recorded step)."""
+        if self._should_stop is not None and self._should_stop():
+            raise RunStopped(f"stopped by the user after {len(self.trace.steps)} step(s)")
+
+    # ---------------------------------------------------------- finishing
+    def fail(self, exc: BaseException) -> None:
+        """Record `exc` as the trace's error; the steps so far stay.
+
+        A `ValueError` (bad parameters, no topic entity, a prompt too long, a
+        plan that cannot run) is input the user can change: its message is
+        shown as it is.  Anything else is a fault: its type is named and a
+        short traceback kept in ``extra["traceback"]``.
+        """
+        if isinstance(exc, (ValueError, RunStopped)):
+            message = str(exc)
+        else:
+            message = f"{type(exc).__name__}: {exc}"
+            self.trace.extra["traceback"] = "".join(traceback.format_exception(exc, limit=8))
+        if self.trace.steps and not isinstance(exc, RunStopped):
+            message += f" (stopped at step {len(self.trace.steps) + 1})"
+        self.trace.error = f"{self.trace.error}; {message}" if self.trace.error else message
+
+    def finish(self) -> Trace:
+        """Costs and wall time onto the trace."""
+        costs = self.costs
+        if self._counter is not None and self._counter_start is not None:
+            now = self._counter.snapshot()
+            costs.forward_passes = now[0] - self._counter_start[0]
+            costs.tokens_out = now[2] - self._counter_start[2]
+        costs.seconds = time.perf_counter() - self._started
+        t = self.trace
+        t.model_calls, t.tokens_in, t.seconds = costs.model_calls, costs.tokens_in, costs.seconds
+        if self._counter is not None:
+            t.forward_passes, t.tokens_out = costs.forward_passes, costs.tokens_out
+        if costs.graph_queries:
+            t.extra["graph_queries"] = costs.graph_queries
+        return t
