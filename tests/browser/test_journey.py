@@ -76,6 +76,21 @@ def type_text(page, label: str, text: str, area: bool = False) -> None:
     wait_for_app_idle(page)
 
 
+def set_number(page, key: str, value: int) -> None:
+    """Type a value into the number box with session key `key`, if the chosen methods have it."""
+    box = page.locator(f".st-key-{key} input")
+    if box.count():
+        box.fill(str(value))
+        box.press("Enter")
+        wait_for_app_idle(page)
+
+
+def lean(page) -> None:
+    """The shortest search (CI time): one triplet step, a 30-triplet prompt."""
+    set_number(page, "ask_steps", 1)
+    set_number(page, "ask_budget", 30)
+
+
 def run_and_watch(page, shot: str | None = None) -> None:
     """Press Run, see the progress panel and Run disabled while it goes, wait for the results."""
     run = page.locator(".st-key-ask_run").get_by_role("button", name="Run")
@@ -115,11 +130,13 @@ def test_a_whole_session(app_server, app_page, tmp_path):
     expect(page.get_by_role("textbox", name="Question")).to_have_value(re.compile(r"^what films did \[Otto Preminger\]"))
     expect(page.get_by_role("textbox", name="Gold answer (optional)")).to_have_value("Stalag 17")
     expect(page.get_by_text("marked with [ ] in the question").first).to_be_visible()
+    lean(page)
     run_and_watch(page, shot="01-ask-running")
     assert_no_error(page, "Ask after DoG")
     expect(page.locator("h4").last).to_have_text("dog")
     save_screenshot(page, "02-ask-dog-result")
     set_methods(page, "reads")
+    lean(page)
     run_and_watch(page)
     assert_no_error(page, "Ask after READS")
     expect(page.locator("h4").last).to_have_text("reads")
@@ -193,10 +210,7 @@ def test_a_whole_session(app_server, app_page, tmp_path):
     # 6. a run stopped half-way is saved, marked stopped, and Run comes back
     go_to(page, "Ask", "Ask a question")
     set_methods(page, "dog")
-    steps = page.get_by_role("spinbutton", name="Max steps")
-    steps.fill("6")
-    steps.press("Enter")
-    wait_for_app_idle(page)
+    set_number(page, "ask_steps", 6)
     run = page.locator(".st-key-ask_run").get_by_role("button", name="Run")
     run.click()
     page.get_by_text(re.compile(r"^1\. ", re.M)).first.wait_for(timeout=RUN_TIMEOUT)
