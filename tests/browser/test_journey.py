@@ -16,7 +16,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from conftest import ROOT, assert_no_error, save_screenshot, wait_for_app_idle
+from .conftest import ROOT, assert_no_error, save_screenshot, wait_for_app_idle
 
 RUN_TIMEOUT = 900_000  # ms: one run of the 135M model on a loaded 2-core machine
 TATE = [
