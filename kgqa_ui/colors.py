@@ -14,6 +14,7 @@ ANSWER = "#2f9e44"         # final answer (green star)
 CHAIN = "#e8590c"          # the chosen chain (orange, bold)
 NEW_BORDER = "#d6336c"     # entity added at this step (magenta ring)
 SUBGRAPH = "#4dabf7"       # in the query-centric subgraph
+REACHED = "#1971c2"        # reached at an earlier step (the subgraph that grew)
 CANDIDATE_NODE = "#a5d8ff"  # reached only by a candidate triplet
 CONTEXT = "#dee2e6"        # context shown around the subgraph
 KEY_ENTITY = "#7048e8"     # RoK key entity

@@ -24,7 +24,8 @@ from . import colors as C
 TripletTuple = tuple[str, str, str]
 TripletLookup = Callable[[int], "TripletTuple | None"]
 
-NODE_PRIORITY = {"topic": 8, "answer": 7, "key": 6, "chain": 5, "missing": 4, "candidate": 3, "subgraph": 2, "context": 0}
+NODE_PRIORITY = {"topic": 9, "answer": 8, "key": 7, "chain": 6, "missing": 5, "reached": 4, "candidate": 3, "subgraph": 2,
+                 "context": 0}
 EDGE_PRIORITY = {"chain": 7, "ill": 7, "path": 5, "beam": 4, "candidate": 3, "dropped": 2, "subgraph": 1, "context": 0}
 # the role an edge gives its two endpoints
 EDGE_TO_NODE = {
@@ -39,13 +40,14 @@ NODE_STYLE = {
     "key": (C.KEY_ENTITY, "#4c2a9e", "triangle", 20, "#212529"),
     "chain": ("#ffd8a8", C.CHAIN, "dot", 18, "#212529"),
     "missing": (C.MISSING_NODE, C.ILL, "dot", 16, "#c92a2a"),
+    "reached": (C.REACHED, "#0b3d91", "dot", 17, "#212529"),
     "candidate": (C.CANDIDATE_NODE, "#1c7ed6", "dot", 14, "#212529"),
     "subgraph": (C.SUBGRAPH, "#1864ab", "dot", 14, "#212529"),
     "context": (C.CONTEXT, "#adb5bd", "dot", 9, "#868e96"),
 }
 NODE_LABELS = {
     "topic": "topic entity", "answer": "answer", "key": "key entity (RoK)", "chain": "on the chosen chain",
-    "missing": "entity not in the graph", "candidate": "reached by a candidate", "subgraph": "in the query subgraph",
+    "missing": "entity not in the graph", "reached": "reached at an earlier step", "candidate": "reached by a candidate", "subgraph": "in the query subgraph",
     "context": "context (not in the subgraph)",
 }
 EDGE_STYLE = {
@@ -145,6 +147,7 @@ class _NodeSpec:
     size: float | None = None
     info: list[str] = field(default_factory=list)
     new: bool = False
+    shape: str | None = None
 
 
 def truncate(text: str, limit: int) -> str:
@@ -183,7 +186,8 @@ class SceneBuilder:
         self._order += 1
         return self._order
 
-    def node(self, name: str, role: str, color: str | None = None, size: float | None = None, info: str = "") -> None:
+    def node(self, name: str, role: str, color: str | None = None, size: float | None = None, info: str = "",
+             shape: str | None = None) -> None:
         spec = self._nodes.get(name)
         if spec is None:
             spec = self._nodes[name] = _NodeSpec(role=role, order=self._tick())
@@ -193,8 +197,29 @@ class SceneBuilder:
             spec.color = color
         if size is not None:
             spec.size = size
+        if shape is not None and NODE_PRIORITY[role] >= NODE_PRIORITY[spec.role]:
+            spec.shape = shape
         if info and info not in spec.info:
             spec.info.append(info)
+
+    def has_node(self, name: str) -> bool:
+        return name in self._nodes
+
+    def role_of(self, name: str) -> str | None:
+        spec = self._nodes.get(name)
+        return spec.role if spec is not None else None
+
+    def resize(self, name: str, size: float, info: str = "") -> None:
+        """Set an existing entity's size (RoK: PageRank), keeping its role."""
+        spec = self._nodes.get(name)
+        if spec is None:
+            return
+        spec.size = size
+        if info and info not in spec.info:
+            spec.info.append(info)
+
+    def names(self) -> list[str]:
+        return list(self._nodes)
 
     def mark_new(self, name: str) -> None:
         if name not in self._nodes:
@@ -270,8 +295,12 @@ class SceneBuilder:
 
     # ------------------------------------------------------------- build
     def build(
-        self, max_nodes: int = 300, title: str = "", layout: str = "physics", label_limit: int = 40
+        self, max_nodes: int = 300, title: str = "", layout: str = "physics", label_limit: int = 40,
+        node_labels: dict[str, str] | None = None, edge_labels: dict[str, str] | None = None,
     ) -> GraphScene:
+        """The capped scene; ``node_labels``/``edge_labels`` rename roles for a page (Explore's "expanded")."""
+        self._node_labels = {**NODE_LABELS, **(node_labels or {})}
+        self._edge_labels = {**EDGE_LABELS, **(edge_labels or {})}
         names = sorted(self._nodes, key=lambda n: (-NODE_PRIORITY[self._nodes[n].role], self._nodes[n].order))
         kept_names = names[: max(1, max_nodes)]
         kept = set(kept_names)
@@ -282,12 +311,12 @@ class SceneBuilder:
         for name in kept_names:
             spec = self._nodes[name]
             bg, border, shape, size, font = NODE_STYLE[spec.role]
-            lines = [name, NODE_LABELS[spec.role]] + spec.info
+            lines = [name, self._node_labels[spec.role]] + spec.info
             if spec.new:
                 lines.append("new at this step")
             nodes.append(SceneNode(
                 id=ids[name], label=truncate(name, label_limit), role=spec.role, color=spec.color or bg,
-                border=NEW_RING if spec.new else border, shape=shape, size=spec.size or size,
+                border=NEW_RING if spec.new else border, shape=spec.shape or shape, size=spec.size or size,
                 font_color=font, title="\n".join(lines), new=spec.new,
             ))
 
@@ -304,7 +333,7 @@ class SceneBuilder:
                 continue
             colour, width, dashes, opacity = EDGE_STYLE[spec.role]
             tid = "" if spec.triplet_id is None else f"  [#{spec.triplet_id}]"
-            lines = [f"{spec.head} -> {spec.relation} -> {spec.tail}{tid}", EDGE_LABELS[spec.role]] + spec.info
+            lines = [f"{spec.head} -> {spec.relation} -> {spec.tail}{tid}", self._edge_labels[spec.role]] + spec.info
             edges.append(SceneEdge(
                 id=f"e{len(edges)}", source=ids[spec.head], target=ids[spec.tail], label=truncate(spec.relation, 32),
                 role=spec.role, color=spec.color or colour, width=spec.width or width, dashes=dashes,
@@ -342,7 +371,7 @@ class SceneBuilder:
         for role in NODE_PRIORITY:
             if role in node_roles:
                 bg, border, shape, _size, _font = NODE_STYLE[role]
-                items.append(LegendItem(NODE_LABELS[role], bg, "node", shape=shape))
+                items.append(LegendItem(self._node_labels[role], bg, "node", shape=shape))
         if any(n.new for n in nodes):
             items.append(LegendItem("new at this step", NEW_RING, "ring"))
         edge_roles = {e.role for e in edges}
@@ -352,7 +381,7 @@ class SceneBuilder:
                 if role == "candidate" and self.score_range is not None:
                     items.append(LegendItem("candidate score", "", "gradient"))
                     continue
-                items.append(LegendItem(EDGE_LABELS[role], colour, "edge", dashed=dashes))
+                items.append(LegendItem(self._edge_labels[role], colour, "edge", dashed=dashes))
         return items + self.extra_legend
 
 

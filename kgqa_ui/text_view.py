@@ -32,6 +32,13 @@ STYLE = """<style>
 .kg-tok th { background:#f1f3f5; }
 .kg-tok .chosen { font-weight:700; outline:2px solid #e8590c; }
 .kg-tok .bar { height:4px; background:#2498c1; margin-top:2px; }
+.kg-scroll { overflow-x:auto; max-width:100%; }
+@media (prefers-color-scheme: dark) {
+  .kg-text { background:#1a1d24; border-color:#343a40; color:#e9ecef; }
+  .kg-ok { background:#1f3d27; } .kg-ill { background:#4a1f1f; } .kg-chain { background:#4a2e12; }
+  .kg-legend { color:#ced4da; }
+  .kg-tok td, .kg-tok th { border-color:#343a40; color:#e9ecef; } .kg-tok th { background:#22262e; }
+}
 </style>"""
 
 
@@ -139,7 +146,7 @@ def token_view_html(positions: Sequence[TokenPosition], top_k: int = 5) -> str:
                 cells.append("<td></td>")
         rows.append(f"<tr><th>#{r + 1}</th>{''.join(cells)}</tr>")
     return (
-        STYLE + '<table class="kg-tok"><tr><th>position</th>' + head + "</tr>"
+        STYLE + '<div class="kg-scroll"><table class="kg-tok"><tr><th>position</th>' + head + "</tr>"
         + "<tr><th>chosen</th>" + chosen + "</tr><tr><th>constraint</th>" + allowed_counts + "</tr>"
-        + "".join(rows) + "</table>"
+        + "".join(rows) + "</table></div>"
     )

@@ -8,18 +8,15 @@ are well-formed.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Iterable, Sequence
 
 from kgqa_core.trace.schema import Trace
 
 from . import colors as C
-from .scene import GraphScene, LegendItem, SceneBuilder, TripletTuple, truncate
-
-
-def _int_list(value: Any) -> list[int]:
-    if not isinstance(value, (list, tuple)):
-        return []
-    return [v for v in value if isinstance(v, int) and not isinstance(v, bool)]
+from .scene import GraphScene, LegendItem, SceneBuilder, TripletTuple
+from .views import view_for_step
+from .views.base import int_list as _int_list
 
 
 def trace_triplet_table(trace: Trace) -> dict[int, TripletTuple]:
@@ -75,46 +72,22 @@ def step_scene(
     max_nodes: int = 300,
     context: int = 30,
 ) -> GraphScene:
-    """The graph at one step; ``step_index == len(trace.steps)`` is the final result."""
+    """The graph at one step; ``step_index == len(trace.steps)`` is the final result.
+
+    The step's view (`kgqa_ui.views`) adds what its method knows (paths,
+    sub-questions, beams); this function draws what every trace has: the
+    query-centric subgraph, the entities reached at earlier steps (so the
+    subgraph visibly grows), the entities new at this step, the choice, the
+    answers and, at the end, the cited chains.
+    """
     b = make_builder(graph, [trace])
     steps = trace.steps
     final = step_index >= len(steps) or step_index < 0
     upto = steps if final else steps[: step_index + 1]
     step = None if final else steps[step_index]
-    method = (trace.method or "").lower()
+    view = view_for_step(trace, step)
 
-    # method-specific layers that accumulate over steps
-    if method == "lpkg" or any("subquestion" in s.extra for s in upto):
-        seen: set[int] = set()
-        for s in upto:
-            idx = s.extra.get("subquestion")
-            if isinstance(idx, int) and not isinstance(idx, bool):
-                colour = C.categorical(idx)
-                text = str(s.extra.get("sub_question", ""))
-                for tid in s.subgraph_after:
-                    b.triplet(tid, "path", color=colour, info=f"sub-question {idx + 1}: {text}")
-                if idx not in seen:
-                    seen.add(idx)
-                    b.legend_item(LegendItem(f"sub-question {idx + 1}: {truncate(text, 50)}", colour, "edge"))
-    rok = next((s for s in reversed(upto) if isinstance(s.extra.get("paths"), list)), None)
-    if rok is not None:
-        for j, path in enumerate(rok.extra["paths"]):
-            ids = _int_list(path)
-            if not ids and isinstance(path, dict):
-                ids = _int_list(path.get("triplets") or path.get("triplet_ids"))
-            for tid in ids:
-                b.triplet(tid, "path", color=C.categorical(j), info=f"path {j + 1}")
-        if rok.extra["paths"]:
-            b.legend_item(LegendItem("RoK paths (one colour each)", C.categorical(0), "edge"))
-    for s in reversed(upto):
-        keys = s.extra.get("key_entities")
-        if isinstance(keys, list):
-            for ent in keys:
-                if isinstance(ent, str) and (graph is None or graph.has_entity(ent)):
-                    b.node(ent, "key")
-            break
-    pr_step = next((s for s in reversed(upto) if isinstance(s.extra.get("pagerank"), dict)), None)
-    pagerank = pr_step.extra["pagerank"] if pr_step is not None else {}
+    view.scene_layers(b, trace, upto, step, graph)
 
     # the query-centric subgraph at this step
     if step is not None:
@@ -122,19 +95,21 @@ def step_scene(
     else:
         last = next((s for s in reversed(steps) if s.subgraph_after or s.subgraph_before), None)
         sub = (last.subgraph_after or last.subgraph_before) if last else []
-    for tid in sub:
+    for tid in _int_list(sub):
         b.triplet(tid, "subgraph")
 
     if step is not None:
-        _add_candidates(b, step)
-        for tid in _int_list(step.extra.get("chain")):
-            b.triplet(tid, "chain", info="chain so far")
-        if step.chosen_triplet_id is not None:
+        view.step_layers(b, trace, step, graph)
+        if isinstance(step.chosen_triplet_id, int):
             b.triplet(step.chosen_triplet_id, "chain", info="chosen at this step")
-        for ent in step.added_entities:
-            if isinstance(ent, str) and (graph is None or graph.has_entity(ent)):
+        new = {e for e in step.added_entities if isinstance(e, str)}
+        for ent in _reached_before(trace, step_index, step):
+            if ent not in new and b.has_node(ent) and b.role_of(ent) in ("subgraph", "candidate"):
+                b.node(ent, "reached")
+        for ent in new:
+            if graph is None or graph.has_entity(ent):
                 b.mark_new(ent)
-        if step.kind.endswith("answer"):
+        if view.is_answer_step(step):
             for ent in _answer_entities(trace, graph):
                 b.node(ent, "answer")
     else:
@@ -145,7 +120,7 @@ def step_scene(
                     ill = True
                 role = "ill" if ill else ("chain" if k == 0 else "beam")
                 score = trace.chain_scores[k] if k < len(trace.chain_scores) else None
-                info = f"chain {k + 1}" + (f" (score {score:.3f})" if score is not None else "")
+                info = f"chain {k + 1}" + (f" (score {score:.2f})" if isinstance(score, (int, float)) else "")
                 if ct.reason:
                     info += f": {ct.reason}"
                 b.triplet(ct.triplet_id if not ill else None, role, triplet=(ct.head, ct.relation, ct.tail), info=info)
@@ -154,53 +129,44 @@ def step_scene(
 
     for ent in trace.topic_entities:
         b.node(ent, "topic")
+    view.finish_scene(b, trace, upto, step, graph)
 
-    if pagerank:
-        vals = [float(v) for v in pagerank.values() if isinstance(v, (int, float))]
-        top = max(vals) if vals else 0.0
-        sized = 0
-        for ent, val in pagerank.items():
-            if isinstance(val, (int, float)) and top > 0 and ent in b._nodes:
-                b.node(ent, b._nodes[ent].role, size=10 + 30 * float(val) / top, info=f"PageRank {float(val):.4f}")
-                sized += 1
-        if sized:
-            b.notes.append("Node size shows PageRank.")
-
-    focus = list(trace.topic_entities) + [n for n in list(b._nodes) if b._nodes[n].role != "context"]
+    focus = list(trace.topic_entities) + [n for n in b.names() if b.role_of(n) != "context"]
     b.context(focus, budget=context)
-    title = "Final result" if final else f"Step {step_index + 1}/{len(steps)}: {step.title or step.kind}"
+    title = "Final result" if final else step_title(trace, step_index)
     return b.build(max_nodes=max_nodes, title=title)
 
 
-def _add_candidates(b: SceneBuilder, step: Any) -> None:
-    cands = step.candidates
-    if not cands:
-        return
-    chains = step.extra.get("chains") if isinstance(step.extra.get("chains"), list) else None
-    scores = [c.score for c in cands if isinstance(c.score, (int, float))]
-    norm = dict(zip([id(c) for c in cands if isinstance(c.score, (int, float))], C.normalise(scores)))
-    drew_scored = False
-    for j, cand in enumerate(cands):
-        t = norm.get(id(cand))
-        colour = C.score_color(t) if t is not None else None
-        label = f"score {cand.score:.3f}" if isinstance(cand.score, (int, float)) else "no score"
-        if cand.prob is not None:
-            label += f", p={cand.prob:.3f}"
-        label += ", kept" if cand.kept else ""
-        chain_ids = _int_list(cand.extra.get("chain")) if isinstance(cand.extra, dict) else []
-        if not chain_ids and chains is not None and len(chains) == len(cands):
-            chain_ids = _int_list(chains[j])
-        if chain_ids:
-            role = "beam" if cand.kept else "dropped"
-            for tid in chain_ids:
-                b.triplet(tid, role, color=colour if cand.kept else None, info=f"beam chain: {label}")
-            drew_scored = drew_scored or cand.kept
-        elif cand.triplet_id is not None or cand.triplet:
-            ok = b.triplet(cand.triplet_id, "candidate", triplet=cand.triplet, color=colour,
-                           width=3.5 if cand.kept else 2.0, info=f"candidate: {label}")
-            drew_scored = drew_scored or ok
-    if drew_scored and scores:
-        b.score_range = (min(scores), max(scores))
+def _reached_before(trace: Trace, step_index: int, step: Any) -> set[str]:
+    """Entities earlier steps of the same beam (or any beam, when steps have none) made visible."""
+    out: set[str] = set()
+    for s in trace.steps[:step_index]:
+        if step.beam is not None and s.beam is not None and s.beam != step.beam:
+            continue
+        out.update(e for e in s.added_entities if isinstance(e, str))
+    return out
+
+
+def step_name(trace: Trace, index: int) -> str:
+    """What a step did, in words, from its view; never raises (a malformed step gets its title)."""
+    if index >= len(trace.steps) or index < 0:
+        return "final result"
+    step = trace.steps[index]
+    try:
+        return view_for_step(trace, step).step_name(trace, index)
+    except Exception:  # a malformed step must not break the slider
+        return str(step.title or "step")
+
+
+def step_title(trace: Trace, index: int) -> str:
+    """"Step 3 of 13 · beam 1 · second triplet" (or "Final result")."""
+    if index >= len(trace.steps) or index < 0:
+        return "Final result"
+    return f"Step {index + 1} of {len(trace.steps)} \u00b7 {step_name(trace, index)}"
+
+
+# one marker per compared run, so two runs' answers are told apart without colour alone
+ANSWER_MARKERS = ["star", "triangle", "square", "diamond", "triangleDown", "hexagon", "box", "ellipse"]
 
 
 def compare_scene(
@@ -213,6 +179,7 @@ def compare_scene(
     """Every trace's best chain on one graph, one colour per trace."""
     b = make_builder(graph, traces)
     labels = list(labels) if labels else [t.method for t in traces]
+    answered_by: Counter[str] = Counter(e for t in traces for e in set(_answer_entities(t, graph)))
     for k, trace in enumerate(traces):
         colour = C.categorical(k)
         drew = False
@@ -225,12 +192,20 @@ def compare_scene(
                 color=None if ill else colour, info=labels[k], layer=k,
             )
         b.legend_item(LegendItem(f"{labels[k]}" + ("" if drew else " (no chain)"), colour, "edge"))
+        marker = ANSWER_MARKERS[k % len(ANSWER_MARKERS)]
+        own = [e for e in _answer_entities(trace, graph) if answered_by[e] == 1]
+        for ent in own:
+            b.node(ent, "answer", color=colour, shape=marker, info=f"answer of {labels[k]}")
+        if own:
+            b.legend_item(LegendItem(f"answer of {labels[k]} only", colour, "node", shape=marker))
         for ent in _answer_entities(trace, graph):
-            b.node(ent, "answer", info=f"answer of {labels[k]}")
+            if answered_by[ent] > 1:
+                b.node(ent, "answer", info=f"answer of {labels[k]}")
         for ent in trace.topic_entities:
             b.node(ent, "topic")
     b.context([n for n in b._nodes], budget=context)
-    return b.build(max_nodes=max_nodes, title="Chains overlaid")
+    return b.build(max_nodes=max_nodes, title="Chains overlaid",
+                   node_labels={"answer": "answer (several runs share it, or see the run's own marker)"})
 
 
 def explore_scene(
@@ -244,7 +219,7 @@ def explore_scene(
     """The neighbourhoods the user expanded on the Explore page."""
     b = make_builder(graph, [])
     for tid in highlight:
-        b.triplet(tid, "chain", info="edited / highlighted")
+        b.triplet(tid, "chain", info="added on the Edit tab")
     skipped = 0
     for ent in expanded:
         if not graph.has_entity(ent):
@@ -258,7 +233,12 @@ def explore_scene(
         b.node(selected, "topic", info="selected")
     if skipped:
         b.notes.append(f"{skipped} triplets of high-degree entities not drawn (at most {per_entity} per entity).")
-    return b.build(max_nodes=max_nodes, title="Explored neighbourhoods")
+    return b.build(
+        max_nodes=max_nodes, title="Explored neighbourhoods",
+        node_labels={"key": "expanded entity", "topic": "selected entity", "chain": "end of an edited triplet",
+                     "subgraph": "neighbour of an expanded entity"},
+        edge_labels={"chain": "triplet you added", "subgraph": "triplet of an expanded entity"},
+    )
 
 
 def abstract_structure_scene(structure: Any) -> GraphScene | None:

@@ -13,9 +13,16 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from kgqa_core.trace.schema import Step, Trace
+from kgqa_core.trace.grounding import ground_answers
+from kgqa_core.trace.schema import Candidate, Step, Trace
 
-SCORE_COLUMNS = ["step", "kind", "title", "beam", "label", "score", "prob", "kept", "triplet_id", "head", "relation", "tail"]
+SCORE_COLUMNS = ["step", "kind", "title", "beam", "label", "score", "prob", "kept", "triplet_id", "head", "relation", "tail",
+                 "partial"]
+
+
+def is_partial(cand: Candidate) -> bool:
+    """A candidate the search did not finish: its score is an upper bound (``extra.exact`` is False)."""
+    return isinstance(cand.extra, dict) and cand.extra.get("exact") is False
 
 
 def scores_rows(trace: Trace) -> list[dict[str, Any]]:
@@ -28,6 +35,8 @@ def scores_rows(trace: Trace) -> list[dict[str, Any]]:
                 "step": step.index + 1, "kind": step.kind, "title": step.title, "beam": step.beam,
                 "label": cand.label, "score": cand.score, "prob": cand.prob, "kept": cand.kept,
                 "triplet_id": cand.triplet_id, "head": h, "relation": r, "tail": t,
+                # the search did not finish this candidate: its score is an upper bound
+                "partial": is_partial(cand),
             })
     return rows
 
@@ -95,6 +104,30 @@ def faithfulness_badge(trace: Trace) -> Badge:
                  "Ill triplets are absent from the graph or not connected to what was visited before (DoG §2.2).")
 
 
+def grounding_badge(trace: Trace, graph: Any | None = None) -> Badge | None:
+    """Are the answers entities the chain reached?  None when the run has no answer.
+
+    Green only when every answer is on the best chain; an answer off the
+    chain is flagged orange (in the graph) or red (not in the graph).  A
+    method without a chain (Direct) is checked for graph membership only and
+    never gets green.
+    """
+    rep = ground_answers(trace.answers, trace.chains, graph)
+    if not rep.total:
+        return None
+    details = "; ".join(f"{a.answer}: {a.explanation}" for a in rep.answers)
+    if not rep.has_chain:
+        colour = "blue" if rep.in_graph == rep.total else "red"
+        return Badge(f"no chain; answers in graph: {rep.in_graph}/{rep.total}", colour,
+                     "This run cites no in-graph chain, so only graph membership can be checked. " + details)
+    if rep.all_grounded:
+        return Badge(f"answers on the chain: {rep.on_chain}/{rep.total}", "green",
+                     "Every answer is an entity of a cited chain's triplets. " + details)
+    colour = "red" if rep.in_graph < rep.total else "orange"
+    return Badge(f"answers off the chain: {rep.total - rep.on_chain}/{rep.total}", colour,
+                 "An answer the chain did not reach is not supported by the cited triplets. " + details)
+
+
 def chain_text(trace: Trace, k: int = 0) -> str:
     if k >= len(trace.chains):
         return ""
@@ -113,6 +146,7 @@ def summary_row(trace: Trace, gold: Iterable[str] = (), label: str | None = None
         "correct": corr.label if corr else "no gold",
         "hit@1": None if corr is None else corr.hit_at_1,
         "ill triplets": f"{f.ill_triplets}/{f.checked}" if f.checked else "-",
+        "answers on chain": _on_chain(trace),
         "model calls": trace.model_calls or sum(len(s.model_calls) for s in trace.steps),
         "forward passes": trace.forward_passes,
         "tokens in": trace.tokens_in,
@@ -123,10 +157,16 @@ def summary_row(trace: Trace, gold: Iterable[str] = (), label: str | None = None
     }
 
 
+def _on_chain(trace: Trace) -> str:
+    rep = ground_answers(trace.answers, trace.chains)
+    if not rep.total:
+        return "-"
+    return f"{rep.on_chain}/{rep.total}" if rep.has_chain else "no chain"
+
+
 def step_facts(step: Step) -> dict[str, Any]:
     """The numbers shown beside a step."""
     return {
-        "kind": step.kind,
         "beam": step.beam,
         "candidates": len(step.candidates),
         "kept": sum(1 for c in step.candidates if c.kept),

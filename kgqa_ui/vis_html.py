@@ -42,8 +42,16 @@ def vis_script() -> str:
     return text.replace("</script", "<\\/script")
 
 
+LABEL_EDGES_UP_TO = 14  # more labelled edges than this: relation names on hover only (chain edges keep theirs)
+ALWAYS_LABELLED = ("chain", "ill")
+NODE_FONT = 15  # px at zoom 1; the page scales fonts up when fitting the graph zooms out (see render_html),
+EDGE_FONT = 14  # so that on screen a label is at least 0.86 x 14 = 12 px
+
+
 def scene_data(scene: GraphScene) -> dict[str, Any]:
     """The JSON handed to vis-network (also what the tests inspect)."""
+    labelled = [e for e in scene.edges if e.show_label]
+    few = len(labelled) <= LABEL_EDGES_UP_TO
     pair_count: dict[tuple[str, str], int] = {}
     edges = []
     for e in scene.edges:
@@ -52,13 +60,14 @@ def scene_data(scene: GraphScene) -> dict[str, Any]:
         pair_count[pair] = k + 1  # type: ignore[index]
         edges.append({
             "id": e.id, "from": e.source, "to": e.target,
-            "label": e.label if e.show_label else "",
+            "label": e.label if e.show_label and (few or e.role in ALWAYS_LABELLED) else "",
+            "hoverLabel": e.label,
             "title": e.title,
             "color": {"color": e.color, "highlight": e.color, "hover": e.color, "opacity": e.opacity},
             "width": e.width, "dashes": e.dashes,
             "arrows": {"to": {"enabled": True, "scaleFactor": 0.6}},
             "smooth": {"enabled": True, "type": "curvedCW", "roundness": 0.08 + 0.16 * k},
-            "font": {"size": 11, "color": "#495057", "strokeWidth": 3, "strokeColor": "#ffffff", "align": "middle"},
+            "font": {"size": EDGE_FONT, "align": "middle"},
             "role": e.role,
         })
     nodes = [{
@@ -66,11 +75,11 @@ def scene_data(scene: GraphScene) -> dict[str, Any]:
         "color": {"background": n.color, "border": n.border,
                   "highlight": {"background": n.color, "border": "#212529"}},
         "borderWidth": 4 if n.new else 2,
-        "font": {"size": 13 if n.role != "context" else 11, "color": n.font_color,
-                 "strokeWidth": 3, "strokeColor": "#ffffff"},
+        "font": {"size": NODE_FONT if n.role != "context" else NODE_FONT - 2,
+                 **({"color": n.font_color} if n.role == "missing" else {})},
         "role": n.role,
     } for n in scene.nodes]
-    return {"nodes": nodes, "edges": edges, "layout": scene.layout}
+    return {"nodes": nodes, "edges": edges, "layout": scene.layout, "hoverLabels": not few}
 
 
 def _legend_html(items: list[LegendItem], score_range: tuple[float, float] | None) -> str:
@@ -94,7 +103,8 @@ def _legend_html(items: list[LegendItem], score_range: tuple[float, float] | Non
                 f"{esc(it.label)}</span>"
             )
         else:
-            shape = {"diamond": "\u25c6", "star": "\u2605", "triangle": "\u25b2"}.get(it.shape)
+            shape = {"diamond": "\u25c6", "star": "\u2605", "triangle": "\u25b2", "square": "\u25a0",
+                     "triangleDown": "\u25bc", "hexagon": "\u2b22", "box": "\u25ac", "ellipse": "\u2b2c"}.get(it.shape)
             mark = (f'<span class="sym" style="color:{esc(it.color)}">{shape}</span>' if shape
                     else f'<span class="dot" style="background:{esc(it.color)}"></span>')
             chips.append(f'<span class="chip">{mark}{esc(it.label)}</span>')
@@ -122,11 +132,22 @@ body {{ margin:0; font-family: -apple-system, "Segoe UI", Roboto, sans-serif; fo
 .grad {{ width:60px; height:9px; display:inline-block; border-radius:2px; }}
 .empty {{ position:absolute; top:45%; width:100%; text-align:center; color:#868e96; font-size:14px; }}
 .tip {{ white-space:pre-wrap; max-width:420px; font-size:12px; }}
+.keys {{ color:#868e96; margin:0 2px; }}
+#graph:focus {{ outline:2px solid #1c7ed6; outline-offset:1px; }}
+@media (prefers-color-scheme: dark) {{
+  body {{ color:#dee2e6; background:#0e1117; }}
+  #graph {{ background:#161a23; border-color:#343a40; }}
+  .note, .keys, .empty {{ color:#adb5bd; }}
+  .tip {{ color:#212529; }}
+}}
 </style></head>
 <body>
 <div class="head">{esc(heading)}</div>{note}
-<div style="position:relative">{empty}<div id="graph" data-ready="0"></div></div>
+<div style="position:relative">{empty}<div id="graph" data-ready="0" tabindex="0" role="application"
+ aria-label="{esc(heading or "graph")}: click or tab here, then arrow keys move, + and - zoom"></div></div>
 <div class="legend">{_legend_html(scene.legend, scene.score_range)}</div>
+<div class="keys">Keyboard: focus the graph, then arrow keys move it and + / - zoom.{
+    " Relation names appear on hover." if scene_data(scene)["hoverLabels"] else ""}</div>
 <script>{vis_script()}</script>
 <script>
 (function() {{
@@ -134,15 +155,24 @@ body {{ margin:0; font-family: -apple-system, "Segoe UI", Roboto, sans-serif; fo
   const el = document.getElementById("graph");
   if (typeof vis === "undefined") {{ el.textContent = "The graph library failed to load."; return; }}
   function tip(text) {{ const d = document.createElement("div"); d.className = "tip"; d.textContent = text; return d; }}
+  const hier = SCENE.layout === "hierarchical";
+  const dark = window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches;
+  const ink = dark ? "#e9ecef" : "#212529", halo = dark ? "#161a23" : "#ffffff", edgeInk = dark ? "#ced4da" : "#495057";
+  SCENE.nodes.forEach(n => {{ n.font = Object.assign({{color: n.role === "context" ? (dark ? "#adb5bd" : "#868e96") : ink,
+                                                       strokeWidth: 3, strokeColor: halo}}, n.font);
+                              if (hier) n.widthConstraint = {{ maximum: 170 }}; }});
+  SCENE.edges.forEach(e => {{ e.font = Object.assign({{color: edgeInk, strokeWidth: 3, strokeColor: halo}}, e.font,
+                                                     hier ? {{ align: "horizontal" }} : {{}}); }});
   const nodes = new vis.DataSet(SCENE.nodes.map(n => Object.assign({{}}, n, {{title: tip(n.title)}})));
   const edges = new vis.DataSet(SCENE.edges.map(e => Object.assign({{}}, e, {{title: tip(e.title)}})));
-  const hier = SCENE.layout === "hierarchical";
   const options = {{
     autoResize: true,
-    interaction: {{ hover: true, tooltipDelay: 120, navigationButtons: false, keyboard: false }},
+    interaction: {{ hover: true, tooltipDelay: 120, navigationButtons: false,
+                   keyboard: {{ enabled: true, bindToWindow: false, speed: {{ x: 8, y: 8, zoom: 0.03 }} }} }},
     nodes: {{ shadow: false }},
     edges: {{ selectionWidth: 2 }},
-    layout: hier ? {{ hierarchical: {{ direction: "UD", sortMethod: "directed", levelSeparation: 110, nodeSpacing: 170 }} }}
+    layout: hier ? {{ hierarchical: {{ direction: "UD", sortMethod: "directed", levelSeparation: 190, nodeSpacing: 220,
+                                       treeSpacing: 230 }} }}
                  : {{ improvedLayout: SCENE.nodes.length <= 150, randomSeed: 7 }},
     physics: hier ? {{ enabled: false }} : {{
       enabled: true, solver: "forceAtlas2Based",
@@ -151,7 +181,19 @@ body {{ margin:0; font-family: -apple-system, "Segoe UI", Roboto, sans-serif; fo
     }}
   }};
   const network = new vis.Network(el, {{nodes: nodes, edges: edges}}, options);
-  function done() {{ network.setOptions({{ physics: {{ enabled: false }} }}); network.fit(); el.dataset.ready = "1"; }}
+  // labels stay >= 12 px on screen: when fitting zooms out, fonts grow to compensate (up to 2.2x)
+  function readable() {{
+    const s = network.getScale();
+    if (!(s > 0) || s >= 0.86) return;
+    const k = Math.min(2.2, 0.86 / s);
+    nodes.update(SCENE.nodes.map(n => ({{ id: n.id, font: Object.assign({{}}, n.font, {{ size: Math.round(n.font.size * k) }}) }})));
+    edges.update(SCENE.edges.map(e => ({{ id: e.id, font: Object.assign({{}}, e.font, {{ size: Math.round(e.font.size * k) }}) }})));
+  }}
+  if (SCENE.hoverLabels) {{
+    network.on("hoverEdge", p => edges.update({{ id: p.edge, label: edges.get(p.edge).hoverLabel }}));
+    network.on("blurEdge", p => {{ const e = SCENE.edges.find(x => x.id === p.edge); edges.update({{ id: p.edge, label: e ? e.label : "" }}); }});
+  }}
+  function done() {{ network.setOptions({{ physics: {{ enabled: false }} }}); network.fit(); readable(); network.fit(); el.dataset.ready = "1"; }}
   if (hier) {{ network.once("afterDrawing", done); }}
   else {{ network.once("stabilizationIterationsDone", done); setTimeout(done, 8000); }}
   window.kgqaNetwork = network;

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
+from plotly.subplots import make_subplots
 
 from kgqa_ui import panels, state
-from kgqa_ui.nav import ensure_app_navigation
 from kgqa_ui.colors import categorical
+from kgqa_ui.html_utils import esc, md_text, plotly_text
+from kgqa_ui.nav import ensure_app_navigation
 from kgqa_ui.running import methods_available, run_with_status
 from kgqa_ui.trace_scene import compare_scene
 from kgqa_ui.trace_tables import summary_row
@@ -29,7 +30,8 @@ def run_more(question: str) -> None:
         if graph is None or not question or not topics:
             st.info("Set the graph, question and topic entities on the **Ask** page first.")
             return
-        st.caption(f"Question: {panels._md(question)} · topic: {', '.join(topics)} · graph {graph.name}")
+        st.caption("Question: " + md_text(question) + " · topic: " + md_text(", ".join(topics)) + " · graph "
+                   + md_text(graph.name))
         chosen = st.multiselect("Methods", list(methods), default=list(methods)[:3], key="cmp_methods")
         from kgqa_core.models.registry import PACKAGED_MODELS, is_installed
 
@@ -52,6 +54,51 @@ def run_more(question: str) -> None:
                     picked.append(out.run_id)
             st.session_state["cmp_pick_next"] = picked
             st.rerun()
+
+
+TABLE_COLUMNS = ["run", "model", "answers", "correct", "ill triplets", "answers on chain", "model calls", "tokens in",
+                 "tokens out", "wall time (s)", "steps", "error"]
+TABLE_STYLE = """<style>
+.kg-cmp { overflow-x:auto; } .kg-cmp table { border-collapse:collapse; font-size:13px; width:100%; }
+.kg-cmp th, .kg-cmp td { border:1px solid rgba(128,128,128,.35); padding:4px 8px; text-align:left; vertical-align:top;
+  white-space:normal; overflow-wrap:anywhere; } .kg-cmp th { font-weight:600; }
+.kg-cmp .swatch { display:inline-block; width:10px; height:10px; border-radius:2px; margin-right:6px; }
+</style>"""
+
+
+def summary_table_html(rows: list[dict]) -> str:
+    """The side-by-side table as escaped HTML that wraps: no cell is cut."""
+    head = "".join(f"<th>{esc(c)}</th>" for c in TABLE_COLUMNS)
+    body = []
+    for k, row in enumerate(rows):
+        cells = []
+        for c in TABLE_COLUMNS:
+            value = row.get(c)
+            text = "" if value in (None, "") else str(value)
+            if c == "run":
+                text = f'<span class="swatch" style="background:{categorical(k)}"></span>{esc(text)}'
+            else:
+                text = esc(text)
+            cells.append(f"<td>{text}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return TABLE_STYLE + '<div class="kg-cmp"><table><tr>' + head + "</tr>" + "".join(body) + "</table></div>"
+
+
+def cost_figure(rows: list[dict]) -> go.Figure:
+    """Seconds, model calls and tokens each on its own scale, one colour per run."""
+    panels_ = [("wall time (s)", "seconds"), ("model calls", "model calls"), ("tokens out", "tokens out")]
+    fig = make_subplots(rows=1, cols=3, subplot_titles=[t for _, t in panels_], horizontal_spacing=0.1)
+    for k, row in enumerate(rows):
+        for j, (col, _title) in enumerate(panels_, start=1):
+            fig.add_bar(x=[plotly_text(row["run"])], y=[row[col] or 0], marker_color=categorical(k),
+                        name=plotly_text(row["run"]), showlegend=j == 1, legendgroup=str(k),
+                        hovertext=[plotly_text(f"{row['run']}: {row[col]} {_title}")], hoverinfo="text",
+                        row=1, col=j)
+    fig.update_xaxes(showticklabels=False)
+    fig.update_layout(height=280, margin={"l": 10, "r": 10, "t": 40, "b": 10}, barmode="group",
+                      paper_bgcolor="rgba(0,0,0,0)", plot_bgcolor="rgba(0,0,0,0)",
+                      legend={"orientation": "h", "y": -0.08})
+    return fig
 
 
 def main() -> None:
@@ -93,29 +140,25 @@ def main() -> None:
         try:
             traces.append((r, store.load(r)))
         except Exception as exc:
-            st.warning(f"Skipped run {r}: {exc}")
+            st.warning(f"Skipped run {md_text(r)}: {md_text(exc)}")
     if not traces:
         return
     gold_default = ""
     for sq in st.session_state.get("sample_questions") or []:
         if sq.question.strip() == q:
             gold_default = " | ".join(sq.answers)
+    ask_gold = st.session_state.get("ask_gold") or []
+    if (st.session_state.get("ask_question") or "").strip() == q and isinstance(ask_gold, list) and ask_gold:
+        gold_default = " | ".join(str(g) for g in ask_gold)  # the user's own gold from the Ask page wins
     gold_text = st.text_input("Gold answers (separate with |)", value=gold_default, key=f"cmp_gold::{q}",
-                              help="Filled from the sample's questions when known.")
+                              help="For any graph: type the answers you expect. Filled from the Ask page's gold "
+                                   "field or the sample's questions when known.")
     gold = [g.strip() for g in gold_text.split("|") if g.strip()]
     labels = [f"{t.method} ({r[-6:]})" if sum(x.method == t.method for _, x in traces) > 1 else t.method
               for r, t in traces]
     rows = [summary_row(t, gold, label=lab) for (r, t), lab in zip(traces, labels)]
-    df = pd.DataFrame(rows).drop(columns=["hit@1"])
-    st.dataframe(df, hide_index=True, width="stretch")
-
-    fig = go.Figure()
-    for k, row in enumerate(rows):
-        fig.add_bar(name=row["run"], x=["wall time (s)", "model calls", "tokens out / 100"],
-                    y=[row["wall time (s)"], row["model calls"], row["tokens out"] / 100], marker_color=categorical(k))
-    fig.update_layout(barmode="group", height=260, margin={"l": 10, "r": 10, "t": 30, "b": 10},
-                      title={"text": "Cost", "font": {"size": 14}})
-    st.plotly_chart(fig, width="stretch", key="cmp_cost")
+    st.html(summary_table_html(rows))
+    st.plotly_chart(cost_figure(rows), width="stretch", key="cmp_cost", config={"displayModeBar": False})
 
     fps = {t.graph_fingerprint for _, t in traces}
     graph, where = state.graph_for_trace(traces[0][1])
@@ -127,12 +170,12 @@ def main() -> None:
                           context=min(cfg.context, 15))
     st.markdown("**Chains overlaid** (one colour per run; red dashed = cited but not in the graph)")
     panels.show_graph(scene, height=520, alt="chains of the compared runs")
-    st.caption(f"Graph: {where}.")
+    st.caption("Graph: " + md_text(where) + ".")
     cols = st.columns(min(3, len(traces)))
     for k, ((r, t), lab) in enumerate(zip(traces, labels)):
         with cols[k % len(cols)].container(border=True):
-            st.markdown(f"**{lab}**")
-            panels.trace_summary(t, gold=gold, compact=True)
+            st.markdown("**" + md_text(lab) + "**")
+            panels.trace_summary(t, gold=gold, compact=True, graph=graph)
             st.page_link("pages/replay.py", label="Replay", icon=":material/slow_motion_video:",
                          query_params={"run": r})
 

@@ -27,6 +27,7 @@ from kgqa_core.eval.dataset import Dataset, DatasetFormatError, load_dataset, pa
 from kgqa_core.eval.metrics import ERROR_CLASSES, GroupSummary  # noqa: E402
 from kgqa_core.eval.runner import EvalConfigError, load_results, run_eval, summarize_records  # noqa: E402
 from kgqa_core.eval.taxonomy import ERROR_CLASS_DESCRIPTIONS  # noqa: E402
+from kgqa_ui.html_utils import md_text, plotly_text  # noqa: E402
 
 SAMPLE = ROOT / "datasets" / "metaqa_sample" / "metaqa_dev_50.jsonl"
 SRC_SAMPLE = "MetaQA sample (50 questions)"
@@ -51,13 +52,70 @@ def get_model(name: str):
 
 
 def model_choices() -> tuple[list[str], int]:
+    """Packaged models, and the index of the app's model: the one chosen on Ask, else the app's default."""
     try:
         from kgqa_core.models import DEFAULT_APP_MODEL, PACKAGED_MODELS
 
         names = list(PACKAGED_MODELS)
-        return names, names.index(DEFAULT_APP_MODEL) if DEFAULT_APP_MODEL in names else 0
+        default = DEFAULT_APP_MODEL
     except ImportError:
-        return ["smollm2-135m", "qwen2.5-coder-1.5b"], 1
+        names, default = ["smollm2-135m", "qwen2.5-coder-1.5b"], "smollm2-135m"
+    chosen = st.session_state.get("ask_model")
+    if chosen in names:
+        default = chosen
+    return names, names.index(default) if default in names else 0
+
+
+def seconds_per_question(method: str, model: str, out_dir: Path) -> tuple[float | None, str]:
+    """A measured time per question for (method, model): this evaluation's own results, else saved app runs."""
+    try:
+        own = [r["metrics"]["seconds"] for r in load_results(out_dir) if r.get("method") == method]
+    except Exception:
+        own = []
+    if own:
+        return sum(own) / len(own), f"{len(own)} earlier question(s) of this evaluation"
+    try:
+        from kgqa_ui import state as ui_state
+
+        runs = [i.seconds for i in ui_state.store().list() if i.method == method and i.model == model and i.seconds > 0]
+    except Exception:
+        runs = []
+    if runs:
+        return sorted(runs)[len(runs) // 2], f"median of {len(runs)} saved run(s) on this machine"
+    return None, "no run of this method and model measured yet"
+
+
+def time_estimate(methods: list[str], model: str, n: int, out_dir: Path) -> str:
+    """Plain text: the expected duration before starting, per method, from measured runs."""
+    parts, total, unknown = [], 0.0, []
+    for m in methods:
+        secs, basis = seconds_per_question(m, model, out_dir)
+        if secs is None:
+            unknown.append(m)
+            continue
+        total += secs * n
+        parts.append(f"{m}: about {secs:.1f} s per question ({basis})")
+    if not parts:
+        return ("No time estimate yet: none of these methods has run with this model here. Try 1-2 questions "
+                "first; the progress bar then shows the time per question.")
+    text = f"Estimated time: about {_duration(total)} for {n} question(s) × {len(parts)} method(s); " + "; ".join(parts)
+    if unknown:
+        text += f". Not measured yet: {', '.join(unknown)} (adds to this)."
+    return text
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def class_name(code: str) -> str:
+    """ "E1" -> "E1 search error" (the taxonomy's words, not only its code)."""
+    desc = ERROR_CLASS_DESCRIPTIONS.get(code, "")
+    return f"{code} {desc.split(':', 1)[0]}" if desc else code
 
 
 def method_choices() -> tuple[dict[str, str], set[str]]:
@@ -196,10 +254,10 @@ def type_figure(groups: list[GroupSummary], key: str = "hits1", label: str = "Hi
     for m in dict.fromkeys(g.method for g in groups):
         rows = [g for g in groups if g.method == m and _est(g, key) is not None]
         fig.add_bar(
-            name=m, x=[g.type for g in rows], y=[_est(g, key).value for g in rows],
+            name=m, x=[plotly_text(g.type) for g in rows], y=[_est(g, key).value for g in rows],
             error_y=dict(type="data", visible=True, array=[_est(g, key).high - _est(g, key).value for g in rows],
                          arrayminus=[_est(g, key).value - _est(g, key).low for g in rows]),
-            customdata=[g.n for g in rows], hovertemplate="%{x}: %{y:.3f} (n=%{customdata})",
+            customdata=[g.n for g in rows], hovertemplate="%{x}: %{y:.3f} (n=%{customdata})<extra></extra>",
         )
     fig.update_layout(barmode="group", title=f"{label} per question type", yaxis=dict(range=[0, 1.05]),
                       height=340, margin=dict(l=10, r=10, t=40, b=10))
@@ -221,8 +279,9 @@ def taxonomy_figure(groups: list[GroupSummary]) -> go.Figure | None:
         return None
     fig = go.Figure()
     for c in ERROR_CLASSES:
-        fig.add_bar(name=c, x=[g.method for g in rows], y=[g.error_classes.get(c, 0) for g in rows],
-                    hovertext=ERROR_CLASS_DESCRIPTIONS[c])
+        fig.add_bar(name=plotly_text(class_name(c)), x=[plotly_text(g.method) for g in rows],
+                    y=[g.error_classes.get(c, 0) for g in rows], hovertext=plotly_text(ERROR_CLASS_DESCRIPTIONS[c]),
+                    hoverinfo="text+y")
     fig.update_layout(barmode="stack", title="READS error taxonomy (methods that expose their subgraph)",
                       height=320, margin=dict(l=10, r=10, t=40, b=10))
     return fig
@@ -243,16 +302,50 @@ def summary_frame(groups: list[GroupSummary]) -> pd.DataFrame:
     ])
 
 
-def question_frame(records: list[dict]) -> pd.DataFrame:
-    return pd.DataFrame([
-        {
-            "id": r["id"], "type": r.get("type", ""), "method": r["method"], "question": r["question"],
-            "answers": ", ".join(r.get("answers", [])[:5]), "gold": ", ".join(r.get("gold", [])[:5]),
-            "Hits@1": r["metrics"]["hits1"], "F1": round(r["metrics"]["f1"], 3),
-            "class": r["metrics"].get("error_class") or "", "error": r.get("error", ""),
-        }
-        for r in records
-    ])
+def answer_entities(out_dir: Path, rec: dict) -> list[str]:
+    """The run's answers as graph entities (the trace's linked entity), not the raw text the model wrote."""
+    names = _trace_answers(str(out_dir / rec.get("trace", "")))
+    return names if names is not None else list(rec.get("answers", []))
+
+
+@st.cache_data(show_spinner=False, max_entries=4096)
+def _trace_answers(path: str) -> list[str] | None:
+    try:
+        from kgqa_core.trace.schema import load_trace
+
+        return [a.entity or a.text for a in load_trace(path).answers]
+    except Exception:
+        return None
+
+
+QUESTION_COLUMNS = ["question", "answers", "gold", "Hits@1", "F1", "class", "method", "type", "id", "error"]
+
+
+def question_frame(records: list[dict], out_dir: Path | None = None) -> pd.DataFrame:
+    """One row per (question, method); the columns a reader checks first come first."""
+    rows = []
+    for r in records:
+        answers = answer_entities(out_dir, r) if out_dir is not None else list(r.get("answers", []))
+        code = r["metrics"].get("error_class") or ""
+        rows.append({
+            "question": r["question"], "answers": ", ".join(answers[:5]) or "(none)",
+            "gold": ", ".join(r.get("gold", [])[:5]), "Hits@1": bool(r["metrics"]["hits1"]),
+            "F1": round(r["metrics"]["f1"], 3), "class": class_name(code) if code else "",
+            "method": r["method"], "type": r.get("type", ""), "id": r["id"], "error": r.get("error", ""),
+        })
+    return pd.DataFrame(rows, columns=QUESTION_COLUMNS)
+
+
+QUESTION_COLUMN_CONFIG = {
+    "question": st.column_config.TextColumn("question", width="large"),
+    "answers": st.column_config.TextColumn("answers (entities)", width="medium"),
+    "gold": st.column_config.TextColumn("gold", width="medium"),
+    "Hits@1": st.column_config.CheckboxColumn("Hits@1", width="small"),
+    "F1": st.column_config.NumberColumn("F1", width="small", format="%.2f"),
+    "class": st.column_config.TextColumn("error class", width="medium",
+                                         help="READS taxonomy: " + "; ".join(f"{k}: {v}" for k, v in
+                                                                             ERROR_CLASS_DESCRIPTIONS.items())),
+}
 
 
 # ------------------------------------------------------------------ page
@@ -301,9 +394,9 @@ def choose_dataset() -> tuple[Path | None, Dataset | None]:
         st.code(str(exc), language=None)
         return None, None
     types = ", ".join(f"{t}: {sum(q.type == t for q in ds)}" for t in ds.types) or "no types"
-    st.caption(f"**{len(ds)} questions** ({types}) · `{path.name}`")
+    st.caption(f"**{len(ds)} questions** (" + md_text(types) + ") · " + md_text(path.name))
     for w in ds.warnings[:3]:
-        st.warning(w)
+        st.warning(md_text(w))
     return path, ds
 
 
@@ -317,10 +410,10 @@ def _generate_ui() -> Path | None:
             try:
                 graph = parse_graph_bytes(up.getvalue(), up.name)
             except GraphFormatError as exc:
-                st.error(str(exc))
+                st.error(md_text(exc))
                 return None
     else:
-        st.caption(f"Generating from the current graph **{graph.name}** ({len(graph)} triplets).")
+        st.caption("Generating from the current graph **" + md_text(graph.name) + f"** ({len(graph)} triplets).")
     if graph is None:
         st.info("Load a graph (here or on the graph page) to generate questions from it.")
         return None
@@ -332,7 +425,7 @@ def _generate_ui() -> Path | None:
         try:
             st.session_state["eval_generated_path"] = str(generate_dataset(graph, patterns, int(n), int(seed)))
         except ValueError as exc:
-            st.error(f"Question generation failed: {exc}")
+            st.error("Question generation failed: " + md_text(exc))
     path = st.session_state.get("eval_generated_path")
     return Path(path) if path else None
 
@@ -365,9 +458,11 @@ def run_panel(path: Path, ds: Dataset) -> Path | None:
     out_dir = runs_dir() / run_slug(path, model, params)
     missing = [m for m in methods if m not in available]
     if missing:
-        st.warning(f"Not available yet (module missing): {', '.join(missing)}; they will be skipped.")
+        st.warning("Not available yet (module missing): " + md_text(", ".join(missing)) + "; they will be skipped.")
     runnable = [m for m in methods if m in available]
-    st.caption(f"Results go to `{out_dir}`; running again resumes (finished questions are skipped).")
+    st.caption("Results go to " + md_text(out_dir) + "; running again resumes (finished questions are skipped).")
+    if runnable:
+        st.info(time_estimate(runnable, model, int(limit), out_dir), icon=":material/schedule:")  # registry names only
     if st.button("Run evaluation", type="primary", disabled=not runnable, key="eval_run"):
         bar = st.progress(0.0, text="Loading the model...")
         try:
@@ -383,7 +478,7 @@ def run_panel(path: Path, ds: Dataset) -> Path | None:
             bar.progress(1.0, text=f"Done: ran {summary.ran}, resumed {summary.skipped}, errors {summary.failed}")
         except (DatasetFormatError, EvalConfigError, ValueError, OSError, RuntimeError) as exc:
             bar.empty()
-            st.error(f"The evaluation stopped: {exc}")
+            st.error("The evaluation stopped: " + md_text(exc))
     return out_dir
 
 
@@ -413,8 +508,8 @@ def results_panel(out_dir: Path, ds: Dataset) -> None:
         st.dataframe(summary_frame(by_type), hide_index=True, width="stretch")
 
     st.subheader("Per question")
-    frame = question_frame(records)
-    event = st.dataframe(frame, hide_index=True, width="stretch", on_select="rerun",
+    frame = question_frame(records, out_dir)
+    event = st.dataframe(frame, hide_index=True, width="stretch", on_select="rerun", column_config=QUESTION_COLUMN_CONFIG,
                          selection_mode="single-row", key="eval_table")
     rows = list(getattr(getattr(event, "selection", None), "rows", []) or []) if event is not None else []
     labels = [f"{r['method']} · {r['id']} · {r['question'][:70]}" for r in records]
@@ -422,13 +517,13 @@ def results_panel(out_dir: Path, ds: Dataset) -> None:
     choice = st.selectbox("Question and method", range(len(records)), index=index, key=f"eval_pick_{index}",
                           format_func=lambda i: labels[i])
     rec = records[choice]
-    st.markdown(f"**{rec['question']}**  \ngold: {', '.join(rec['gold'])}  \n"
-                f"answers: {', '.join(rec['answers']) or '(none)'}")
+    st.markdown("**" + md_text(rec["question"]) + "**  \ngold: " + md_text(", ".join(rec["gold"])) + "  \nanswers: "
+                + (md_text(", ".join(answer_entities(out_dir, rec))) or "(none)"))
     if rec.get("error"):
-        st.error(rec["error"])
+        st.error(md_text(rec["error"]))
     if rec["metrics"].get("error_class"):
         c = rec["metrics"]["error_class"]
-        st.caption(f"{c}: {ERROR_CLASS_DESCRIPTIONS.get(c, '')}")
+        st.caption(md_text(f"{class_name(c)}: {ERROR_CLASS_DESCRIPTIONS.get(c, '')}"))
     if st.button("Open this trace in Replay", key="eval_open_replay"):
         open_in_replay(out_dir / rec["trace"], ds, rec["id"])
 
@@ -443,12 +538,12 @@ def open_in_replay(trace_file: Path, ds: Dataset, qid: str) -> None:
         info = ui_state.store().save(load_trace(trace_file), ds.by_id(qid).graph())
         ui_state.remember_run(info.run_id)
     except (ImportError, KeyError, OSError, ValueError) as exc:
-        st.info(f"Replay could not take this trace ({exc}); the file is `{trace_file}`.")
+        st.info("Replay could not take this trace (" + md_text(exc) + "); the file is " + md_text(trace_file) + ".")
         return
     try:
         st.switch_page("pages/replay.py", query_params={"run": info.run_id})
     except Exception:  # standalone or no Replay page registered
-        st.info(f"Replay is not available here; the trace is saved as run `{info.run_id}`.")
+        st.info("Replay is not available here; the trace is saved as run " + md_text(info.run_id) + ".")
 
 
 def main() -> None:

@@ -7,6 +7,7 @@ import streamlit as st
 
 from kgqa_core.graph.knowledge_graph import KnowledgeGraph
 from kgqa_ui import charts, panels, state
+from kgqa_ui.html_utils import md_text
 from kgqa_ui.nav import ensure_app_navigation
 from kgqa_ui.running import methods_available, run_with_status
 from kgqa_ui.trace_scene import explore_scene
@@ -45,14 +46,14 @@ def search_tab(graph: KnowledgeGraph) -> None:
         else:
             st.info("Search an entity and press **Expand** to draw its neighbourhood.")
             return
-    st.caption("Expanded: " + ", ".join(f"`{panels._md(e)}`" for e in expanded))
+    st.caption("Expanded: " + ", ".join(md_text(e) for e in expanded))
     cfg = state.settings()
     highlight = [t.id for t in graph if t.id in set(st.session_state.get("edit_added_ids", []))]
     scene = explore_scene(graph, expanded, selected=pick, highlight=highlight, max_nodes=cfg.max_nodes)
     panels.show_graph(scene, height=520, alt="explored neighbourhoods")
     focus = pick or expanded[-1]
     trips = graph.neighbours(focus)
-    st.markdown(f"**Triplets of {panels._md(focus)}** ({len(trips)}; showing up to 500)")
+    st.markdown(f"**Triplets of {md_text(focus)}** ({len(trips)}; showing up to 500)")
     st.dataframe(pd.DataFrame([{"id": t.id, "head": t.head, "relation": t.relation, "tail": t.tail}
                                for t in trips[:500]]), hide_index=True, width="stretch")
     neighbours = sorted({t.other(focus) for t in trips[:500]} - set(expanded))
@@ -91,6 +92,36 @@ def edit_tab(original: KnowledgeGraph) -> None:
             st.session_state["edited_graph"] = g
         return g
 
+    def remove(tid: int) -> None:
+        """Button callback: runs before the page, so the tab stays open and the picker refreshes."""
+        g2 = copy()
+        if g2.has_triplet_id(int(tid)):
+            t = g2.remove(int(tid))
+            log.append(f"removed #{t.id}: {t.linearized()}")
+            st.session_state["edit_msg"] = ("success", f"Removed #{t.id}.")
+        else:
+            st.session_state["edit_msg"] = ("error", f"No triplet with id {int(tid)} in the edited graph.")
+
+    def add() -> None:
+        """Button callback: adds the triplet, then clears the three fields for the next one."""
+        h, r, t = (st.session_state.get(k, "").strip() for k in ("edit_h", "edit_r", "edit_t"))
+        if not (h and r and t):
+            st.session_state["edit_msg"] = ("error", "Head, relation and tail must all be non-empty.")
+            return
+        g2 = copy()
+        if g2.find(h, r, t):
+            st.session_state["edit_msg"] = ("warning", "That triplet is already in the graph.")
+            return
+        trip = g2.add(h, r, t)
+        log.append(f"added #{trip.id}: {trip.linearized()}")
+        st.session_state.setdefault("edit_added_ids", []).append(trip.id)
+        for k in ("edit_h", "edit_r", "edit_t"):
+            st.session_state[k] = ""
+        st.session_state["edit_msg"] = ("success", f"Added #{trip.id}.")
+
+    msg = st.session_state.pop("edit_msg", None)
+    if msg:
+        getattr(st, msg[0])(md_text(msg[1]))
     c1, c2 = st.columns(2)
     with c1, st.container(border=True):
         st.markdown("**Remove a triplet**")
@@ -99,44 +130,27 @@ def edit_tab(original: KnowledgeGraph) -> None:
         pool = g.neighbours(focus)[:300] if focus and g.has_entity(focus) else []
         if pool:
             tid = st.selectbox("Triplet", [t.id for t in pool], key="edit_rm_pick",
-                               format_func=lambda i: f"#{i}  {g.triplet(i).linearized()}")
+                               format_func=lambda i: f"#{i}  {g.triplet(i).linearized()}" if g.has_triplet_id(i) else f"#{i}")
         else:
             st.caption("Expand an entity on the Search tab to pick from its triplets, or give an id.")
             tid = st.number_input("Triplet id", min_value=0, step=1, key="edit_rm_id")
-        if st.button("Remove", key="edit_rm", icon=":material/remove_circle:"):
-            g2 = copy()
-            if g2.has_triplet_id(int(tid)):
-                t = g2.remove(int(tid))
-                log.append(f"removed #{t.id}: {t.linearized()}")
-                st.rerun()
-            else:
-                st.error(f"No triplet with id {int(tid)} in the edited graph.")
+        st.button("Remove", key="edit_rm", icon=":material/remove_circle:", on_click=remove, args=(tid,),
+                  disabled=tid is None)
     with c2, st.container(border=True):
         st.markdown("**Add a triplet**")
-        h = st.text_input("Head", key="edit_h")
-        r = st.text_input("Relation", key="edit_r")
-        t = st.text_input("Tail", key="edit_t")
-        if st.button("Add", key="edit_add", icon=":material/add_circle:"):
-            if not (h.strip() and r.strip() and t.strip()):
-                st.error("Head, relation and tail must all be non-empty.")
-            else:
-                g2 = copy()
-                existed = g2.find(h.strip(), r.strip(), t.strip())
-                trip = g2.add(h.strip(), r.strip(), t.strip())
-                if existed:
-                    st.warning("That triplet is already in the graph.")
-                else:
-                    log.append(f"added #{trip.id}: {trip.linearized()}")
-                    st.session_state.setdefault("edit_added_ids", []).append(trip.id)
-                    st.rerun()
+        st.text_input("Head", key="edit_h")
+        st.text_input("Relation", key="edit_r")
+        st.text_input("Tail", key="edit_t")
+        st.button("Add", key="edit_add", icon=":material/add_circle:", on_click=add)
     if log:
         st.markdown("**Edits so far**")
         st.code("\n".join(log), language=None)
-        if st.button("Discard edits", key="edit_reset"):
+        def discard() -> None:
             st.session_state.pop("edited_graph", None)
             st.session_state["edit_log"] = []
             st.session_state["edit_added_ids"] = []
-            st.rerun()
+
+        st.button("Discard edits", key="edit_reset", on_click=discard)
     reask(original)
 
 
@@ -176,11 +190,11 @@ def reask(original: KnowledgeGraph) -> None:
             with col.container(border=True):
                 st.markdown(f"**{label} graph**")
                 if not run_id:
-                    st.error(err or "no run")
+                    st.error(md_text(err or "no run"))
                     continue
                 tr = state.load_run(run_id)
                 answers[label] = set(tr.answer_texts)
-                panels.trace_summary(tr, compact=True)
+                panels.trace_summary(tr, compact=True, graph=original if label == "original" else edited)
                 st.page_link("pages/replay.py", label="Replay", query_params={"run": run_id})
         if len(answers) == 2:
             if answers["original"] == answers["edited"]:
@@ -199,7 +213,9 @@ def main() -> None:
     if st.session_state.get("edited_graph") is not None:
         st.caption(f"Showing the **edited copy** ({len(st.session_state.get('edit_log', []))} edits); "
                    "the loaded graph is unchanged.")
-    t1, t2, t3 = st.tabs(["Search & expand", "Relation statistics", "Edit & re-ask"])
+    # keyed tabs keep the open tab across reruns (an edit used to jump back to the first tab)
+    t1, t2, t3 = st.tabs(["Search & expand", "Relation statistics", "Edit & re-ask"], key="explore_tab",
+                         on_change="rerun")
     with t1:
         search_tab(graph)
     with t2:

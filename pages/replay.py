@@ -8,7 +8,9 @@ import streamlit as st
 
 from kgqa_core.trace.schema import Trace
 from kgqa_ui import panels, state
+from kgqa_ui.html_utils import md_text
 from kgqa_ui.nav import ensure_app_navigation
+from kgqa_ui.trace_scene import step_name
 from kgqa_ui.trace_tables import trace_label
 
 PLAY_INTERVAL = 1.6  # seconds per step while playing
@@ -25,7 +27,7 @@ def pick_run() -> str | None:
                 st.text(p)  # file text, shown as text
     if not infos:
         st.info("No runs yet. Ask a question on the **Ask** page (every run is saved to "
-                f"`{store.root}`), or import a trace JSON on the **Runs** page.", icon=":material/info:")
+                f"{md_text(store.root)}), or import a trace JSON on the **Runs** page.", icon=":material/info:")
         return None
     mine = set(state.session_runs())
     ids = [i.run_id for i in infos]
@@ -33,7 +35,7 @@ def pick_run() -> str | None:
               f"{(i.created_at or '')[:19].replace('T', ' ')}" for i in infos}
     wanted = state.query_param("run")
     if wanted and wanted not in ids:
-        st.warning(f"Run `{wanted}` is not in {store.root}; showing the newest run instead.")
+        st.warning(f"Run {md_text(wanted)} is not in {md_text(store.root)}; showing the newest run instead.")
         wanted = None
     if st.session_state.get("replay_pick") not in ids or (wanted and st.session_state.get("replay_url_seen") != wanted):
         st.session_state["replay_pick"] = wanted or ids[0]
@@ -91,29 +93,35 @@ def player(run_id: str, trace: Trace, was_playing: bool) -> None:
             st.session_state["replay_playing"] = run_id
             st.session_state["replay_tick_seen"] = False
 
-    c = st.columns([1, 1, 1, 9])
-    c[0].button("◀", key="replay_prev", on_click=move, args=(-1,), help="Previous step", disabled=playing)
-    c[1].button("⏸" if playing else "▶", key="replay_play", on_click=toggle,
+    c = st.columns([2, 2, 2, 9])
+    c[0].button("Back", key="replay_prev", on_click=move, args=(-1,), help="Previous step", disabled=playing,
+                icon=":material/skip_previous:", width="stretch")
+    c[1].button("Pause" if playing else "Play", key="replay_play", on_click=toggle,
+                icon=":material/pause:" if playing else ":material/play_arrow:", width="stretch",
                 help="Pause" if playing else "Play through the steps")
-    c[2].button("▶|", key="replay_next", on_click=move, args=(1,), help="Next step", disabled=playing)
+    c[2].button("Next", key="replay_next", on_click=move, args=(1,), help="Next step", disabled=playing,
+                icon=":material/skip_next:", width="stretch")
     options = list(range(n + 1))
+    names = [step_name(trace, i) for i in range(n)]
 
     def fmt(i: int) -> str:
-        return "final" if i == n else f"{i + 1} · {trace.steps[i].kind}"
+        # the slider's value label is rendered as Markdown: step names come from the trace
+        return "final result" if i == n else md_text(f"{i + 1} of {n} · {names[i]}")
 
     with c[3]:
-        idx = st.select_slider("Step", options, key=key, format_func=fmt, label_visibility="collapsed")
+        idx = st.select_slider("Step", options, key=key, format_func=fmt, label_visibility="collapsed",
+                               help="Drag, or use the Back / Next buttons")
     if state.query_param("step") != str(idx):
         st.query_params["step"] = str(idx)
     if graph is None or where.startswith("no graph"):
-        st.caption(f"Graph: {where}.")
+        st.caption("Graph: " + md_text(where) + ".")
     panels.step_view(trace, idx, graph, cfg.max_nodes, cfg.context)
 
 
 def main() -> None:
     st.title("Replay")
-    st.caption("Step through what a method did: the query-centric subgraph, candidates and their scores, the "
-               "chosen chain, and the model's own text. Nothing is re-run.")
+    st.caption("Step through what a method did: the subgraph it grew, candidates and their scores, the chosen "
+               "chain and the model's own text. Nothing is re-run.")
     run_id = pick_run()
     if run_id is None:
         return
@@ -122,21 +130,22 @@ def main() -> None:
         path = store.path(run_id)
         trace = _load(str(store.root), run_id, path.stat().st_mtime)
     except Exception as exc:
-        st.error(f"Could not load run {run_id}: {exc}")
+        st.error(f"Could not load run {md_text(run_id)}: {md_text(exc)}")
         return
     with st.container(border=True):
-        st.markdown(f"**{panels._md(trace.question)}**")
+        st.markdown("**" + md_text(trace.question) + "**")
         gold = st.session_state.get("ask_gold") if st.session_state.get("ask_question", "").strip() == trace.question else []
-        panels.trace_summary(trace, gold=gold, compact=True)
-        with st.expander("Run details: cost, parameters, all chains"):
-            panels.trace_summary(trace, gold=gold)
+        graph, _where = state.graph_for_trace(trace)
+        panels.trace_summary(trace, gold=gold, compact=True, graph=graph, show_chain=False, inline=True)
+        with st.expander("Chains, cost and parameters"):
+            panels.trace_summary(trace, gold=gold, graph=graph)
     if not trace.steps:
         st.info("This trace has no steps to replay; the final result is shown below.")
     playing = st.session_state.get("replay_playing") == run_id
     fragment = st.fragment(player, run_every=PLAY_INTERVAL if playing else None)
     with panels.page_guard("Replay"):
         fragment(run_id, trace, playing)
-    st.caption(f"Run `{run_id}` · {trace_label(trace)}")
+    st.caption("Run " + md_text(run_id) + " · " + md_text(trace_label(trace)))
 
 
 with panels.page_guard("Replay"):

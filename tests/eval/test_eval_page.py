@@ -24,6 +24,7 @@ def test_page_renders_sample_and_runs_a_method(page_env):
     assert any("No results yet" in i.value for i in at.info)
     at.multiselect(key="eval_methods").set_value(["fake"]).run()
     at.number_input(key="eval_limit").set_value(4).run()
+    assert any("time estimate" in i.value.lower() or "estimated time" in i.value.lower() for i in at.info)
     at.button(key="eval_run").click().run()
     assert not at.exception, at.exception
     assert not at.error
@@ -33,6 +34,10 @@ def test_page_renders_sample_and_runs_a_method(page_env):
     frames = [d.value for d in at.dataframe]
     assert frames[0]["method"].tolist() == ["fake"]
     assert len(frames[-1]) == 4 and set(frames[-1]["type"]) == {"1hop"}
+    assert list(frames[-1].columns[:5]) == ["question", "answers", "gold", "Hits@1", "F1"]  # key columns first
+    # after one run the estimate is measured from this evaluation's own questions
+    at.run()
+    assert any("earlier question(s) of this evaluation" in i.value for i in at.info)
     # choosing a question and opening its trace hands the path to Replay
     at.button(key="eval_open_replay").click().run()
     trace_path = Path(at.session_state["replay_trace_path"])

@@ -281,3 +281,186 @@ def test_dog_written_triplets_are_highlighted_in_their_own_format(graph):
     assert body.count('class="kg-chain"') == 1 and body.count('class="kg-ok"') == 1
     assert body.count('class="kg-ill"') == 1
     assert ">&lt; Valley of the Dolls -&gt; release_year -&gt; 1967 &gt;</span> This tells us it." in body
+
+
+# ------------------------------------------------------------------ views by step kind
+def test_views_dispatch_by_method_then_kind_prefix(graph):
+    from kgqa_ui.views import GENERIC, registered, view_for_kind, view_for_step
+
+    assert {"dog.", "cot.", "direct.", "reads.", "rok.", "lpkg."} <= set(registered())
+    dog = F.dog_trace(graph)
+    assert view_for_step(dog, dog.steps[0]).method == "dog"
+    old_cot = F.cot_trace_with_ill(graph)  # saved before CoT had its own kinds: dog.answer in a cot trace
+    assert old_cot.steps[0].kind == "dog.answer" and view_for_step(old_cot, old_cot.steps[0]).method == "cot"
+    assert view_for_kind("dog.answer", "direct").method == "direct"
+    assert view_for_kind("cot.triplet", "").method == "cot" and view_for_kind("direct.answer").method == "direct"
+    assert view_for_kind("reads.search", "future-method").method == "reads"  # unknown method: by kind
+    assert view_for_kind("future.thing", "dog") is GENERIC and view_for_kind("", "") is GENERIC
+    # a view owns its extras: no shared list of known keys
+    assert "abstract_structure" not in view_for_kind("dog.triplet").drawn_extras
+
+
+def test_a_new_view_module_needs_no_shared_renderer_change(graph):
+    from kgqa_ui import views
+    from kgqa_ui.views.base import StepView
+
+    class ToyView(StepView):
+        method = "toy"
+        prefixes = ("toy.",)
+
+        def step_name(self, trace, index):
+            return "toy step"
+
+        def scene_layers(self, b, trace, upto, step, g):
+            b.node("Sharon Tate", "key")
+
+    views.register(ToyView())
+    tr = Trace(method="toy", question="q", topic_entities=[])
+    tr.add_step(Step(index=0, kind="toy.go"))
+    from kgqa_ui.trace_scene import step_title
+
+    assert step_title(tr, 0) == "Step 1 of 1 \u00b7 toy step"
+    assert step_scene(tr, 0, graph).node(next(n.id for n in step_scene(tr, 0, graph).nodes)).role == "key"
+
+
+def test_human_step_names_never_show_internal_kinds(graph):
+    from kgqa_ui.trace_scene import step_name
+
+    dog = F.dog_trace(graph)
+    names = [step_name(dog, i) for i in range(len(dog.steps))]
+    assert names[0] == "beam 0 \u00b7 first triplet" and names[3] == "beam 0 \u00b7 second triplet"
+    assert names[2].startswith("beam selection after hop 1") and names[5].startswith("beam selection after hop 2")
+    for tr in F.all_traces(graph).values():
+        for i in range(len(tr.steps)):
+            name = step_name(tr, i)
+            assert name and not any(k in name for k in ("dog.", "cot.", "reads.", "rok.", "lpkg."))
+    weird = F.weird_trace(graph)
+    assert "unknown step type" in step_name(weird, 0)
+
+
+def test_subgraph_grows_entities_reached_earlier_stay_marked(graph):
+    tr = F.dog_trace(graph)
+    scene = step_scene(tr, 3, graph)  # beam 0, second triplet: Valley of the Dolls was reached at step 1
+    roles = {n.title.split("\n")[0]: n.role for n in scene.nodes}
+    assert roles["Valley of the Dolls"] in ("reached", "chain")
+    later = step_scene(F.reads_trace(graph), 1, graph)
+    by_name = {n.title.split("\n")[0]: n for n in later.nodes}
+    assert by_name["Valley of the Dolls"].role == "reached"  # reached at step 1, stays marked
+    assert by_name["1967"].new and by_name["1968"].new  # new at this step: ringed
+    assert any(item.label == "reached at an earlier step" for item in later.legend)
+
+
+# ------------------------------------------------------------------ beam scores
+def _partial_step(graph) -> Step:
+    """What DoG records: the decoded triplet (exact, low score, kept) and an unfinished one (bound, higher)."""
+    kept = F._cand(graph, "Valley of the Dolls", "release_year", "1967", -5.5, kept=True, beam=0)
+    kept.extra = {"exact": True}
+    partial = F._cand(graph, "Valley of the Dolls", "has_genre", "Drama", -3.2, beam=0)
+    partial.extra = {"exact": False}
+    partial.label = "Valley of the Dolls -> has_genre -> Drama, a much longer name that ends differently: A"
+    twin = F._cand(graph, "Valley of the Dolls", "directed_by", "Mark Robson", -6.0, beam=0)
+    twin.extra = {"exact": True}
+    twin.label = "Valley of the Dolls -> has_genre -> Drama, a much longer name that ends differently: B"
+    return Step(index=0, kind="dog.triplet", beam=0, candidates=[partial, twin, kept])
+
+
+def test_beam_scores_kept_first_partial_marked_one_unit_full_labels(graph):
+    """Today's bug: a dropped candidate showed p=0.04 and the kept one p=0.00 (an upper bound beat an exact score)."""
+    from kgqa_ui.views import view_for_kind
+
+    step = _partial_step(graph)
+    view = view_for_kind("dog.triplet")
+    fig = step_scores_figure(step, unit=view.score_unit_for(step), logprob=True,
+                             label_of=lambda c: view.candidate_label(step, c),
+                             reason_of=lambda c: view.candidate_reason(step, c))
+    bar = fig.data[0]
+    assert bar.text[0].startswith("\u2713") and "-5.50" in bar.text[0]  # kept first, in log-probability
+    # fully scored before partial ones: a bound is not a score, so -3.20 (partial) comes after -6.00
+    assert "-6.00" in bar.text[1] and "partial" not in bar.text[1]
+    assert "\u2264 -3.20" in bar.text[2] and "partial" in bar.text[2]  # the bound, marked
+    assert list(bar.marker.pattern.shape) == ["", "", "/"]
+    assert all("p=" not in t for t in bar.text)  # one unit on the bars; probability only in the tooltip
+    assert "probability" in bar.hovertext[0] and "upper bound" in bar.hovertext[2]
+    assert "never finished" in bar.hovertext[2] and "kept" in bar.hovertext[0]
+    labels = [y.replace("<br>", " ") for y in bar.y]
+    assert labels[2].endswith("differently: A") and labels[1].endswith("differently: B")  # wrapped, not cut
+    assert "log-probability" in fig.layout.xaxis.title.text
+    legend = view.score_legend(step)
+    assert "Eq. 3" in legend and "Partial" in legend and "upper bound" in legend and "Kept" in legend
+
+
+def test_scores_csv_marks_partial_candidates(graph):
+    tr = Trace(method="dog", question="q")
+    tr.add_step(_partial_step(graph))
+    lines = scores_csv(tr).splitlines()
+    assert lines[0].endswith(",partial")
+    assert sum(line.endswith(",True") for line in lines[1:]) == 1
+
+
+# ------------------------------------------------------------------ answer grounding
+def test_an_answer_off_the_chain_is_never_green(graph):
+    from kgqa_core.trace.schema import Answer
+    from kgqa_ui.trace_tables import grounding_badge
+
+    tr = F.dog_trace(graph)
+    assert grounding_badge(tr, graph).color == "green"
+    tr.answers.append(Answer(text="1966", entity="1966", in_graph=True))  # in the graph, on no chain
+    b = grounding_badge(tr, graph)
+    assert b.color == "orange" and "off the chain" in b.label and "1966" in b.help
+    tr.answers.append(Answer(text="Atlantis"))
+    assert grounding_badge(tr, graph).color == "red"
+    direct = Trace(method="direct", question="q", answers=[Answer(text="1967", entity="1967", in_graph=True)])
+    assert grounding_badge(direct, graph).color == "blue"  # no chain to check: never green
+    assert grounding_badge(Trace(method="dog", question="q"), graph) is None
+    assert summary_row(F.dog_trace(graph))["answers on chain"] == "2/2"
+
+
+# ------------------------------------------------------------------ graph page
+def test_graph_labels_readable_keyboard_and_dark_mode(graph):
+    scene = step_scene(F.dog_trace(graph), 3, graph)
+    data = scene_data(scene)
+    assert all(n["font"]["size"] >= 12 for n in data["nodes"])
+    assert all(e["font"]["size"] >= 12 for e in data["edges"])
+    html = render_html(scene)
+    assert "keyboard: { enabled: true" in html and 'tabindex="0"' in html
+    assert "prefers-color-scheme: dark" in html
+    # many edges: relation names move to hover, the chain keeps its labels
+    hub = KnowledgeGraph.from_triplets([("Hub", f"rel{i}", f"E{i}") for i in range(30)], name="hub")
+    tr = Trace(method="dog", question="q", topic_entities=["Hub"])
+    tr.add_step(Step(index=0, kind="dog.triplet", subgraph_after=[t.id for t in hub], chosen_triplet_id=0))
+    data = scene_data(step_scene(tr, 0, hub))
+    assert data["hoverLabels"]
+    labelled = [e for e in data["edges"] if e["label"]]
+    assert labelled and all(e["role"] in ("chain", "ill") for e in labelled)
+    assert all(e["hoverLabel"] for e in data["edges"])
+
+
+def test_compare_answers_get_a_marker_per_run(graph):
+    dog, cot = F.dog_trace(graph), F.cot_trace_with_ill(graph)
+    from kgqa_core.trace.schema import Answer
+
+    cot.answers = [Answer(text="1966", entity="1966", in_graph=True)]
+    scene = compare_scene([dog, cot], graph, labels=["dog", "cot"])
+    shapes = {n.title.split("\n")[0]: (n.shape, n.color) for n in scene.nodes if n.role == "answer"}
+    assert shapes["1967"] != shapes["1966"]
+    assert shapes["1967"][1] == C.categorical(0) and shapes["1966"][1] == C.categorical(1)
+    assert any(item.label == "answer of cot only" for item in scene.legend)
+
+
+def test_reads_stop_option_is_named_and_structure_labels_wrap():
+    from kgqa_ui.views import view_for_kind
+    from kgqa_ui.views.reads import NONE_LABEL
+
+    step = Step(index=0, kind="reads.search", choice="None",
+                candidates=[Candidate("None", -0.3, prob=0.6, kept=True, extra={"stop": True}),
+                            Candidate("release_year", -1.2, prob=0.3)])
+    view = view_for_kind("reads.search")
+    assert view.candidate_label(step, step.candidates[0]) == NONE_LABEL
+    assert "stop searching" in view.score_legend(step)
+    tr = Trace(method="reads", question="q")
+    tr.add_step(step)
+    from kgqa_ui.trace_scene import step_name
+
+    assert "stopped" in step_name(tr, 0)
+    html = render_html(abstract_structure_scene(F.reads_trace().steps[1].extra["abstract_structure"]))
+    assert "widthConstraint" in html and 'align: "horizontal"' in html

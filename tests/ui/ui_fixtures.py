@@ -306,3 +306,58 @@ def all_traces(g: KnowledgeGraph | None = None) -> dict[str, Trace]:
     g = g or sample_graph()
     return {"dog": dog_trace(g), "reads": reads_trace(g), "rok": rok_trace(g), "lpkg": lpkg_trace(g),
             "cot": cot_trace_with_ill(g)}
+
+
+# ---------------------------------------------------------------- markup in trace text
+EVIL_HOST = "evil.example"
+MARKUP = [
+    f"![x](http://{EVIL_HOST}/t.png)",
+    f"[click me](http://{EVIL_HOST}/link)",
+    f"<img src=http://{EVIL_HOST}/i.png>",
+    f"<a href='http://{EVIL_HOST}/a'>a</a>",
+    "`code` and a stray ` backtick",
+    "$x^2$ and $$y$$",
+    ":red[coloured] :material/home: <b>bold</b>",
+    f"www.{EVIL_HOST}/auto http://{EVIL_HOST}/bare",
+]
+MARKUP_TEXT = " ".join(MARKUP)
+
+
+def markup_graph() -> KnowledgeGraph:
+    """Entity and relation names that are Markdown/HTML; they must be shown as text everywhere."""
+    return KnowledgeGraph.from_triplets([
+        (f"![e](http://{EVIL_HOST}/e.png)", f"<img src=http://{EVIL_HOST}/r.png>", "`tick` $m$"),
+        ("`tick` $m$", "next", f"[ans](http://{EVIL_HOST}/ans)"),
+        (f"![e](http://{EVIL_HOST}/e.png)", "other", "plain"),
+    ], name=f"graph ![g](http://{EVIL_HOST}/g.png)")
+
+
+def markup_trace(g: KnowledgeGraph, method: str = "dog") -> Trace:
+    """A DoG trace whose every text field holds Markdown, HTML, backticks and math."""
+    topic = f"![e](http://{EVIL_HOST}/e.png)"
+    t0, t1, t2 = g.triplets[0], g.triplets[1], g.triplets[2]
+    tr = Trace(method=method, question="Who? " + MARKUP_TEXT, model=f"model `x` [m](http://{EVIL_HOST}/m)",
+               parameters={f"p ![p](http://{EVIL_HOST}/p.png)": "`v`"}, topic_entities=[topic],
+               error="failed: " + MARKUP_TEXT, notes=["note: " + MARKUP_TEXT])
+    tr.add_step(Step(
+        index=0, kind="dog.triplet", title="title " + MARKUP_TEXT, beam=0, subgraph_after=[t0.id, t2.id],
+        added_entities=[t0.tail],
+        candidates=[Candidate(t0.linearized(), -0.5, triplet_id=t0.id, triplet=t0.as_tuple, kept=True, beam=0,
+                              extra={"exact": True}),
+                    Candidate("cand " + MARKUP_TEXT, -0.9, triplet_id=t2.id, triplet=t2.as_tuple, beam=0,
+                              extra={"exact": False})],
+        choice=t0.linearized(), chosen_triplet_id=t0.id, model_text="text " + MARKUP_TEXT, note="note " + MARKUP_TEXT,
+        token_view=_tokens([(f"![t](http://{EVIL_HOST}/tok.png)", 0.9, [("<img src=x>", 0.1)])]),
+        model_calls=[ModelCall(purpose="purpose " + MARKUP_TEXT, prompt_tokens=1, output_tokens=1, forward_passes=1,
+                               seconds=0.1, prompt="prompt " + MARKUP_TEXT)],
+        extra={"chain": [t0.id], "mystery " + MARKUP[0]: MARKUP_TEXT},
+    ))
+    tr.add_step(Step(index=0, kind="dog.beam", title=MARKUP_TEXT,
+                     candidates=[Candidate(MARKUP_TEXT, -0.5, kept=True, extra={"chain": [t0.id]})]))
+    tr.add_step(Step(index=0, kind=f"dog.answer ![k](http://{EVIL_HOST}/k.png)", title=MARKUP_TEXT, beam=0,
+                     choice=MARKUP_TEXT, model_text="* answers: " + MARKUP_TEXT, subgraph_after=[t0.id, t1.id]))
+    tr.add_step(Step(index=0, kind=f"future.`kind` ![k](http://{EVIL_HOST}/k2.png)", title=MARKUP_TEXT,
+                     extra={MARKUP[1]: MARKUP_TEXT}))
+    _finish(tr, g, [[t0.as_tuple, t1.as_tuple]], [t1.tail])
+    tr.answers.append(Answer(text="raw " + MARKUP_TEXT))
+    return tr
