@@ -51,5 +51,11 @@ with st.sidebar:
                         key="set_max_nodes", help="Graphs never draw more entities than this; a note says what was left out.")
         st.slider("Context entities around the subgraph", 0, 150, state.DEFAULT_CONTEXT, key="set_context",
                   help="Faded neighbours drawn around the query-centric subgraph.")
+        from kgqa_core.models.backends import available as available_backends, default_backend
+
+        st.selectbox("Model backend", ["auto"] + available_backends(), key="set_backend",
+                     format_func=lambda b: f"auto ({default_backend()})" if b == "auto" else b,
+                     help="llama.cpp runs the packaged GGUF file on the CPU (fast); transformers runs a "
+                          "dequantised copy on CPU, CUDA or MPS and reads Hugging Face folders.")
 
 nav.run()

@@ -71,7 +71,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
             print(f"topic entities (linked): {', '.join(topics)}", file=sys.stderr)
 
     progress = None if args.json else (lambda msg: print(msg, file=sys.stderr))
-    model = load_model(args.model, device=args.device, progress=progress)
+    model = load_model(args.model, device=args.device, progress=progress, backend=args.backend)
+    if model.load_note and args.json:
+        print(f"note: {model.load_note}", file=sys.stderr)
 
     def on_step(step) -> None:
         if args.verbose and not args.json:
@@ -191,6 +193,8 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--model", default=os.environ.get("KGQA_MODEL", TEST_MODEL),
                      help="packaged model name, local folder, .gguf file or hub id")
     ask.add_argument("--device", default=None, help="cpu, cuda or mps (default: best available)")
+    ask.add_argument("--backend", default=None, choices=["llama.cpp", "transformers"],
+                     help="model backend (default: $KGQA_BACKEND, else llama.cpp on a CPU-only machine when installed)")
     ask.add_argument("--beam-size", default=None, help="same as --param beam_size=K (DoG)")
     ask.add_argument("--max-steps", default=None, help="same as --param max_steps=N (DoG)")
     ask.add_argument("--hops", default=None, help="same as --param hops=N (RoK)")

@@ -27,8 +27,8 @@ POLL_SECONDS = 1.0
 LOG_LINES_SHOWN = 60
 
 
-def get_model(name: str, progress: Callable[[str], None] | None = None):
-    """One loaded model per name per process, shared by all sessions (the model has its own lock).
+def get_model(name: str, progress: Callable[[str], None] | None = None, backend: str | None = None):
+    """One loaded model per name and backend per process, shared by all sessions (the model has its own lock).
 
     Not an ``st.cache_resource``: ``load_model`` already keeps one model per process, and a cached
     function must not touch Streamlit elements (a cache hit replays them into a layout block that no
@@ -36,7 +36,13 @@ def get_model(name: str, progress: Callable[[str], None] | None = None):
     """
     from kgqa_core.models import load_model
 
-    return load_model(name, progress=progress)
+    return load_model(name, progress=progress, backend=backend)
+
+
+def chosen_backend() -> str | None:
+    """The backend picked in the sidebar's settings (None: the default)."""
+    value = st.session_state.get("set_backend")
+    return value if value in ("llama.cpp", "transformers") else None
 
 
 @st.cache_data(show_spinner=False, ttl=30)
@@ -61,7 +67,15 @@ def step_line(step: Step) -> str:
 # ------------------------------------------------------------------ worker-thread runs
 def start_job(specs: list[RunSpec]) -> RunJob:
     """Start running `specs` in a worker thread; traces go to this session's runs folder."""
-    return RunJob(specs, state.store(), load_model=get_model, step_line=step_line).start()
+    backend = chosen_backend()  # read here: the worker thread cannot see the session's settings
+
+    def load(name: str, progress: Callable[[str], None] | None = None):
+        model = get_model(name, progress, backend=backend)
+        if model.load_note and progress is not None:
+            progress(f"Note: {model.load_note}")
+        return model
+
+    return RunJob(specs, state.store(), load_model=load, step_line=step_line).start()
 
 
 def _headline(p: JobProgress) -> str:
@@ -131,7 +145,9 @@ def run_with_status(
     """Run one method inside the script under an st.status panel; save the trace; never raise."""
     with st.status(f"{method}: loading model {model_name}…", expanded=True) as status:
         try:
-            model = get_model(model_name, progress=lambda msg: status.text(str(msg)))
+            model = get_model(model_name, progress=lambda msg: status.text(str(msg)), backend=chosen_backend())
+            if model.load_note:
+                status.text(f"Note: {model.load_note}")
         except Exception as exc:
             status.update(label=f"{method}: could not load model {model_name}", state="error")
             return RunOutcome(method, None, None, f"Could not load model {model_name}: {exc}")

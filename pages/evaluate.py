@@ -45,10 +45,10 @@ def runs_dir() -> Path:
 
 
 @st.cache_resource(show_spinner="Loading the model (once per session)...")
-def get_model(name: str):
+def get_model(name: str, backend: str | None = None):
     from kgqa_core.models import load_model
 
-    return load_model(name)
+    return load_model(name, backend=backend)
 
 
 def model_choices() -> tuple[list[str], int]:
@@ -466,7 +466,9 @@ def run_panel(path: Path, ds: Dataset) -> Path | None:
     if st.button("Run evaluation", type="primary", disabled=not runnable, key="eval_run"):
         bar = st.progress(0.0, text="Loading the model...")
         try:
-            loaded = get_model(model)
+            from kgqa_ui.running import chosen_backend
+
+            loaded = get_model(model, chosen_backend())
 
             def on_progress(done: int, total: int, rec: dict) -> None:
                 mark = "✓" if rec["metrics"]["hits1"] else ("⚠" if rec["error"] else "✗")

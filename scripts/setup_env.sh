@@ -7,7 +7,7 @@ PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 VPY=.venv/bin/python
 stamp=.venv/.kgqa-installed
-want=$(cat requirements.txt requirements-dev.txt requirements-models.txt | sha256sum | cut -c1-16)
+want=$(cat requirements.txt requirements-dev.txt requirements-models.txt requirements-llama.txt | sha256sum | cut -c1-16)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
   exit 0
 fi
@@ -22,4 +22,5 @@ v = torch.__version__.split("+")[0]
 if v != "2.13.0":
     sys.exit(f"torch {torch.__version__} was installed instead of 2.13.0: a dependency replaced the pinned torch")
 PYEOF
+bash scripts/install_llama_cpp.sh "$VPY" || true  # optional: on failure the workbench uses transformers
 echo "$want" > "$stamp"

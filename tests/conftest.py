@@ -9,9 +9,39 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import pytest
 
 
+def _llama_cpp_missing() -> str:
+    from kgqa_core.models.backends import llama_cpp_status
+
+    return llama_cpp_status()
+
+
 @pytest.fixture(scope="session")
 def small_model():
-    """SmolLM2-135M-Instruct: the model the whole suite runs with (CPU)."""
+    """SmolLM2-135M-Instruct on transformers: the model most of the suite runs with (CPU).
+
+    fp32, not the bf16 the app picks on AVX512-BF16 CPUs: the exactness tests (an option's score must
+    not move with the batch it is scored in, to 1e-3) hold in fp32 on every CPU, and bf16 rounding
+    differs between CPUs, so the suite gives the same results on any machine.
+    """
     from kgqa_core.models import load_model
 
-    return load_model("smollm2-135m")
+    return load_model("smollm2-135m", backend="transformers", dtype="fp32")
+
+
+@pytest.fixture(scope="session")
+def llama_model():
+    """SmolLM2-135M-Instruct on llama.cpp (the same GGUF file, not dequantised)."""
+    reason = _llama_cpp_missing()
+    if reason:
+        pytest.skip(f"llama.cpp backend unavailable: {reason}")
+    from kgqa_core.models import load_model
+
+    return load_model("smollm2-135m", backend="llama.cpp")
+
+
+@pytest.fixture(scope="session", params=["transformers", "llama.cpp"])
+def backend_model(request):
+    """The 135M model on each backend: method tests that take it run on both."""
+    if request.param == "llama.cpp":
+        return request.getfixturevalue("llama_model")
+    return request.getfixturevalue("small_model")

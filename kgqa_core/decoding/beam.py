@@ -8,8 +8,8 @@ forward pass ("jump-forward"); their probabilities still come out of that
 pass, so scores and the token view are exact, and a triplet never costs more
 forward passes than the same tokens would in unconstrained decoding.  With
 width w > 1, `TripletBeamSearch` runs a token-level beam search over the
-trie (the paper's choice: it returns several triplets) with a batched KV
-cache and returns the w best complete triplets.
+trie (the paper's choice: it returns several triplets) on forks of the
+prompt's sequence advanced together, and returns the w best complete triplets.
 
 Scores.  A triplet's score is the sum of its tokens' log-probabilities under
 the model (Eq. 3), as in transformers' beam search, where the constraint
@@ -24,15 +24,14 @@ ends when the model's unconstrained choice would leave the trie there.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import torch
 
-from ..models.local_model import PromptState
+from ..models.interface import Sequence
 from ..trace.schema import TokenOption, TokenPosition
-from .constraint import TripletGuide
+from .constraint import Done, TripletGuide, Write
 from .query_subgraph import QueryCentricSubgraph
 
 
@@ -54,7 +53,7 @@ class TripletHypothesis:
     token_ids: list[int]
     positions: list[Position]
     score: float
-    state: PromptState | None = None  # the state after the triplet (greedy path only)
+    state: Sequence | None = None  # the state after the triplet (greedy path only)
     note: str = ""
 
     @property
@@ -126,21 +125,17 @@ def candidate_scores(
     return out
 
 
-def _feed(model: Any, state: PromptState, ids: list[int]) -> torch.Tensor:
-    """Extend `state` by `ids` in one forward pass; the log-prob rows after each id."""
-    logits, cache = model.forward(torch.tensor([ids], dtype=torch.long), state.cache)
-    state.ids.extend(ids)
-    state.cache = cache
-    state.logits = logits[0, -1]
-    return torch.log_softmax(logits[0], dim=-1)
-
-
 def _allowed_logprobs(row: torch.Tensor, allowed: torch.Tensor) -> dict[int, float]:
     return dict(zip(allowed.tolist(), row[allowed].tolist()))
 
 
-def greedy_triplet(model: Any, state: PromptState, guide: TripletGuide) -> TripletHypothesis:
-    """Greedy constrained decoding of one triplet; `state` is extended in place (jump-forward)."""
+def greedy_triplet(model: Any, state: Sequence, guide: TripletGuide) -> TripletHypothesis:
+    """Greedy constrained decoding of one triplet; `state` is extended in place.
+
+    The guide says what comes next: `Write` (a forced run: fed to the model
+    together with the next decision, one pass, "jump-forward"), `Generate`
+    (a choice among the allowed tokens) or `Done`.
+    """
     trie = guide.trie
     node = trie.ROOT
     rows: list[torch.Tensor] = [torch.log_softmax(state.logits, dim=-1)]
@@ -148,27 +143,30 @@ def greedy_triplet(model: Any, state: PromptState, guide: TripletGuide) -> Tripl
     nodes: list[int] = []
     pending: list[int] = []
     while True:
-        allowed = guide.allowed(node)
-        ends_here = trie.is_end(node)
-        if allowed.numel() == 0:
+        instruction = guide.instruction(node)
+        if isinstance(instruction, Done):
             break  # a leaf: the triplet is complete
-        decide = allowed.numel() > 1 or ends_here
-        if decide and len(rows) <= len(tokens):
-            rows.extend(_feed(model, state, pending))
+        if isinstance(instruction, Write):
+            for tok in instruction.tokens:
+                tokens.append(tok)
+                nodes.append(node)
+                pending.append(tok)
+                node = guide.advance(node, tok)
+            continue
+        if len(rows) <= len(tokens):
+            rows.extend(model.extend(state, pending))
             pending = []
-        if decide:
-            row = rows[len(tokens)]
-            if ends_here and trie.advance(node, int(torch.argmax(row))) is None:
-                break  # the model would leave the trie: the shorter triplet ends here
-            tok = int(allowed[int(torch.argmax(row[allowed]))])
-        else:
-            tok = int(allowed[0])
+        row = rows[len(tokens)]
+        allowed = instruction.allowed
+        if instruction.may_end and trie.advance(node, int(torch.argmax(row))) is None:
+            break  # the model would leave the trie: the shorter triplet ends here
+        tok = int(allowed[int(torch.argmax(row[allowed]))])
         tokens.append(tok)
         nodes.append(node)
         pending.append(tok)
         node = guide.advance(node, tok)
     if pending:
-        rows.extend(_feed(model, state, pending))
+        rows.extend(model.extend(state, pending))
     positions = []
     for i, (nd, tok) in enumerate(zip(nodes, tokens)):
         allowed = trie.allowed_tensor(nd)
@@ -197,7 +195,8 @@ class TripletBeamSearch:
     """Token-level search for the best triplets of a trie after a prompt state.
 
     ``width`` 1 is greedy (and extends the state in place); larger widths run
-    a beam search with a batched copy of the cache, leaving `state` as it was.
+    a beam search on forks of the state (advanced in one batch per token),
+    leaving `state` as it was.
     """
 
     def __init__(self, model: Any, width: int = 1) -> None:
@@ -206,7 +205,7 @@ class TripletBeamSearch:
         self.model = model
         self.width = width
 
-    def search(self, state: PromptState, guide: TripletGuide) -> TripletSearchResult:
+    def search(self, state: Sequence, guide: TripletGuide) -> TripletSearchResult:
         before = self.model.counter.forward_passes
         with self.model.lock:
             if self.width == 1:
@@ -215,46 +214,51 @@ class TripletBeamSearch:
                 hyps = self._beam(state, guide)
         return TripletSearchResult(hyps, candidate_scores(guide, hyps), self.model.counter.forward_passes - before)
 
-    def _beam(self, state: PromptState, guide: TripletGuide) -> list[TripletHypothesis]:
+    def _beam(self, state: Sequence, guide: TripletGuide) -> list[TripletHypothesis]:
+        """Token-level beam search: each live hypothesis is a fork of `state`, advanced together."""
         model, width, trie = self.model, self.width, guide.trie
         guide.allowed(trie.ROOT)  # an empty trie fails here, loudly
         live = [_Hyp(trie.ROOT, [], [], 0.0)]
         finished: list[_Hyp] = []
-        cache = copy.deepcopy(state.cache)
-        logits = state.logits.unsqueeze(0)
+        seqs = [model.fork(state)]
+        rows = [torch.log_softmax(state.logits, dim=-1)]
         generated = 0
-        while live:
-            logprobs = torch.log_softmax(logits, dim=-1)
-            expansions: list[tuple[float, int, int, dict[int, float]]] = []
-            for i, h in enumerate(live):
-                allowed = guide.allowed(h.node)
-                row = logprobs[i]
-                lps = _allowed_logprobs(row, allowed)
-                top = torch.topk(row[allowed], min(width, allowed.numel()))
-                for v, j in zip(top.values.tolist(), top.indices.tolist()):
-                    expansions.append((h.score + v, i, int(allowed[j]), lps))
-            expansions.sort(key=lambda e: -e[0])
-            new_live: list[_Hyp] = []
-            parents: list[int] = []
-            for score, i, tok, lps in expansions[:width]:
-                h = live[i]
-                node = trie.advance(h.node, tok)
-                nh = _Hyp(node, h.tokens + [tok], h.positions + [Position(h.node, tok, lps[tok], lps)], score)
-                if trie.is_end(node):
-                    finished.append(nh)
-                if not trie.is_leaf(node):
-                    new_live.append(nh)
-                    parents.append(i)
-            generated += len(new_live)
-            finished.sort(key=lambda h: -h.score)
-            if len(finished) >= width and (not new_live or max(h.score for h in new_live) <= finished[width - 1].score):
-                break
-            live = new_live
-            if not live:
-                break
-            cache.reorder_cache(torch.tensor(parents, dtype=torch.long))
-            out, cache = model.forward(torch.tensor([[h.tokens[-1]] for h in live], dtype=torch.long), cache)
-            logits = out[:, -1]
+        try:
+            while live:
+                expansions: list[tuple[float, int, int, dict[int, float]]] = []
+                for i, h in enumerate(live):
+                    allowed = guide.allowed(h.node)
+                    row = rows[i]
+                    lps = _allowed_logprobs(row, allowed)
+                    top = torch.topk(row[allowed], min(width, allowed.numel()))
+                    for v, j in zip(top.values.tolist(), top.indices.tolist()):
+                        expansions.append((h.score + v, i, int(allowed[j]), lps))
+                expansions.sort(key=lambda e: -e[0])
+                new_live: list[_Hyp] = []
+                parents: list[int] = []
+                for score, i, tok, lps in expansions[:width]:
+                    h = live[i]
+                    node = trie.advance(h.node, tok)
+                    nh = _Hyp(node, h.tokens + [tok], h.positions + [Position(h.node, tok, lps[tok], lps)], score)
+                    if trie.is_end(node):
+                        finished.append(nh)
+                    if not trie.is_leaf(node):
+                        new_live.append(nh)
+                        parents.append(i)
+                generated += len(new_live)
+                finished.sort(key=lambda h: -h.score)
+                if len(finished) >= width and (
+                    not new_live or max(h.score for h in new_live) <= finished[width - 1].score
+                ):
+                    break
+                live = new_live
+                if not live:
+                    break
+                seqs = self._reassign(seqs, parents)
+                rows = [r[-1] for r in model.extend_many(seqs, [[h.tokens[-1]] for h in live])]
+        finally:
+            for s in seqs:
+                model.release(s)
         model.counter.tokens_out += generated
         finished.sort(key=lambda h: -h.score)
         return [
@@ -262,12 +266,21 @@ class TripletBeamSearch:
             for h in finished[:width]
         ]
 
+    def _reassign(self, seqs: list[Sequence], parents: list[int]) -> list[Sequence]:
+        """One sequence per child: a parent's last child takes it over, the others fork it; childless parents are released."""
+        last = {p: idx for idx, p in enumerate(parents)}
+        out = [seqs[p] if last[p] == idx else self.model.fork(seqs[p]) for idx, p in enumerate(parents)]
+        for p, s in enumerate(seqs):
+            if p not in last:
+                self.model.release(s)
+        return out
+
 
 @dataclass
 class BeamCandidate:
     """One chain of the triplet-level beam: its own KV state, G_q, triplets and text."""
 
-    state: PromptState
+    state: Sequence
     subgraph: QueryCentricSubgraph
     chain: list[int] = field(default_factory=list)  # triplet ids
     triplet_scores: list[float] = field(default_factory=list)

@@ -90,16 +90,40 @@ class OpeningDetector:
         return m
 
 
+@dataclass(frozen=True)
+class Write:
+    """A forced run: the constraint allows exactly these tokens, one after another."""
+
+    tokens: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Generate:
+    """A choice: one of ``allowed``; with ``may_end`` the triplet may also end here."""
+
+    allowed: torch.Tensor
+    may_end: bool = False
+
+
+@dataclass(frozen=True)
+class Done:
+    """The triplet is complete and cannot continue."""
+
+
+Instruction = Write | Generate | Done
+
+
 @dataclass
 class TripletGuide:
     """The trie constraint of one triplet: state = trie node (Eq. 2).
 
-    ``strict`` turns "no token allowed" into an exception (used by tests);
-    otherwise callers record it in the trace and stop the chain.
+    `instruction` answers what may come next in outlines' shape: `Write`
+    (the forced run a decoder feeds in one pass), `Generate` (a set) or
+    `Done`.  A node that allows nothing raises `ConstraintError`; callers
+    record it in the trace and stop the chain.
     """
 
     trie: TripletTrie
-    strict: bool = False
 
     @property
     def initial_state(self) -> int:
@@ -115,6 +139,25 @@ class TripletGuide:
             )
             raise ConstraintError(msg)
         return ids
+
+    def instruction(self, state: int) -> Instruction:
+        """What may follow trie node `state`: a forced run, a choice, or the end."""
+        trie = self.trie
+        if trie.is_leaf(state) and trie.is_end(state):
+            return Done()
+        allowed = self.allowed(state)
+        if allowed.numel() > 1 or trie.is_end(state):
+            return Generate(allowed, may_end=trie.is_end(state))
+        run: list[int] = []
+        node = state
+        while True:
+            ids = trie.allowed_tensor(node)
+            if ids.numel() != 1 or trie.is_end(node):
+                break
+            tok = int(ids[0])
+            run.append(tok)
+            node = self.advance(node, tok)
+        return Write(tuple(run))
 
     def advance(self, state: int, token_id: int) -> int:
         nxt = self.trie.advance(state, token_id)

@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 import torch
 
-from ..models.local_model import PromptState
+from ..models.interface import Sequence as PromptState
 from .constraint import OpeningDetector
 from .prompt import answer_line_done, find_runaway, parse_answers
 

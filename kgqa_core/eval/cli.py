@@ -26,6 +26,10 @@ def add_eval_parser(subparsers: "argparse._SubParsersAction") -> argparse.Argume
     p.add_argument("--dataset", required=True, help="JSONL dataset file")
     p.add_argument("--methods", required=True, help="comma-separated methods, e.g. dog,cot,direct,reads,rok,lpkg")
     p.add_argument("--model", default=None, help="model name, folder, .gguf file or HF id (default: the app's default model)")
+    p.add_argument(
+        "--backend", default=None, choices=["llama.cpp", "transformers"],
+        help="model backend (default: $KGQA_BACKEND, else llama.cpp on a CPU-only machine when installed)",
+    )
     p.add_argument("--limit", type=int, default=None, help="only the first N questions")
     p.add_argument(
         "--per-type", type=int, default=None, metavar="N",
@@ -108,6 +112,7 @@ def run_eval_command(args: argparse.Namespace) -> int:
             args.dataset, methods, model_name, args.out, limit=args.limit, params=params,
             progress=not args.no_progress, seed=args.seed, per_type=args.per_type, shard=shard,
             types=[t.strip() for t in args.types.split(",") if t.strip()] if args.types else None,
+            backend=getattr(args, "backend", None),
         )
     except DatasetFormatError as exc:
         return fail(str(exc))
@@ -123,7 +128,8 @@ def run_eval_command(args: argparse.Namespace) -> int:
             return fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
         raise
     print(
-        f"{summary.n_questions} questions x {len(summary.methods)} methods, model {summary.model}: "
+        f"{summary.n_questions} questions x {len(summary.methods)} methods, model {summary.model}"
+        f"{' on ' + summary.backend if summary.backend else ''}: "
         f"ran {summary.ran}, resumed {summary.skipped}, method errors {summary.failed}"
     )
     print(summary.table(markdown=args.markdown))

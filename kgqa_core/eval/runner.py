@@ -68,6 +68,7 @@ class EvalSummary:
     by_type: list[GroupSummary] = field(default_factory=list)
     records: list[dict[str, Any]] = field(default_factory=list)
     params: dict[str, Any] = field(default_factory=dict)
+    backend: str = ""  # the model backend that ran this process's pairs ("" when none ran)
 
     def table(self, markdown: bool = False) -> str:
         parts = [format_table(self.overall, markdown)]
@@ -79,6 +80,7 @@ class EvalSummary:
         return {
             "dataset": self.dataset,
             "model": self.model,
+            "backend": self.backend,
             "methods": self.methods,
             "params": self.params,
             "n_questions": self.n_questions,
@@ -278,6 +280,7 @@ def run_eval(
     seed: int = 0,
     on_progress: ProgressFn | None = None,
     n_boot: int = 1000,
+    backend: str | None = None,
 ) -> EvalSummary:
     """Run every method on the selected questions of a dataset and write traces, results and a summary.
 
@@ -288,7 +291,8 @@ def run_eval(
     from what is recorded so far, and a last run without ``shard`` gives the
     complete summary.  ``model`` may be an already loaded model (the app passes its cached one);
     otherwise ``model_name`` is loaded once, and only if some pair still has
-    to run.  ``on_progress(done, total, record)`` is called after each pair.
+    to run, on ``backend`` (None: the default, see `models.backends`).
+    ``on_progress(done, total, record)`` is called after each pair.
     """
     from ..methods.base import METHODS, UnknownMethodError, read_shared_params
 
@@ -330,7 +334,8 @@ def run_eval(
         if model is None:
             from ..models import load_model
 
-            model = load_model(model_name)
+            model = load_model(model_name, backend=backend)
+        summary.backend = getattr(model, "backend", "")
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(pending), disable=not progress, unit="run", desc="eval", dynamic_ncols=True)

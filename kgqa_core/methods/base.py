@@ -23,7 +23,7 @@ from .recorder import RunStopped, StepCallback, TraceRecorder
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..graph.knowledge_graph import KnowledgeGraph
-    from ..models.local_model import LocalModel
+    from ..models.interface import LanguageModel
 
 __all__ = [
     "METHODS", "MethodRequest", "MethodSpec", "ParameterError", "RunStopped", "Step", "StepCallback",
@@ -43,7 +43,7 @@ class MethodRequest:
 
     graph: "KnowledgeGraph"
     question: str
-    model: "LocalModel"
+    model: "LanguageModel"
     topic_entities: list[str] = field(default_factory=list)
     params: dict[str, Any] = field(default_factory=dict)
     seed: int = 0
@@ -136,6 +136,7 @@ def run_method(method: "str | MethodSpec", request: MethodRequest) -> Trace:
     trace = Trace(
         method=spec.name, question=request.question,
         model=getattr(model, "name", "") or "", model_revision=getattr(model, "revision", "") or "",
+        backend=getattr(model, "backend", "") or "",
         parameters=dict(request.params), seed=request.seed,
         graph_fingerprint=graph.fingerprint, graph_name=graph.name,
         topic_entities=list(request.topic_entities),

@@ -43,7 +43,6 @@ from ..decoding.beam import (
     TripletBeamSearch,
     TripletHypothesis,
     TripletSearchResult,
-    _feed,
     select_chains,
     token_view,
 )
@@ -190,7 +189,7 @@ class _DogDecoder:
                         continue
                     beam.text += free.text + "<"
                     trie = self._trie(allowed_ids, free.opener)
-                    guide = TripletGuide(trie, strict=params["strict"])
+                    guide = TripletGuide(trie)
                     try:
                         result = self.search.search(beam.state, guide)
                     except ConstraintError as exc:
@@ -252,8 +251,8 @@ class _DogDecoder:
                 elif hyp.state is not None:
                     child.state = hyp.state  # greedy: the parent's state, already extended
                 else:
-                    state = parent.state if i == len(group) - 1 else parent.state.fork()
-                    _feed(self.model, state, list(hyp.token_ids))
+                    state = parent.state if i == len(group) - 1 else self.model.fork(parent.state)
+                    self.model.step(state, list(hyp.token_ids))
                     child.state = state
 
     # ------------------------------------------------------------- trace

@@ -26,12 +26,13 @@ from typing import Callable
 import torch
 
 from ..files import atomic_write_text, file_lock
+from . import backends
 from .local_model import LocalModel
 from .registry import PACKAGED_MODELS, PackagedModel, is_installed, missing_packages, module_folder
 
 ProgressFn = Callable[[str], None]
 
-_LOADED: dict[tuple[str, str, str], LocalModel] = {}
+_LOADED: dict[tuple[str, str, str, str], object] = {}
 _LOAD_LOCK = threading.Lock()
 
 
@@ -280,27 +281,113 @@ def load_model(
     device: str | None = None,
     dtype: str | None = None,
     progress: ProgressFn | None = None,
-) -> LocalModel:
-    """Load (once per process) a packaged model, a local dir, a .gguf file or a hub id."""
-    dev = pick_device(device)
-    dt = pick_dtype(dev, dtype)
-    key = (name_or_path, str(dev), _dtype_name(dt))
+    backend: str | None = None,
+):
+    """Load (once per process) a packaged model, a local dir, a .gguf file or a hub id.
+
+    ``backend`` is "llama.cpp", "transformers" or None (the default, see
+    `backends.default_backend`).  llama.cpp reads GGUF files only: asked for
+    a Hugging Face folder it refuses in one line; by default such a model
+    goes to transformers.  A llama.cpp that is not installed falls back to
+    transformers with a note (``model.load_note`` and ``progress``).
+    """
+    explicit = backends.normalise(backend)
+    chosen, note = backends.resolve(explicit)
+    if device and device != "cpu" and not explicit:
+        chosen = backends.TRANSFORMERS  # a GPU asked for: llama.cpp here is built for CPU
+    if chosen == backends.LLAMA_CPP and not _is_gguf_source(name_or_path):
+        if explicit:
+            raise ModelLoadError(
+                f"{name_or_path!r} is not a GGUF file: the llama.cpp backend reads GGUF only; "
+                "a Hugging Face folder needs --backend transformers"
+            )
+        chosen = backends.TRANSFORMERS
+    if chosen == backends.LLAMA_CPP:
+        key = (name_or_path, "cpu", "gguf", chosen)
+    else:
+        dev = pick_device(device)
+        dt = pick_dtype(dev, dtype)
+        key = (name_or_path, str(dev), _dtype_name(dt), chosen)
     with _LOAD_LOCK:
         if key in _LOADED:
             return _LOADED[key]
+        if note and progress:
+            progress(note)
         started = time.perf_counter()
         try:
-            loaded = _load_uncached(name_or_path, dev, dt, progress)
+            if chosen == backends.LLAMA_CPP:
+                loaded = _load_llama(name_or_path, progress)
+            else:
+                loaded = _load_uncached(name_or_path, dev, dt, progress)
         except (ModelLoadError, FileNotFoundError):
             raise
         except OSError as exc:
             raise ModelLoadError(f"cannot load model {name_or_path!r}: {_first_line(exc)}") from exc
         except (ValueError, RuntimeError, ImportError) as exc:
             raise ModelLoadError(f"cannot load model {name_or_path!r}: {_first_line(exc)}") from exc
+        loaded.load_seconds = time.perf_counter() - started
+        loaded.load_note = note
         if progress:
-            progress(f"Loaded {loaded.name} on {dev} ({_dtype_name(dt)}) in {time.perf_counter() - started:.1f}s")
+            progress(f"Loaded {loaded.name} with {loaded.backend} on {loaded.device_label} in {loaded.load_seconds:.1f}s")
         _LOADED[key] = loaded
         return loaded
+
+
+def _is_gguf_source(name_or_path: str) -> bool:
+    return name_or_path in PACKAGED_MODELS or Path(name_or_path).expanduser().suffix.lower() == ".gguf"
+
+
+def _gguf_tokenizer(path: Path, key: str, progress: ProgressFn | None):
+    """The Hugging Face tokenizer stored in a GGUF file, converted once and kept in the cache folder."""
+    from transformers import AutoTokenizer
+
+    folder = cache_root() / "tokenizers" / key
+    if (folder / "tokenizer_config.json").is_file():
+        try:
+            tok = AutoTokenizer.from_pretrained(folder, **_offline_kwargs())
+        except Exception:
+            shutil.rmtree(folder, ignore_errors=True)
+        else:
+            return _pad(tok)
+    if progress:
+        progress(f"Reading the tokenizer of {path.name} (first load only)")
+    tok = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name, **_offline_kwargs())
+    tmp = folder.with_name(f"{folder.name}.{os.getpid()}.tmp")
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        with file_lock(folder):  # another process may be writing the same copy
+            if not (folder / "tokenizer_config.json").is_file():
+                shutil.rmtree(tmp, ignore_errors=True)
+                tok.save_pretrained(tmp)
+                shutil.rmtree(folder, ignore_errors=True)
+                tmp.rename(folder)
+    except OSError:  # a cache we cannot write only costs time
+        shutil.rmtree(tmp, ignore_errors=True)
+    return _pad(tok)
+
+
+def _pad(tok):
+    if tok.pad_token_id is None and tok.eos_token is not None:
+        tok.pad_token = tok.eos_token
+    return tok
+
+
+def _load_llama(name_or_path: str, progress: ProgressFn | None):
+    from .llama_model import LlamaCppModel
+
+    if name_or_path in PACKAGED_MODELS:
+        spec = PACKAGED_MODELS[name_or_path]
+        path = packaged_gguf(spec, progress)
+        name, revision = spec.name, spec.sha256[:12]
+    else:
+        path = Path(name_or_path).expanduser()
+        if not path.is_file():
+            raise ModelLoadError(f"GGUF file not found: {path}")
+        name, revision = path.name, f"{path.stat().st_size}-{int(path.stat().st_mtime)}"
+    tok = _gguf_tokenizer(path, f"{Path(path).stem}-{revision}", progress)
+    n_ctx = os.environ.get("KGQA_LLAMA_CTX", "")
+    kwargs = {"n_ctx": int(n_ctx)} if n_ctx.isdigit() and int(n_ctx) >= 512 else {}
+    return LlamaCppModel(name=name, path=Path(path), tokenizer=tok, revision=revision, source=str(path), **kwargs)
 
 
 def _load_uncached(name_or_path: str, dev: torch.device, dt: torch.dtype, progress: ProgressFn | None) -> LocalModel:

@@ -160,6 +160,7 @@ class Trace:
     question: str
     model: str = ""
     model_revision: str = ""
+    backend: str = ""  # the model backend that ran it ("llama.cpp", "transformers", ...)
     parameters: dict[str, Any] = field(default_factory=dict)
     seed: int | None = None
     graph_fingerprint: str = ""

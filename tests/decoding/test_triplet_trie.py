@@ -133,7 +133,7 @@ def test_mask_and_guide_allow_exactly_the_trie_children(small_model, graph):
 def test_empty_trie_fails_loudly(small_model):
     trie = TripletTrie.build([], small_model.tokenizer, opener=" <")
     with pytest.raises(ConstraintError, match="G_q is empty"):
-        TripletGuide(trie, strict=True).allowed(trie.ROOT)
+        TripletGuide(trie).allowed(trie.ROOT)
 
 
 def test_logits_processor_constrains_generate_to_one_triplet(small_model, graph):

@@ -36,11 +36,11 @@ def _request(model, emitted=None, **params):
 
 
 @pytest.fixture(scope="module")
-def greedy_run(small_model):
+def greedy_run(backend_model):
     emitted = []
-    before = small_model.counter.forward_passes
-    trace = run_method("dog", _request(small_model, emitted))
-    return trace, emitted, small_model.counter.forward_passes - before
+    before = backend_model.counter.forward_passes
+    trace = run_method("dog", _request(backend_model, emitted))
+    return trace, emitted, backend_model.counter.forward_passes - before
 
 
 def test_greedy_run_writes_a_well_formed_chain_and_streams_its_steps(greedy_run):
@@ -57,7 +57,7 @@ def test_greedy_run_writes_a_well_formed_chain_and_streams_its_steps(greedy_run)
     assert trace.forward_passes <= trace.tokens_out + trace.model_calls
 
 
-def test_triplet_steps_show_gq_candidates_and_token_view(greedy_run, small_model):
+def test_triplet_steps_show_gq_candidates_and_token_view(greedy_run, backend_model):
     trace, _, _ = greedy_run
     gq = QueryCentricSubgraph(HEAT, ["Heat"])
     chain_so_far: list[int] = []
@@ -106,8 +106,8 @@ def test_answer_step_and_answers_are_linked_to_the_graph(greedy_run):
         assert a.in_graph == HEAT.has_entity(a.entity or "")
 
 
-def test_beam_of_two_keeps_two_chains_by_summed_score(small_model):
-    trace = run_method("dog", _request(small_model, beam_size=2, max_new_tokens=36))
+def test_beam_of_two_keeps_two_chains_by_summed_score(backend_model):
+    trace = run_method("dog", _request(backend_model, beam_size=2, max_new_tokens=36))
     assert not trace.error, trace.error
     beam_steps = [s for s in trace.steps if s.kind == "dog.beam"]
     assert beam_steps
@@ -126,8 +126,8 @@ def test_beam_of_two_keeps_two_chains_by_summed_score(small_model):
     assert len(returned) == 2 and returned[0]["score"] >= returned[1]["score"]
 
 
-def test_local_visibility_shows_only_gq_and_reprompts(small_model):
-    trace = run_method("dog", _request(small_model, local_visibility=True, max_new_tokens=24, max_steps=1))
+def test_local_visibility_shows_only_gq_and_reprompts(backend_model):
+    trace = run_method("dog", _request(backend_model, local_visibility=True, max_new_tokens=24, max_steps=1))
     assert not trace.error, trace.error
     prompt = trace.extra["prompt"]
     assert "Collateral -> release_year -> 2004" not in prompt  # not in G_q^0
@@ -136,30 +136,30 @@ def test_local_visibility_shows_only_gq_and_reprompts(small_model):
         assert trace.model_calls >= 2
 
 
-def test_no_allowed_token_fails_loudly_or_is_recorded(small_model, monkeypatch):
+def test_no_allowed_token_fails_loudly_or_is_recorded(backend_model, monkeypatch):
     from kgqa_core.decoding.triplet_trie import TripletTrie
 
     build = TripletTrie.build.__func__
     monkeypatch.setattr(TripletTrie, "build", classmethod(lambda cls, triplets, **kw: build(cls, [], **kw)))
     with pytest.raises(ConstraintError):
-        run_method("dog", _request(small_model, max_new_tokens=12))
-    trace = run_method("dog", _request(small_model, max_new_tokens=12, strict=False))
+        run_method("dog", _request(backend_model, max_new_tokens=12))
+    trace = run_method("dog", _request(backend_model, max_new_tokens=12, strict=False))
     assert "allows no token" in trace.error
     failed = [s for s in trace.steps if s.extra.get("error")]
     assert failed and "no unconstrained fallback" in failed[0].note
     assert not any(trace.chains) and ">" not in trace.raw_output.split("<", 1)[-1]
 
 
-def test_bad_topic_entity_is_a_clear_error(small_model):
-    req = MethodRequest(graph=HEAT, question=QUESTION, model=small_model, topic_entities=["Nowhere"])
+def test_bad_topic_entity_is_a_clear_error(backend_model):
+    req = MethodRequest(graph=HEAT, question=QUESTION, model=backend_model, topic_entities=["Nowhere"])
     trace = run_method("dog", req)
     assert "no topic entity" in trace.error and not trace.steps
-    req = MethodRequest(graph=HEAT, question=QUESTION, model=small_model, topic_entities=["Heat"],
+    req = MethodRequest(graph=HEAT, question=QUESTION, model=backend_model, topic_entities=["Heat"],
                         params={"beam_size": 0})
     assert "beam_size" in run_method("dog", req).error
 
 
-def test_a_looping_chain_is_cut_and_concluded_on_a_metaqa_question(small_model):
+def test_a_looping_chain_is_cut_and_concluded_on_a_metaqa_question(backend_model):
     """The 135M model writes the right triplet, then repeats itself and never writes the answer line.
 
     DoG (and CoT, on the same footing) cut the loop and append "Therefore, the
@@ -173,20 +173,20 @@ def test_a_looping_chain_is_cut_and_concluded_on_a_metaqa_question(small_model):
     q = load_dataset(sample).questions[0]
     assert q.question == "who is the author of Wish You Were Here"
     for method in ("dog", "cot"):
-        trace = run_method(method, MethodRequest(graph=q.graph(), question=q.question, model=small_model,
+        trace = run_method(method, MethodRequest(graph=q.graph(), question=q.question, model=backend_model,
                                                  topic_entities=list(q.topic_entities)))
         assert trace.answer_texts[:1] == ["David Leland"], method
         assert trace.extra["forced_conclusion"] == 1 and trace.extra["stop"] == "repeat"
         assert any("Therefore, the answer is" in n and "repeating" in n for n in trace.notes)
         assert trace.raw_output.rstrip().endswith("Therefore, the answer is David Leland.")
         assert trace.faithfulness.ill_triplets == 0 or method == "cot"
-        off = run_method(method, MethodRequest(graph=q.graph(), question=q.question, model=small_model,
+        off = run_method(method, MethodRequest(graph=q.graph(), question=q.question, model=backend_model,
                                                topic_entities=list(q.topic_entities),
                                                params={"force_conclusion": False}))
         assert off.answer_texts == [] and "forced_conclusion" not in off.extra
 
 
-def test_a_chain_never_rewrites_its_own_triplets_unless_asked(small_model):
+def test_a_chain_never_rewrites_its_own_triplets_unless_asked(backend_model):
     """On sample question 25 the 135M model writes the same two triplets twice when the trie allows it.
 
     By default a step cannot re-emit a triplet of its own chain (each step then
@@ -201,7 +201,7 @@ def test_a_chain_never_rewrites_its_own_triplets_unless_asked(small_model):
     assert q.question == "what are the films that have the same actor of Forever Young"
 
     def chain(**params):
-        trace = run_method("dog", MethodRequest(graph=q.graph(), question=q.question, model=small_model,
+        trace = run_method("dog", MethodRequest(graph=q.graph(), question=q.question, model=backend_model,
                                                 topic_entities=list(q.topic_entities), params=params))
         assert trace.faithfulness.ill_triplets == 0
         return trace, [t.triplet_id for t in trace.chains[0]]
@@ -217,7 +217,7 @@ def test_a_chain_never_rewrites_its_own_triplets_unless_asked(small_model):
         assert not listed & set(s.extra["excluded_repeats"])
 
 
-def test_a_step_can_read_a_triplet_backwards_from_the_entity_it_stands_on(small_model):
+def test_a_step_can_read_a_triplet_backwards_from_the_entity_it_stands_on(backend_model):
     """Sample question 31 asks about Mick Jackson, who is the *tail* of every triplet he is in.
 
     With backward readings the 135M model starts from him,
@@ -235,7 +235,7 @@ def test_a_step_can_read_a_triplet_backwards_from_the_entity_it_stands_on(small_
     graph = q.graph()
 
     def run(**params):
-        return run_method("dog", MethodRequest(graph=graph, question=q.question, model=small_model,
+        return run_method("dog", MethodRequest(graph=graph, question=q.question, model=backend_model,
                                                topic_entities=list(q.topic_entities),
                                                params={"max_steps": 2, "max_new_tokens": 80, **params}))
 

@@ -39,13 +39,13 @@ def assert_well_formed(graph: KnowledgeGraph, chain, topics) -> None:
 @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture],
           derandomize=True, phases=[Phase.explicit, Phase.generate])  # no shrinking: each example is a model run
 @given(triplets=st.lists(triplet, min_size=2, max_size=8, unique=True))
-def test_every_dog_chain_is_well_formed(small_model, beam_size, triplets):
+def test_every_dog_chain_is_well_formed(backend_model, beam_size, triplets):
     graph = KnowledgeGraph.from_triplets(triplets, name="random")
     topic = triplets[0][0]
     request = MethodRequest(
         graph=graph,
         question=f"What is {topic.strip()} related to?",
-        model=small_model,
+        model=backend_model,
         topic_entities=[topic],
         params={"beam_size": beam_size, "max_steps": 2, "max_new_tokens": 24, "strict": True},
     )

@@ -98,8 +98,8 @@ def ids_of(graph, *triplets):
     return {graph.find(*t).id for t in triplets}
 
 
-def test_2p_plan_fans_out_and_answers_from_the_graph(movie_graph, small_model):
-    trace, seen = run_plan(movie_graph, small_model, "What genres are the films directed by Michael Mann?", PLAN_2P)
+def test_2p_plan_fans_out_and_answers_from_the_graph(movie_graph, backend_model):
+    trace, seen = run_plan(movie_graph, backend_model, "What genres are the films directed by Michael Mann?", PLAN_2P)
     assert trace.error == ""
     assert set(trace.answer_texts) == {"Crime", "Thriller", "Drama"}
     assert all(a.in_graph and a.entity == a.text for a in trace.answers)
@@ -216,9 +216,9 @@ def test_sub_question_without_graph_entities_is_answered_freely(movie_graph, sma
         assert a.in_graph == movie_graph.has_entity(a.text)
 
 
-def test_planner_writes_a_well_formed_plan_or_a_clear_error(movie_graph, small_model):
+def test_planner_writes_a_well_formed_plan_or_a_clear_error(movie_graph, backend_model):
     request = MethodRequest(graph=movie_graph, question="What genres are the films directed by Michael Mann?",
-                            model=small_model, params={"max_new_tokens": 60, "patterns": "1p,2p"})
+                            model=backend_model, params={"max_new_tokens": 60, "patterns": "1p,2p"})
     trace = run_method("lpkg", request)
     plan_step = trace.steps[0]
     assert plan_step.kind == "lpkg.plan"

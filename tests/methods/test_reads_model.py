@@ -5,7 +5,7 @@ from kgqa_core.methods.base import MethodRequest, run_method
 from kgqa_core.trace.schema import Trace
 
 
-def test_reads_smoke_with_smollm2(small_model):
+def test_reads_smoke_with_smollm2(backend_model):
     g = KnowledgeGraph.from_triplets([
         ("Knight Rider", "tv.tv_program.regular_cast", "m.03lj4m5"),
         ("m.03lj4m5", "tv.regular_tv_appearance.character", "KITT"),
@@ -16,12 +16,12 @@ def test_reads_smoke_with_smollm2(small_model):
     ], name="knight rider")
     seen = []
     request = MethodRequest(
-        graph=g, question="who plays the voice of kitt in knight rider?", model=small_model,
+        graph=g, question="who plays the voice of kitt in knight rider?", model=backend_model,
         topic_entities=["Knight Rider"], params={"max_search_steps": 3}, on_step=seen.append,
     )
     trace = run_method("reads", request)
     assert trace.error == ""
-    assert trace.method == "reads" and trace.model == small_model.name
+    assert trace.method == "reads" and trace.model == backend_model.name
     assert [s.kind for s in trace.steps] == [s.kind for s in seen]  # streamed as they completed
     kinds = [s.kind for s in trace.steps]
     assert kinds[0] == "reads.search" and kinds[-1] == "reads.answer"

@@ -8,13 +8,9 @@ from kgqa_core.trace.schema import Trace
 
 
 @pytest.fixture(scope="module")
-def model():
-    from kgqa_core.models import TEST_MODEL, load_model
-
-    try:
-        return load_model(TEST_MODEL)
-    except Exception as exc:  # pragma: no cover - depends on the installed weights
-        pytest.skip(f"{TEST_MODEL} not available: {exc}")
+def model(backend_model):
+    """The 135M model on each backend (transformers and llama.cpp)."""
+    return backend_model
 
 
 def test_rok_smoke_with_smollm2(model):

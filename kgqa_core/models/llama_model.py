@@ -1,0 +1,432 @@
+"""The llama.cpp backend: the packaged GGUF file as it is, through llama-cpp-python's C API.
+
+One llama.cpp context holds every sequence of the process in its KV cache
+(``kv_unified``): a `LlamaSequence` is a sequence id in that cache.  Forking
+a beam is ``llama_memory_seq_cp`` (the cells are shared, nothing is copied),
+releasing it is ``llama_memory_seq_rm``; several beams are advanced in one
+``llama_decode`` batch, and an extend asks for logits at every fed position
+(DoG's jump-forward scores each forced token exactly).
+
+Recently read prompts stay in the cache as their own sequences (the prefix
+cache): a new prompt copies the longest shared prefix from one of them and
+reads only the rest.  The instruction and in-context examples of a method
+(the prompt's `stable prefix`) are also written to the cache folder with
+``llama_state_seq_save_file``, so a new process does not read them again
+(`prompt_cache.PromptStateStore`).
+
+Tokenisation uses the Hugging Face tokenizer built from the same GGUF file,
+so the trie, the opening detector and READS' option ids are the same ids
+under both backends (checked against llama.cpp's own tokenizer at load).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence as Seq
+
+import numpy as np
+import torch
+
+from .base import ModelBase, common_prefix
+from .interface import ForwardCounter, PromptTooLongError
+from .prompt_cache import PromptStateStore
+
+DEFAULT_N_CTX = 8192  # prompt (at most half) + beams + cached prefixes; KGQA_LLAMA_CTX overrides
+N_BATCH = 256  # tokens per decode call: the attention scratch buffer grows with it
+N_SEQ_MAX = 64
+N_OUTPUTS = 64  # logits rows per decode call: llama.cpp keeps a buffer of this many vocab-sized rows
+
+
+def physical_cores() -> int:
+    """Physical cores this process may use (hyper-threads do not speed up llama.cpp's matmuls)."""
+    try:
+        allowed = os.sched_getaffinity(0)
+    except AttributeError:  # pragma: no cover (macOS)
+        allowed = set(range(os.cpu_count() or 1))
+    cores: set[tuple[str, str]] = set()
+    try:
+        cpu = phys = core = None
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            key, value = key.strip(), value.strip()
+            if key == "processor":
+                cpu = int(value)
+            elif key == "physical id":
+                phys = value
+            elif key == "core id":
+                core = value
+            elif not key and cpu is not None:
+                if cpu in allowed:
+                    cores.add((phys or "0", core or str(cpu)))
+                cpu = phys = core = None
+        if cpu is not None and cpu in allowed:
+            cores.add((phys or "0", core or str(cpu)))
+    except (OSError, ValueError):
+        pass
+    return max(1, len(cores) or len(allowed))
+
+
+def default_threads() -> int:
+    """$KGQA_THREADS, else the physical cores, capped by $OMP_NUM_THREADS where it is set."""
+    for var in ("KGQA_THREADS",):
+        if os.environ.get(var, "").isdigit() and int(os.environ[var]) > 0:
+            return int(os.environ[var])
+    n = physical_cores()
+    omp = os.environ.get("OMP_NUM_THREADS", "")
+    if omp.isdigit() and int(omp) > 0:
+        n = min(n, int(omp))
+    return n
+
+
+class LlamaSequence:
+    """A sequence in the llama.cpp context's KV cache: its ids and next-token logits.
+
+    Dropping the last reference releases its cache cells (at the next model
+    call); `LlamaCppModel.release` does it at once.
+    """
+
+    __slots__ = ("ids", "logits", "seq_id", "_model", "_finalizer", "__weakref__")
+
+    def __init__(self, model: "LlamaCppModel", seq_id: int, ids: list[int], logits: torch.Tensor) -> None:
+        self.ids = ids
+        self.logits = logits
+        self.seq_id = seq_id
+        self._model = model
+        self._finalizer = weakref.finalize(self, model._pending.append, seq_id)
+
+    def fork(self) -> "LlamaSequence":
+        return self._model.fork(self)
+
+
+@dataclass
+class _Entry:
+    ids: list[int]
+    seq_id: int
+
+
+@dataclass(eq=False)
+class LlamaCppModel(ModelBase):
+    name: str
+    path: Path
+    tokenizer: Any
+    revision: str = ""
+    source: str = ""
+    n_ctx: int = DEFAULT_N_CTX
+    threads: int = 0
+    context_length: int = 8192
+    counter: ForwardCounter = field(default_factory=ForwardCounter)
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    prefix_cache_size: int = 4
+    min_reused_prefix: int = 32
+    load_seconds: float = 0.0
+    load_note: str = ""
+
+    backend = "llama.cpp"
+
+    def __post_init__(self) -> None:
+        import llama_cpp
+        from llama_cpp import _internals, _logger
+
+        _logger.set_verbose(False)
+        self._ll = llama_cpp
+        self.threads = self.threads or default_threads()
+        mp = llama_cpp.llama_model_default_params()
+        mp.n_gpu_layers = 0
+        self._lm = _internals.LlamaModel(path_model=str(self.path), params=mp, verbose=False)
+        train = int(llama_cpp.llama_model_n_ctx_train(self._lm.model))
+        cp = llama_cpp.llama_context_default_params()
+        cp.n_ctx = min(self.n_ctx, train) if train > 0 else self.n_ctx
+        cp.n_batch = N_BATCH
+        cp.n_ubatch = N_BATCH
+        cp.n_seq_max = N_SEQ_MAX
+        cp.n_outputs_max = N_OUTPUTS
+        cp.n_outputs_max_per_seq = 0
+        cp.n_threads = self.threads
+        cp.n_threads_batch = self.threads
+        cp.kv_unified = True  # forks share cells; one cache for every sequence
+        cp.no_perf = True
+        self._cx = _internals.LlamaContext(model=self._lm, params=cp, verbose=False)
+        self._ctx = self._cx.ctx
+        self._mem = self._cx.memory
+        self.n_ctx = int(llama_cpp.llama_n_ctx(self._ctx))
+        self._vocab = self._lm.vocab
+        self._n_vocab = int(llama_cpp.llama_vocab_n_tokens(self._vocab))
+        self._batch = llama_cpp.llama_batch_init(N_BATCH, 0, 1)
+        self._free = list(range(N_SEQ_MAX - 1, -1, -1))
+        self._pending: list[int] = []
+        self._prefixes: list[_Entry] = []
+        # a prompt may take half the cache; beams, forks and cached prefixes share the rest
+        self.context_length = min(train, self.n_ctx // 2)
+        self._check_vocabulary()
+        self._store = PromptStateStore.for_model(self.backend, self.name, self.revision, "llama")
+
+    def __del__(self) -> None:  # the batch is ours; model and context free themselves
+        batch = getattr(self, "_batch", None)
+        if batch is not None:
+            try:
+                self._ll.llama_batch_free(batch)
+            except Exception:
+                pass
+            self._batch = None
+
+    # ------------------------------------------------------------- info
+    @property
+    def device_label(self) -> str:
+        return f"cpu ({self.threads} thread{'s' if self.threads != 1 else ''})"
+
+    @property
+    def vocab_size(self) -> int:
+        return self._n_vocab
+
+    def _backend_eos(self) -> set[int]:
+        ids = set()
+        for fn in (self._ll.llama_vocab_eos, self._ll.llama_vocab_eot):
+            tid = int(fn(self._vocab))
+            if tid >= 0:
+                ids.add(tid)
+        return ids
+
+    def _check_vocabulary(self) -> None:
+        """The HF tokenizer must give llama.cpp's ids, or every constraint would be wrong."""
+        sample = "Which films did Ridley Scott direct? < Alien -> directed_by -> Ridley Scott > 1979, été."
+        ours = self.encode(sample)
+        theirs = self._lm.tokenize(sample.encode("utf-8"), add_bos=False, special=False)
+        if list(ours) != list(theirs):
+            raise ValueError(
+                f"the tokenizer of {self.name} does not match llama.cpp's ({ours[:8]} vs {theirs[:8]})"
+            )
+
+    # ------------------------------------------------------- sequences
+    def _alloc(self) -> int:
+        self._drain()
+        if not self._free and self._prefixes:
+            self._evict(len(self._prefixes))
+        if not self._free:
+            import gc
+
+            gc.collect()
+            self._drain()
+        if not self._free:
+            raise RuntimeError(f"llama.cpp backend: all {N_SEQ_MAX} sequences are in use (a beam leak)")
+        return self._free.pop()
+
+    def _drain(self) -> None:
+        while self._pending:
+            seq = self._pending.pop()
+            self._ll.llama_memory_seq_rm(self._mem, seq, -1, -1)
+            self._free.append(seq)
+
+    def release(self, state: Any) -> None:
+        if isinstance(state, LlamaSequence) and state._finalizer.alive:
+            state._finalizer()  # queues the id once
+            with self.lock:
+                self._drain()
+
+    def _evict(self, n: int) -> None:
+        for entry in self._prefixes[-n:]:
+            self._ll.llama_memory_seq_rm(self._mem, entry.seq_id, -1, -1)
+            self._free.append(entry.seq_id)
+        del self._prefixes[len(self._prefixes) - n :]
+
+    def clear_prefix_cache(self) -> None:
+        with self.lock:
+            self._evict(len(self._prefixes))
+
+    def prefill(self, ids: Seq[int]) -> LlamaSequence:
+        """Read a prompt, copying the longest cached prefix's cells (from memory, else from disk) instead of reading it."""
+        if not ids:
+            raise ValueError("cannot prefill an empty prompt")
+        ids = list(ids)
+        self._check_length(len(ids))
+        with self.lock:
+            reused, slot = self._best_prefix(ids)
+            if self._store is not None and reused < self._store.min_tokens and self._load_prefix(ids):
+                reused, slot = self._best_prefix(ids)
+            source_ids = self._prefixes[slot].ids if slot is not None else None
+            seq = self._alloc()
+            if slot is not None:
+                self._ll.llama_memory_seq_cp(self._mem, self._prefixes[slot].seq_id, seq, 0, reused)
+            state = LlamaSequence(self, seq, ids[:reused], torch.empty(0))
+            try:
+                self._run([(state, ids[reused:], False)])
+            except BaseException:
+                self.release(state)
+                raise
+            self.counter.prefix_tokens_reused += reused
+            if source_ids is not None and source_ids[:reused + 1] != ids[:reused + 1]:
+                self._save_prefix(seq, ids[:reused])  # shared by two different prompts: the stable part
+            if self.prefix_cache_size > 0:
+                if slot is not None and reused * 2 >= len(self._prefixes[slot].ids):
+                    old = self._prefixes.pop(slot)  # mostly the same prompt: the newer one takes its place
+                    self._ll.llama_memory_seq_rm(self._mem, old.seq_id, -1, -1)
+                    self._free.append(old.seq_id)
+                keep = self._alloc()
+                self._ll.llama_memory_seq_cp(self._mem, seq, keep, -1, -1)
+                self._prefixes.insert(0, _Entry(list(ids), keep))
+                if len(self._prefixes) > self.prefix_cache_size:
+                    self._evict(len(self._prefixes) - self.prefix_cache_size)
+            return state
+
+    def _best_prefix(self, ids: list[int]) -> tuple[int, int | None]:
+        reused, slot = 0, None
+        for i, entry in enumerate(self._prefixes):
+            n = min(common_prefix(entry.ids, ids), len(ids) - 1)
+            if n > reused:
+                reused, slot = n, i
+        if reused < self.min_reused_prefix:
+            return 0, None
+        return reused, slot
+
+    def _load_prefix(self, ids: list[int]) -> bool:
+        """Bring the longest prefix of `ids` saved on disk into the prefix cache."""
+        hit = self._store.lookup(ids)
+        if hit is None:
+            return False
+        n, path = hit
+        loaded = self.load_sequence(path, n)
+        if loaded is None or loaded.ids != ids[:n]:
+            if loaded is not None:
+                self.release(loaded)
+            return False
+        self.adopt_prefix(loaded, front=True)
+        self.release(loaded)
+        self.counter.prefix_tokens_loaded += n
+        return True
+
+    def _save_prefix(self, seq: int, prefix: list[int]) -> None:
+        store = self._store
+        if store is None or len(prefix) < store.min_tokens or store.has(prefix):
+            return
+        tmp_seq = self._alloc()
+        try:
+            self._ll.llama_memory_seq_cp(self._mem, seq, tmp_seq, 0, len(prefix))
+            self._save_seq(tmp_seq, prefix, store.path_for(prefix), store.temp_path(store.path_for(prefix)))
+            store.prune()
+        except OSError:
+            pass  # a cache we cannot write only costs time
+        finally:
+            self._ll.llama_memory_seq_rm(self._mem, tmp_seq, -1, -1)
+            self._free.append(tmp_seq)
+
+    def step(self, state: LlamaSequence, new_ids: Seq[int]) -> LlamaSequence:
+        if new_ids:
+            with self.lock:
+                self._run([(state, list(new_ids), False)])
+        return state
+
+    def extend(self, state: LlamaSequence, new_ids: Seq[int]) -> torch.Tensor:
+        return self.extend_many([state], [new_ids])[0]
+
+    def extend_many(self, states: Seq[LlamaSequence], new_ids: Seq[Seq[int]]) -> list[torch.Tensor]:
+        """Feed each sequence its ids in one batch; log-prob rows after every fed id."""
+        with self.lock:
+            rows = self._run([(s, list(ids), True) for s, ids in zip(states, new_ids)])
+        return [torch.log_softmax(r, dim=-1) for r in rows]
+
+    def fork(self, state: LlamaSequence) -> LlamaSequence:
+        with self.lock:
+            seq = self._alloc()
+            self._ll.llama_memory_seq_cp(self._mem, state.seq_id, seq, -1, -1)
+            return LlamaSequence(self, seq, list(state.ids), state.logits.clone())
+
+    # ----------------------------------------------------------- decode
+    def _run(self, work: list[tuple[LlamaSequence, list[int], bool]]) -> list[torch.Tensor]:
+        """Decode `work` (sequence, ids, logits at every position?) in batches of N_BATCH tokens.
+
+        Returns, per item, the logits after each fed id ([n, V]) when asked,
+        else after the last one; every state's ids and logits are updated.
+        """
+        self._drain()
+        items: list[tuple[int, int, int, int, bool]] = []  # (work index, token, pos, seq, want)
+        for w, (state, ids, every) in enumerate(work):
+            base = len(state.ids)
+            for j, tok in enumerate(ids):
+                items.append((w, tok, base + j, state.seq_id, every or j == len(ids) - 1))
+        out: list[list[np.ndarray]] = [[] for _ in work]
+        b = self._batch
+        for start in range(0, len(items), N_BATCH):
+            chunk = items[start : start + N_BATCH]
+            for i, (_, tok, pos, seq, want) in enumerate(chunk):
+                b.token[i] = tok
+                b.pos[i] = pos
+                b.n_seq_id[i] = 1
+                b.seq_id[i][0] = seq
+                b.logits[i] = want
+            b.n_tokens = len(chunk)
+            self._decode(b)
+            self.counter.forward_passes += 1
+            self.counter.tokens_in += len(chunk)
+            for i, (w, _, _, _, want) in enumerate(chunk):
+                if want:
+                    ptr = self._ll.llama_get_logits_ith(self._ctx, i)
+                    out[w].append(np.ctypeslib.as_array(ptr, shape=(self._n_vocab,)).copy())
+        result = []
+        for w, (state, ids, every) in enumerate(work):
+            state.ids.extend(ids)
+            rows = torch.from_numpy(np.stack(out[w])) if out[w] else torch.empty(0, self._n_vocab)
+            if len(rows):
+                state.logits = rows[-1]
+            result.append(rows)
+        return result
+
+    def _decode(self, batch: Any) -> None:
+        rc = self._ll.llama_decode(self._ctx, batch)
+        if rc == 1 and self._prefixes:  # no room in the KV cache: drop cached prompts and retry
+            self._evict(len(self._prefixes))
+            rc = self._ll.llama_decode(self._ctx, batch)
+        if rc == 1:
+            raise PromptTooLongError(
+                f"the llama.cpp cache ({self.n_ctx} tokens) is full: lower the prompt budget or the beam size, "
+                "or set KGQA_LLAMA_CTX higher"
+            )
+        if rc != 0:
+            raise RuntimeError(f"llama_decode failed with code {rc}")
+
+    # ------------------------------------------------------ state files
+    def save_sequence(self, state: LlamaSequence, path: Path) -> int:
+        """Write the cells of `state` to `path` (atomically); returns bytes written."""
+        with self.lock:
+            return self._save_seq(state.seq_id, state.ids, path, path.with_name(path.name + f".{os.getpid()}.tmp"))
+
+    def _save_seq(self, seq: int, ids: list[int], path: Path, tmp: Path) -> int:
+        arr = (self._ll.llama_token * len(ids))(*ids)
+        n = self._ll.llama_state_seq_save_file(self._ctx, str(tmp).encode(), seq, arr, len(ids))
+        if not n:
+            tmp.unlink(missing_ok=True)
+            raise OSError(f"llama.cpp could not write {tmp}")
+        os.replace(tmp, path)
+        return int(n)
+
+    def load_sequence(self, path: Path, max_tokens: int) -> LlamaSequence | None:
+        """A sequence restored from a file `save_sequence` wrote (None if it cannot be read).
+
+        The restored sequence has no logits (its last token's logits are not
+        stored); `prefill` uses it only as a prefix, which always leaves one
+        token to read.
+        """
+        with self.lock:
+            seq = self._alloc()
+            buf = (self._ll.llama_token * max_tokens)()
+            count = ctypes.c_size_t(0)
+            n = self._ll.llama_state_seq_load_file(
+                self._ctx, str(path).encode(), seq, buf, max_tokens, ctypes.byref(count)
+            )
+            if not n or count.value == 0:
+                self._ll.llama_memory_seq_rm(self._mem, seq, -1, -1)
+                self._free.append(seq)
+                return None
+            return LlamaSequence(self, seq, list(buf[: count.value]), torch.empty(0))
+
+    def adopt_prefix(self, state: LlamaSequence, front: bool = False) -> None:
+        """Keep `state` (e.g. a loaded prompt prefix) as a prefix-cache entry."""
+        with self.lock:
+            keep = self._alloc()
+            self._ll.llama_memory_seq_cp(self._mem, state.seq_id, keep, -1, -1)
+            self._prefixes.insert(0 if front else len(self._prefixes), _Entry(list(state.ids), keep))
+            if len(self._prefixes) > self.prefix_cache_size:
+                self._evict(len(self._prefixes) - self.prefix_cache_size)

@@ -1,0 +1,212 @@
+"""The two in-process backends against each other, and llama.cpp's sequences (forks, batches, prefix cache).
+
+Tolerance (measured with the 135M Q4_1 model, see docs/benchmarks.md):
+llama.cpp multiplies the quantised weights with 8-bit quantised activations,
+transformers runs the dequantised weights in bf16 on this CPU (fp32 where
+the CPU has no bf16), so per-token log-probs differ.  Over the two texts
+below (57 and 66 tokens) the largest per-token difference of a given token
+was 0.69 and 0.61 nats, the mean 0.11 and 0.10; the tests allow 1.0 per
+token and 0.2 on average.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from kgqa_core.methods.base import MethodRequest, run_method
+from kgqa_core.models.interface import LanguageModel
+
+PER_TOKEN_TOL = 1.0
+MEAN_TOL = 0.2
+
+TEXTS = [
+    "Question: who directed the movie Heat?\nAnswer: Heat was directed by Michael Mann in 1995.",
+    "< Heat -> starred_actors -> Al Pacino > This tells us Al Pacino starred in Heat. Therefore, the answer is * Al Pacino.",
+]
+
+
+def _sequence_logprobs(model, ids: list[int]) -> torch.Tensor:
+    """Log-prob of each token after the first, read in one extend from a fresh one-token prefill."""
+    model.clear_prefix_cache()
+    state = model.prefill(ids[:1])
+    rows = torch.cat([torch.log_softmax(state.logits, -1)[None], model.extend(state, ids[1:-1])])
+    model.release(state)
+    return rows[torch.arange(len(ids) - 1), torch.tensor(ids[1:])]
+
+
+def test_both_backends_implement_the_interface(small_model, llama_model):
+    for m in (small_model, llama_model):
+        assert isinstance(m, LanguageModel)
+    assert small_model.backend == "transformers" and llama_model.backend == "llama.cpp"
+    assert small_model.vocab_size == llama_model.vocab_size
+    assert small_model.eos_ids == llama_model.eos_ids
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_log_probs_agree_across_backends(small_model, llama_model, text):
+    ids = small_model.encode(small_model.chat_prompt("Answer briefly.") + text)
+    assert llama_model.encode(small_model.chat_prompt("Answer briefly.") + text) == ids
+    a = _sequence_logprobs(small_model, ids)
+    b = _sequence_logprobs(llama_model, ids)
+    diff = (a - b).abs()
+    assert float(diff.max()) < PER_TOKEN_TOL, float(diff.max())
+    assert float(diff.mean()) < MEAN_TOL, float(diff.mean())
+
+
+def _advance_together(model, prompt, runs):
+    """Fork two beams from one prompt and advance them together, one token per batch (the beam search's way)."""
+    base = model.prefill(prompt)
+    beams = [model.fork(base) for _ in runs]
+    rows: list[list[torch.Tensor]] = [[] for _ in runs]
+    for j in range(max(len(r) for r in runs)):
+        live = [i for i in range(len(runs)) if j < len(runs[i])]
+        out = model.extend_many([beams[i] for i in live], [[runs[i][j]] for i in live])
+        for i, r in zip(live, out):
+            rows[i].append(r[-1])
+    return base, beams, [torch.stack(r) for r in rows]
+
+
+def _alone(model, prompt, run):
+    """The same run decoded with no other sequence around: fresh prompt, one token per pass."""
+    model.clear_prefix_cache()
+    state = model.prefill(prompt)
+    rows = torch.stack([model.extend(state, [tok])[-1] for tok in run])
+    return state, rows
+
+
+def test_forked_beams_match_sequences_decoded_alone(llama_model):
+    model = llama_model
+    prompt = model.encode(model.chat_prompt("Name a film by Michael Mann."))
+    runs = [model.encode(" Heat was released in 1995."), model.encode(" Collateral stars Tom Cruise and Jamie Foxx")]
+    model.clear_prefix_cache()
+    base, beams, together = _advance_together(model, prompt, runs)
+    for i, run in enumerate(runs):
+        solo, rows = _alone(model, prompt, run)
+        # llama.cpp computes each sequence's rows the same whatever else is in the batch: exact
+        assert torch.allclose(together[i], rows, atol=1e-4), float((together[i] - rows).abs().max())
+        assert beams[i].ids == prompt + run and solo.ids == prompt + run
+        model.release(solo)
+    # the prompt's own sequence was not touched by its forks
+    assert base.ids == prompt
+    rows = torch.stack([model.extend(base, [tok])[-1] for tok in runs[0]])
+    assert torch.allclose(rows, together[0], atol=1e-4)
+    for s in beams + [base]:
+        model.release(s)
+
+
+def test_transformers_beams_batched_together_match_alone(small_model):
+    """The transformers backend stacks equal-length caches into one batch; isolation holds up to float noise."""
+    model = small_model
+    prompt = model.encode(model.chat_prompt("Name a film by Michael Mann."))
+    runs = [model.encode(" Heat was released in 1995."), model.encode(" Collateral stars Tom Cruise and Jamie Foxx")]
+    model.clear_prefix_cache()
+    _, beams, together = _advance_together(model, prompt, runs)
+    for i, run in enumerate(runs):
+        _, rows = _alone(model, prompt, run)
+        chosen = torch.tensor(run[1:])
+        diff = (together[i][:-1].gather(1, chosen[:, None]) - rows[:-1].gather(1, chosen[:, None])).abs()
+        assert float(diff.max()) < PER_TOKEN_TOL
+        assert beams[i].ids == prompt + run
+
+
+def test_prefix_cache_reuses_the_shared_prompt(llama_model):
+    m = llama_model
+    m.clear_prefix_cache()
+    shared = m.encode("Examples: " + "< Heat -> directed_by -> Michael Mann > " * 8)
+    first = m.prefill(shared + m.encode(" Question one?"))
+    before = m.counter.prefix_tokens_reused
+    second = m.prefill(shared + m.encode(" Question two?"))
+    assert m.counter.prefix_tokens_reused - before >= len(shared) - 1
+    m.clear_prefix_cache()
+    again = m.prefill(shared + m.encode(" Question two?"))
+    # read in one batch vs the suffix after cached cells: llama.cpp's kernels differ by batch shape
+    a, b = second.logits.log_softmax(-1), again.logits.log_softmax(-1)
+    top = a.topk(10).indices
+    assert int(a.argmax()) == int(b.argmax())
+    assert float((a[top] - b[top]).abs().max()) < PER_TOKEN_TOL
+    for s in (first, second, again):
+        m.release(s)
+
+
+def test_released_and_dropped_sequences_free_their_ids(llama_model):
+    m = llama_model
+    m.clear_prefix_cache()
+    base = m.prefill(m.encode("A short prompt to fork many times"))
+    free_before = len(m._free) + len(m._pending)
+    for _ in range(200):  # far more than the context's sequence slots
+        f = m.fork(base)
+        m.extend(f, m.encode(" more"))
+        del f  # dropped without release: the finaliser returns the id
+    m.release(base)
+    m._drain()
+    assert len(m._free) >= free_before
+
+
+def test_scores_and_greedy_answers_agree(small_model, llama_model):
+    prompt = small_model.chat_prompt("Which city is the capital of France? Answer with the city only.")
+    options = ["Paris", "Lyon", "Marseille"]
+    a = small_model.score_continuations(prompt, options)
+    b = llama_model.score_continuations(prompt, options)
+    assert [s.token_ids for s in a] == [s.token_ids for s in b]
+    for x, y in zip(a, b):
+        assert abs(x.total - y.total) < PER_TOKEN_TOL * len(x.token_ids)
+    assert max(a, key=lambda s: s.total).text == max(b, key=lambda s: s.total).text == "Paris"
+    ga = small_model.generate(prompt, max_new_tokens=12, stop=["\n"])
+    gb = llama_model.generate(prompt, max_new_tokens=12, stop=["\n"])
+    assert ga.text == gb.text
+    # one pass for the prompt, one per token fed back (the token that hit a stop string is not)
+    assert gb.forward_passes == 1 + gb.output_tokens - (1 if gb.stopped_by.startswith("stop") else 0)
+
+
+def test_dog_answers_agree_on_a_fixture_question(small_model, llama_model):
+    from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+
+    heat = KnowledgeGraph.from_triplets([
+        ("Heat", "directed_by", "Michael Mann"), ("Heat", "starred_actors", "Al Pacino"),
+        ("Heat", "release_year", "1995"), ("Collateral", "directed_by", "Michael Mann"),
+    ], name="heat")
+    traces = []
+    for m in (small_model, llama_model):
+        req = MethodRequest(graph=heat, question="who directed the movie Heat?", model=m, topic_entities=["Heat"],
+                            params={"max_new_tokens": 48, "max_steps": 2})
+        traces.append(run_method("dog", req))
+    t, l = traces
+    assert t.backend == "transformers" and l.backend == "llama.cpp"
+    assert [c.triplet_id for c in t.best_chain] == [c.triplet_id for c in l.best_chain]
+    assert t.answer_texts == l.answer_texts
+
+
+def test_stable_prompt_prefix_is_saved_and_read_by_a_new_process(llama_model, tmp_path, monkeypatch):
+    """Two questions share the examples: their KV state goes to disk; a fresh model loads it instead of reading it."""
+    from kgqa_core.models.llama_model import LlamaCppModel
+
+    monkeypatch.setenv("KGQA_CACHE_DIR", str(tmp_path))
+    m = llama_model
+
+    def fresh():
+        return LlamaCppModel(name=m.name, path=m.path, tokenizer=m.tokenizer, revision=m.revision, n_ctx=4096)
+
+    first = fresh()
+    examples = first.encode("Examples:\n" + "".join(f"{i}. < Film {i} -> directed_by -> Person {i} >\n" for i in range(40)))
+    assert len(examples) >= first._store.min_tokens
+    a = first.prefill(examples + first.encode("Question: who directed Film 3?"))
+    b = first.prefill(examples + first.encode("Question: who wrote Film 7?"))
+    saved = list(first._store.folder.glob("*.llama"))
+    assert len(saved) == 1
+    n = int(saved[0].name.split("-")[0])  # the common prefix: the examples and "Question: who"
+    assert len(examples) <= n < len(examples) + 5
+    for s in (a, b):
+        first.release(s)
+
+    second = fresh()  # nothing in memory: as a new process
+    q = second.encode("Question: who directed Film 11?")
+    state = second.prefill(examples + q)
+    assert second.counter.prefix_tokens_loaded == n
+    assert second.counter.tokens_in == len(examples) + len(q) - n  # only the rest of the question was read
+    third = fresh()
+    third._store = None
+    plain = third.prefill(examples + q)
+    x, y = state.logits.log_softmax(-1), plain.logits.log_softmax(-1)
+    top = y.topk(10).indices
+    assert int(x.argmax()) == int(y.argmax()) and float((x[top] - y[top]).abs().max()) < PER_TOKEN_TOL
