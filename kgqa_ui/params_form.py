@@ -95,24 +95,25 @@ def _label(f: FormField, several: bool) -> str:
 
 
 def _widget(f: FormField, default: Any, key: str, several: bool) -> Any:
+    # persist_state: a value set here survives a visit to another page (Streamlit drops unrendered widgets' state)
     info = f.info
     label = _label(f, several)
     help_text = f"{info.help} Default {info.describe_default()}; {info.allowed()}. Used by {', '.join(f.methods)}."
     if info.kind == "bool":
-        return st.checkbox(label, value=bool(default), key=key, help=help_text)
+        return st.checkbox(label, value=bool(default), key=key, help=help_text, persist_state="session")
     if info.kind == "int":
         return int(st.number_input(label, min_value=int(info.minimum), max_value=int(info.maximum),
-                                   value=int(default), step=1, key=key, help=help_text))
+                                   value=int(default), step=1, key=key, help=help_text, persist_state="session"))
     if info.kind == "float":
         step = 0.01 if (info.maximum or 0) <= 1 else 0.1
         return float(st.number_input(label, min_value=float(info.minimum), max_value=float(info.maximum),
-                                     value=float(default), step=step, key=key, help=help_text))
+                                     value=float(default), step=step, key=key, help=help_text, persist_state="session"))
     if info.kind == "choice":
         return st.selectbox(label, list(info.choices), index=list(info.choices).index(default), key=key,
-                            help=help_text)
+                            help=help_text, persist_state="session")
     if info.kind == "multi":
         return st.multiselect(label, list(info.choices), default=list(default), key=key,
-                              help=help_text + " None selected means all.")
+                              help=help_text + " None selected means all.", persist_state="session")
     if info.multiline:
-        return st.text_area(label, value=str(default), key=key, help=help_text)
-    return st.text_input(label, value=str(default), key=key, help=help_text)
+        return st.text_area(label, value=str(default), key=key, help=help_text, persist_state="session")
+    return st.text_input(label, value=str(default), key=key, help=help_text, persist_state="session")

@@ -171,14 +171,14 @@ class RunJob:
             self._log.append(self._step_line(step))
 
     def _run_one(self, spec: RunSpec) -> RunOutcome:
-        self._say(f"**{spec.method}**: loading model {spec.model_name}…")
+        self._say(f"{spec.method}: loading model {spec.model_name}…")
         try:
             model = self._load_model(spec.model_name, self._say)
         except Exception as exc:
             return RunOutcome(spec.method, None, None, f"Could not load model {spec.model_name}: {exc}")
         with self._lock:
             self._phase = "running"
-        self._say(f"**{spec.method}**: reasoning with {spec.model_name}…")
+        self._say(f"{spec.method}: reasoning with {spec.model_name}…")
         request = MethodRequest(graph=spec.graph, question=spec.question, model=model,
                                 topic_entities=list(spec.topics), params=dict(spec.params), seed=0,
                                 on_step=self._on_step, should_stop=self._stop.is_set)
@@ -196,6 +196,6 @@ class RunJob:
             return RunOutcome(spec.method, trace, None, f"The run finished but could not be saved: {exc}",
                               stopped=trace.stopped)
         answers = ", ".join(trace.answer_texts) or "no answer"
-        self._say(f"**{spec.method}**: " + ("stopped" if trace.stopped else "done")
+        self._say(f"{spec.method}: " + ("stopped" if trace.stopped else "done")
                   + f" in {trace.seconds:.1f}s, {len(trace.steps)} steps: {answers}")
         return RunOutcome(spec.method, trace, info.run_id, trace.error or None, stopped=trace.stopped)

@@ -61,7 +61,8 @@ def step_line(step: Step) -> str:
     if step.choice and step.choice not in (step.title or ""):
         parts.append(f"→ {step.choice[:80]}")
     if step.candidates:
-        parts.append(f"{len(step.candidates)} candidates")
+        n = len(step.candidates)
+        parts.append(f"{n} candidate{'' if n == 1 else 's'}")
     if step.seconds:
         parts.append(f"{step.seconds:.1f}s")
     return " · ".join(parts)
@@ -116,8 +117,8 @@ def job_panel(job: RunJob, key: str) -> None:
             lines = p.log[-LOG_LINES_SHOWN:]
             if len(p.log) > len(lines):
                 st.caption(f"{len(p.log) - len(lines)} earlier lines not shown")
-            for line in lines:
-                st.text(line)
+            if lines:
+                st.text("\n".join(lines))
         if not p.done:
             st.button("Stop", key=f"{key}_stop", on_click=job.stop, disabled=p.stop_requested,
                       icon=":material/stop_circle:", help="Stop after the current step; the steps so far are saved.")

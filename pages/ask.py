@@ -15,7 +15,9 @@ from kgqa_ui.params_form import parameter_form
 from kgqa_ui.running import RunJob, RunSpec, collect, job_panel, methods_available, start_job
 
 ACCEPTED = ["tsv", "csv", "txt", "json", "jsonl", "nt", "ttl", "gz"]
-PARAM_DEFAULTS: dict[str, object] = {"beam_size": 3, "max_steps": 3}  # where the page differs from the methods
+# Where the page starts differently from the methods: an answer in seconds with the small model
+# (docs/benchmarks.md, "Ask defaults"); the methods' own defaults apply on the command line and in evaluations.
+PARAM_DEFAULTS: dict[str, object] = {"beam_size": 1, "max_steps": 2}
 PARAM_KEYS = {"beam_size": "ask_beam", "max_steps": "ask_steps", "hops": "ask_hops", "max_prompt_triplets": "ask_budget"}
 
 ensure_app_navigation()
@@ -92,7 +94,7 @@ def upload_box() -> None:
     st.session_state["ask_upload_done"] = marker
     st.session_state["ask_upload_error"] = None
     if up.size > limit * 1024 * 1024:
-        err = (f"{up.name} is {up.size / 1024 / 1024:.1f} MB; the upload limit is {limit:g} MB. "
+        err = (f"{panels._md(up.name)} is {up.size / 1024 / 1024:.1f} MB; the upload limit is {limit:g} MB. "
                "Load a smaller graph, or raise the limit with the KGQA_MAX_UPLOAD_MB environment variable.")
         st.session_state["ask_upload_error"] = err
         _show_upload_error(err)
@@ -101,9 +103,9 @@ def upload_box() -> None:
         with st.spinner(f"Parsing {up.name}…"):
             graph = parse_graph_bytes(up.getvalue(), up.name, max_bytes=int(limit * 1024 * 1024))
     except GraphFormatError as exc:
-        err = str(exc)
+        err = panels._md(exc)  # file text is shown as text, never as markup
         if exc.examples:
-            err += "\n\n" + "\n".join(f"- line {n}: `{text[:120]}`" for n, text in exc.examples[:3])
+            err += "\n\n" + "\n".join(f"- line {n}: {panels._md(text[:120])}" for n, text in exc.examples[:3])
         st.session_state["ask_upload_error"] = err
         _show_upload_error(err)
         return
@@ -117,7 +119,7 @@ def _show_upload_error(err: str) -> None:
     st.error(err, icon=":material/error:")
     g = state.active_graph()
     if g is not None and not sparql_panel.is_store(g):
-        st.caption(f"The previous graph (**{g.name}**, {len(g):,} triplets) is still loaded.")
+        st.caption(f"The previous graph (**{panels._md(g.name)}**, {len(g):,} triplets) is still loaded.")
 
 
 def _reset_question() -> None:
@@ -260,12 +262,12 @@ def results_section() -> None:
                 st.warning("Stopped by you: the steps so far are saved and can be replayed.",
                            icon=":material/stop_circle:")
             if item.get("error") and not item.get("run_id"):
-                st.error(item["error"])
+                st.error(panels._md(item["error"]))
                 continue
             try:
                 trace = state.load_run(item["run_id"])
             except Exception as exc:
-                st.error(f"Could not reload run {item['run_id']}: {exc}")
+                st.error(f"Could not reload run {panels._md(item['run_id'])}: {panels._md(exc)}")
                 continue
             panels.trace_summary(trace, gold=gold, compact=True)
             st.page_link("pages/replay.py", label="Replay step by step", icon=":material/slow_motion_video:",
@@ -289,7 +291,7 @@ def main() -> None:
         st.session_state["ask_last_runs"] = collect(job)
     busy = job is not None and not job.done
     if busy:
-        hint = "A run is going: wait for it or press Stop"
+        hint = "A run is going: wait for it, or press Stop"
     if st.button("Run", type="primary", disabled=busy or not ready, key="ask_run", icon=":material/play_arrow:",
                  help=hint or None):
         specs = [RunSpec(m, graph, question, tuple(topics), dict(params.get(m, {})), model) for m in methods]
@@ -297,7 +299,7 @@ def main() -> None:
         st.session_state["ask_last_runs"] = []
         st.rerun()  # draw the page again with Run disabled and the progress panel polling
     elif hint:
-        st.caption(hint + " to run.")
+        st.caption(hint + ("." if busy else " to run."))
     if job is not None:
         job_panel(job, key="ask_job")
     results_section()

@@ -197,17 +197,36 @@ def assert_no_error(page, where: str = "") -> None:
     assert not errs, f"error element on the page{' (' + where + ')' if where else ''}: {errs}"
 
 
-def save_screenshot(page, name: str) -> Path:
-    """A full-page PNG kept as a test artefact under test-artifacts/browser/ (or $KGQA_TEST_ARTIFACTS)."""
+def save_screenshot(page, name: str, docs_name: str | None = None) -> Path:
+    """A full-page PNG kept as a test artefact under test-artifacts/browser/ (or $KGQA_TEST_ARTIFACTS).
+
+    With ``KGQA_DOCS_SCREENSHOTS=1`` a page given a ``docs_name`` is also written to docs/ (one screen,
+    1400 x 1000): the README's images are taken from this real run, never from fixtures.
+    """
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS / f"{name}.png"
+    if docs_name and os.environ.get("KGQA_DOCS_SCREENSHOTS") == "1":
+        page.wait_for_timeout(1500)  # let the graph settle
+        page.screenshot(path=str(ROOT / "docs" / docs_name))
+    # Streamlit scrolls inside its main block, not the document: grow the viewport to show all of it.
+    height = page.evaluate("""() => { const m = document.querySelector('[data-testid="stMain"]');
+                                      return m ? m.scrollHeight : document.body.scrollHeight; }""")
+    viewport = page.viewport_size or {"width": 1400, "height": 1000}
+    page.set_viewport_size({"width": viewport["width"], "height": max(viewport["height"], min(int(height), 6000))})
+    page.wait_for_timeout(400)
     page.screenshot(path=str(path), full_page=True)
+    page.set_viewport_size(viewport)
     return path
 
 
 def wait_for_app_idle(page, timeout: float = 60_000) -> None:
-    """Wait until Streamlit has finished the current script run (its 'Running…' indicator is gone)."""
+    """Wait until Streamlit has finished the current script run (its 'Running…' indicator is gone).
+
+    A rerun starts a moment after the click that causes it, so this first gives it that moment;
+    assertions on what a rerun draws use Playwright's waiting ``expect`` as well.
+    """
     page.wait_for_selector('[data-testid="stApp"]', timeout=timeout)
+    page.wait_for_timeout(350)
     page.wait_for_function(
         """() => { const w = document.querySelector('[data-testid="stStatusWidget"]');
                    return !w || !/Running|Stop/i.test(w.innerText || ''); }""",

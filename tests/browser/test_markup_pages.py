@@ -20,7 +20,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ui"))
 
 import ui_fixtures as F  # noqa: E402
-from conftest import save_screenshot, wait_for_app_idle  # noqa: E402
+from .conftest import save_screenshot, wait_for_app_idle  # noqa: E402
 from kgqa_ui.run_store import RunStore  # noqa: E402
 
 GRAPH_READY = """() => [...document.querySelectorAll('iframe')].some(f => { try {
