@@ -33,7 +33,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 Triple = tuple[str, str, str]
 
@@ -317,24 +317,7 @@ def build_metaqa(
         kb = MetaQAKB.load(data_dir / "kb.tsv.gz")
     stats = BuildStats()
     items: list[dict] = []
-    rng = random.Random(seed)
-    for k, hop in enumerate(hops):
-        quota = n // len(hops) + (1 if k < n % len(hops) else 0)
-        questions = read_questions(data_dir, hop)
-        order = list(range(len(questions)))
-        rng.shuffle(order)
-        got = 0
-        for i in order:
-            if got >= quota:
-                break
-            stats.examined += 1
-            res = cut_question(kb, questions[i], max_triplets, seed)
-            if res.item is None:
-                stats.skipped[res.reason] = stats.skipped.get(res.reason, 0) + 1
-                continue
-            items.append(res.item)
-            got += 1
-        stats.kept[hop] = got
+    items.extend(_stratified(hops, n, seed, data_dir, stats, lambda q: cut_question(kb, q, max_triplets, seed)))
     if items:
         sizes = [len(it["graph"]) for it in items]
         stats.triplets_max = max(sizes)
@@ -385,6 +368,35 @@ def build_metaqa_full_kb(
             os.replace(tmp, target)  # atomic: two builders at once never leave half a file
     stats = BuildStats()
     items: list[dict] = []
+
+    def over_whole_kb(q: MetaQAQuestion) -> CutResult:
+        topic = kb.resolve(q.topic) if q.topic else None
+        gold = [a for a in (kb.resolve(x) for x in q.answers) if a is not None]
+        reason = ("no bracketed topic entity" if q.topic is None else "topic entity not in the KB"
+                  if topic is None else "gold answer not in the KB" if len(gold) < len(q.answers) else "")
+        if reason:
+            return CutResult(None, reason)
+        return CutResult({
+            "id": q.id,
+            "question": q.plain_text,
+            "topic_entities": [topic],
+            "answers": gold,
+            "type": f"{q.hop}hop",
+            "graph_file": FULL_KB_FILE,
+            "source": f"MetaQA dev {q.hop}-hop line {q.line} (whole KB)",
+        })
+
+    items.extend(_stratified(hops, n, seed, data_dir, stats, over_whole_kb))
+    stats.triplets_max = len(kb.triplets)
+    stats.triplets_mean = float(len(kb.triplets))
+    return items, stats
+
+
+def _stratified(hops: list[int], n: int, seed: int, data_dir: Path, stats: BuildStats,
+                keep: "Callable[[MetaQAQuestion], CutResult]") -> list[dict]:
+    """`n` questions split evenly across `hops` (the remainder to the first), each hop's file in a seeded
+    shuffle, taking the questions `keep` turns into an item and counting why the others were skipped."""
+    items: list[dict] = []
     rng = random.Random(seed)
     for k, hop in enumerate(hops):
         quota = n // len(hops) + (1 if k < n % len(hops) else 0)
@@ -395,26 +407,12 @@ def build_metaqa_full_kb(
         for i in order:
             if got >= quota:
                 break
-            q = questions[i]
             stats.examined += 1
-            topic = kb.resolve(q.topic) if q.topic else None
-            gold = [a for a in (kb.resolve(x) for x in q.answers) if a is not None]
-            reason = ("no bracketed topic entity" if q.topic is None else "topic entity not in the KB"
-                      if topic is None else "gold answer not in the KB" if len(gold) < len(q.answers) else "")
-            if reason:
-                stats.skipped[reason] = stats.skipped.get(reason, 0) + 1
+            res = keep(questions[i])
+            if res.item is None:
+                stats.skipped[res.reason] = stats.skipped.get(res.reason, 0) + 1
                 continue
-            items.append({
-                "id": q.id,
-                "question": q.plain_text,
-                "topic_entities": [topic],
-                "answers": gold,
-                "type": f"{hop}hop",
-                "graph_file": FULL_KB_FILE,
-                "source": f"MetaQA dev {hop}-hop line {q.line} (whole KB)",
-            })
+            items.append(res.item)
             got += 1
         stats.kept[hop] = got
-    stats.triplets_max = len(kb.triplets)
-    stats.triplets_mean = float(len(kb.triplets))
-    return items, stats
+    return items
