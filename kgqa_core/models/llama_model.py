@@ -349,8 +349,7 @@ class LlamaCppModel(ModelBase):
                 items.append((w, tok, base + j, state.seq_id, every or j == len(ids) - 1))
         out: list[list[np.ndarray]] = [[] for _ in work]
         b = self._batch
-        for start in range(0, len(items), N_BATCH):
-            chunk = items[start : start + N_BATCH]
+        for chunk in _decode_chunks(items):
             for i, (_, tok, pos, seq, want) in enumerate(chunk):
                 b.token[i] = tok
                 b.pos[i] = pos
@@ -430,3 +429,25 @@ class LlamaCppModel(ModelBase):
             self._prefixes.insert(0 if front else len(self._prefixes), _Entry(list(state.ids), keep))
             if len(self._prefixes) > self.prefix_cache_size:
                 self._evict(len(self._prefixes) - self.prefix_cache_size)
+
+
+def _decode_chunks(items: list, max_tokens: int = N_BATCH, max_outputs: int = N_OUTPUTS) -> list[list]:
+    """Split decode work into calls of at most `max_tokens` tokens and `max_outputs` logits rows.
+
+    llama.cpp reserves `n_outputs_max` rows of logits per decode and aborts the whole process
+    (GGML_ASSERT) when one call asks for more, so a long extend that wants every position's
+    log-probs must be cut by its outputs, not only by its tokens.
+    """
+    chunks: list[list] = []
+    current: list = []
+    outputs = 0
+    for item in items:
+        want = bool(item[-1])
+        if current and (len(current) >= max_tokens or (want and outputs >= max_outputs)):
+            chunks.append(current)
+            current, outputs = [], 0
+        current.append(item)
+        outputs += want
+    if current:
+        chunks.append(current)
+    return chunks

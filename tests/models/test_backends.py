@@ -210,3 +210,24 @@ def test_stable_prompt_prefix_is_saved_and_read_by_a_new_process(llama_model, tm
     x, y = state.logits.log_softmax(-1), plain.logits.log_softmax(-1)
     top = y.topk(10).indices
     assert int(x.argmax()) == int(y.argmax()) and float((x[top] - y[top]).abs().max()) < PER_TOKEN_TOL
+
+
+def test_decode_chunks_never_ask_llama_cpp_for_more_logits_rows_than_it_reserved():
+    from kgqa_core.models.llama_model import N_BATCH, N_OUTPUTS, _decode_chunks
+
+    items = [(0, t, t, 0, True) for t in range(300)] + [(1, t, t, 1, t == 499) for t in range(500)]
+    chunks = _decode_chunks(items)
+    assert [x for c in chunks for x in c] == items
+    assert all(len(c) <= N_BATCH and sum(x[-1] for x in c) <= N_OUTPUTS for c in chunks)
+
+
+def test_llama_extend_of_every_position_longer_than_the_logits_buffer(llama_model):
+    """An extend that wants log-probs at 200 positions (> the 64-row buffer) used to abort the process."""
+    from kgqa_core.models.llama_model import N_OUTPUTS
+
+    text = "The quick brown fox jumps over the lazy dog. " * 30
+    ids = llama_model.encode(text)[: N_OUTPUTS * 3]
+    state = llama_model.prefill(llama_model.encode("Read this:"))
+    rows = llama_model.extend(state, ids)
+    assert len(rows) == len(ids)
+    llama_model.release(state)
