@@ -102,12 +102,12 @@ def model_choices() -> list[str]:
 def render_server_settings() -> None:
     """Inputs, the connection test, and its report (plain text)."""
     ss = st.session_state
-    st.markdown("**Model server** (vLLM, llama.cpp: OpenAI-compatible `/v1/completions`)")
+    st.markdown("**Model server** (vLLM, llama.cpp: OpenAI-compatible /v1/completions)")
     url = st.text_input("Server URL", key="set_server_url", placeholder="http://gpu-box:8000")
     model = st.text_input("Served model (blank: the only one served)", key="set_server_model")
     tokenizer = st.text_input("Local tokenizer (blank: from the model's name)", key="set_server_tokenizer",
                               help="A packaged model name, a .gguf file or a tokenizer folder.")
-    st.caption("API key: set $KGQA_SERVER_API_KEY before starting the app; it is never stored in runs.")
+    st.caption("API key: set the environment variable KGQA_SERVER_API_KEY before starting the app; it is never stored in runs.")
     if st.button("Test connection", key="set_server_test"):
         with st.spinner("Connecting and probing the server…"):
             report, _backend = connection_test(url, model, tokenizer)

@@ -49,7 +49,7 @@ def test_llama_cpp_refuses_a_hugging_face_folder_in_one_line(tmp_path):
 
 
 def test_loaded_models_are_keyed_by_backend(small_model, llama_model):
-    assert load_model("smollm2-135m", backend="transformers") is small_model
+    assert load_model("smollm2-135m", backend="transformers", dtype="fp32") is small_model  # the fixture's dtype
     assert load_model("smollm2-135m", backend="llama.cpp") is llama_model
     assert small_model is not llama_model
     assert manager._is_gguf_source("smollm2-135m") and not manager._is_gguf_source("some/hub-id")
