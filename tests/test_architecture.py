@@ -91,7 +91,7 @@ LAYERS = {
     "files": -1, "questions": -1,
     "graph": 0, "parameters": 0,
     "trace": 1,
-    "models": 2,
+    "models": 2, "answers": 2,
     "decoding": 3, "reads": 3, "rok": 3, "lpkg": 3, "samples": 3,
     "methods": 4,
     "eval": 5, "cli": 5,

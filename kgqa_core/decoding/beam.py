@@ -206,7 +206,11 @@ class TripletBeamSearch:
         self.width = width
 
     def search(self, state: Sequence, guide: TripletGuide) -> TripletSearchResult:
-        remote = getattr(self.model, "remote_decoding", None)
+        remote = None
+        if getattr(self.model, "wants_remote_decoding", False):  # imported here: server_steps builds on this module
+            from .server_steps import remote_decoding
+
+            remote = remote_decoding(self.model)
         if remote is not None:  # a model server: scored in one or few requests (decoding.server_steps)
             return remote.triplet_search(state, guide, self.width)
         before = self.model.counter.forward_passes

@@ -117,7 +117,11 @@ def decode_free_text(
     False the opening tokens are masked out (a chain at its triplet limit must
     conclude).
     """
-    remote = getattr(model, "remote_decoding", None)
+    remote = None
+    if getattr(model, "wants_remote_decoding", False):  # imported here: server_steps builds on this module
+        from .server_steps import remote_decoding
+
+        remote = remote_decoding(model)
     if remote is not None:  # a model server: one request, the same stop rules (decoding.server_steps)
         return remote.free_text(state, max_tokens, detector, allow_open, stop, detect_loops)
     eos = model.eos_ids

@@ -376,3 +376,13 @@ def model_error(model: Any, what: str) -> Exception:
     from ..models.server_http import ServerError
 
     return ServerError(f"the model server at {model.url} {what}")
+
+
+def remote_decoding(model: Any) -> "RemoteDecoding | None":
+    """The request-level decoder of a model server (made once per model), or None for in-process models."""
+    if not getattr(model, "wants_remote_decoding", False):
+        return None
+    rd = getattr(model, "_remote", None)
+    if rd is None:
+        rd = model._remote = RemoteDecoding(model)
+    return rd

@@ -141,8 +141,8 @@ def run_method(method: "str | MethodSpec", request: MethodRequest) -> Trace:
     graph, model = request.graph, request.model
     trace = Trace(
         method=spec.name, question=request.question,
-        model=getattr(model, "name", "") or "", model_revision=getattr(model, "revision", "") or "",
-        backend=getattr(model, "backend", "") or "",
+        model=_model_attr(model, "name"), model_revision=_model_attr(model, "revision"),
+        backend=_model_attr(model, "backend"),
         parameters=dict(request.params), seed=request.seed,
         graph_fingerprint=graph.fingerprint, graph_name=graph.name,
         topic_entities=list(request.topic_entities),
@@ -163,9 +163,26 @@ def run_method(method: "str | MethodSpec", request: MethodRequest) -> Trace:
     if "stopped by the user" in trace.error:  # a method that caught RunStopped itself and recorded it
         _mark_stopped(trace, len(trace.steps))
     trace = recorder.finish()
-    if hasattr(model, "describe"):  # a model server: URL, model, capabilities (never an API key)
-        trace.extra.setdefault("server", model.describe())
+    describe = _model_attr(model, "describe", None)
+    if callable(describe):  # a model server: URL, model, capabilities (never an API key)
+        try:
+            trace.extra.setdefault("server", describe())
+        except Exception as exc:  # a broken server must not turn a recorded failure into a crash
+            trace.notes.append(f"the model server could not describe itself: {type(exc).__name__}")
     return trace
+
+
+def _model_attr(model: Any, name: str, default: Any = "") -> Any:
+    """An attribute of the model that the trace records, or `default` when reading it fails.
+
+    A broken backend may raise anything on attribute access; the run's failure is then recorded on
+    the trace by the method's own error handling, not raised out of `run_method` while the trace is set up.
+    """
+    try:
+        value = getattr(model, name, default)
+    except Exception:
+        return default
+    return default if value is None or value == "" else value
 
 
 def _mark_stopped(trace: Trace, n_steps: int) -> None:

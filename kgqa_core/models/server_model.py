@@ -111,14 +111,9 @@ class ServerBackend(ModelBase):
         return {"url": self.url, "model": self.name, "tokenizer": self.tokenizer_source,
                 "triplet_strategy": self.caps.triplet_strategy, "capabilities": caps}
 
-    @property
-    def remote_decoding(self) -> Any:
-        from ..decoding.server_steps import RemoteDecoding
-
-        rd = getattr(self, "_remote", None)
-        if rd is None:
-            rd = self._remote = RemoteDecoding(self)
-        return rd
+    # Decoding (free text, triplet steps) runs as requests through `decoding.server_steps.remote_decoding`,
+    # which keys on this flag: the model layer never imports the decoding layer above it.
+    wants_remote_decoding = True
 
     # ------------------------------------------------------- sequences
     def prefill(self, ids: Seq[int]) -> ServerSequence:
