@@ -30,8 +30,6 @@ from .vis_html import render_html
 
 PLOTLY_CONFIG = {"displayModeBar": False}
 
-# kept for pages that imported the old private name
-_md = md_text
 
 
 @contextlib.contextmanager

@@ -9,6 +9,7 @@ import streamlit as st
 
 from kgqa_core.graph.knowledge_graph import KnowledgeGraph
 from kgqa_ui import panels, sparql_panel, state
+from kgqa_ui.html_utils import md_text
 from kgqa_ui.link_labels import topic_option_label
 from kgqa_ui.nav import ensure_app_navigation
 from kgqa_ui.params_form import parameter_form
@@ -94,7 +95,7 @@ def upload_box() -> None:
     st.session_state["ask_upload_done"] = marker
     st.session_state["ask_upload_error"] = None
     if up.size > limit * 1024 * 1024:
-        err = (f"{panels._md(up.name)} is {up.size / 1024 / 1024:.1f} MB; the upload limit is {limit:g} MB. "
+        err = (f"{md_text(up.name)} is {up.size / 1024 / 1024:.1f} MB; the upload limit is {limit:g} MB. "
                "Load a smaller graph, or raise the limit with the KGQA_MAX_UPLOAD_MB environment variable.")
         st.session_state["ask_upload_error"] = err
         _show_upload_error(err)
@@ -103,9 +104,9 @@ def upload_box() -> None:
         with st.spinner(f"Parsing {up.name}…"):
             graph = parse_graph_bytes(up.getvalue(), up.name, max_bytes=int(limit * 1024 * 1024))
     except GraphFormatError as exc:
-        err = panels._md(exc)  # file text is shown as text, never as markup
+        err = md_text(exc)  # file text is shown as text, never as markup
         if exc.examples:
-            err += "\n\n" + "\n".join(f"- line {n}: {panels._md(text[:120])}" for n, text in exc.examples[:3])
+            err += "\n\n" + "\n".join(f"- line {n}: {md_text(text[:120])}" for n, text in exc.examples[:3])
         st.session_state["ask_upload_error"] = err
         _show_upload_error(err)
         return
@@ -119,7 +120,7 @@ def _show_upload_error(err: str) -> None:
     st.error(err, icon=":material/error:")
     g = state.active_graph()
     if g is not None and not sparql_panel.is_store(g):
-        st.caption(f"The previous graph (**{panels._md(g.name)}**, {len(g):,} triplets) is still loaded.")
+        st.caption(f"The previous graph (**{md_text(g.name)}**, {len(g):,} triplets) is still loaded.")
 
 
 def _reset_question() -> None:
@@ -262,12 +263,12 @@ def results_section() -> None:
                 st.warning("Stopped by you: the steps so far are saved and can be replayed.",
                            icon=":material/stop_circle:")
             if item.get("error") and not item.get("run_id"):
-                st.error(panels._md(item["error"]))
+                st.error(md_text(item["error"]))
                 continue
             try:
                 trace = state.load_run(item["run_id"])
             except Exception as exc:
-                st.error(f"Could not reload run {panels._md(item['run_id'])}: {panels._md(exc)}")
+                st.error(f"Could not reload run {md_text(item['run_id'])}: {md_text(exc)}")
                 continue
             panels.trace_summary(trace, gold=gold, compact=True)
             st.page_link("pages/replay.py", label="Replay step by step", icon=":material/slow_motion_video:",
