@@ -9,7 +9,10 @@ Starts ``python -m llama_cpp.server`` with the packaged 135M GGUF on
 --limit questions of datasets/metaqa_sample (1-hop and 2-hop alternately)
 with both backends, interleaved question by question, and prints per question
 and in total: wall seconds, requests (server), requests per DoG triplet step,
-and whether the answers are identical.  Targets (issue 17): at most 2
+and whether the answers are identical; where they differ, the first token
+where the two outputs part and the in-process log-prob margin between the
+two tokens there (a near tie that llama.cpp's rounding can flip, or not).
+Targets (issue 17): at most 2
 requests per triplet step on average; server wall time at most 1.5x the
 in-process one.
 """
@@ -48,6 +51,37 @@ def questions(limit: int) -> list[dict]:
     return mixed[:limit]
 
 
+def divergence(local, q: dict, method: str, raw_local: str, raw_remote: str) -> str:
+    """Where two outputs of one question part: the token each took and the in-process log-prob margin there."""
+    import torch
+
+    from kgqa_core.decoding.context import prepare
+    from kgqa_core.methods.hop_budget import auto_step_budget
+    from kgqa_core.methods.base import method_spec
+    from kgqa_core.parameters import parse_params
+
+    if raw_local == raw_remote:
+        return "same output text (the answers differ after it: answer parsing/completion)"
+    graph = KnowledgeGraph.from_triplets(q["graph"], name=q["id"])
+    req = MethodRequest(graph=graph, question=q["question"], model=local, topic_entities=q["topic_entities"],
+                        params=dict(PARAMS))
+    params = parse_params(method_spec(method), dict(PARAMS))
+    if getattr(params, "auto_steps", False):
+        params = auto_step_budget(params, req, [])
+    prompt = prepare(req, method, params).prompt.text
+    a, b = local.encode(prompt + raw_local), local.encode(prompt + raw_remote)
+    i = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    if i >= min(len(a), len(b)):
+        return f"one output is a prefix of the other (at generated token {i - len(local.encode(prompt))})"
+    state = local.prefill(a[:i])
+    row = torch.log_softmax(state.logits.float(), dim=-1)
+    local.release(state)
+    margin = float(row[a[i]] - row[b[i]])
+    after = local.decode(a[max(0, i - 6):i])
+    return (f"part after {after!r}: in-process {local.token_text(a[i])!r} ({float(row[a[i]]):.3f}) vs server "
+            f"{local.token_text(b[i])!r} ({float(row[b[i]]):.3f}), margin {margin:.3f} nats")
+
+
 def run(model, q: dict, method: str):
     graph = KnowledgeGraph.from_triplets(q["graph"], name=q["id"])
     req = MethodRequest(graph=graph, question=q["question"], model=model, topic_entities=q["topic_entities"],
@@ -62,6 +96,7 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=20)
     ap.add_argument("--method", default="dog")
     ap.add_argument("--param", action="append", default=[], help="method parameter NAME=VALUE (e.g. max_prompt_triplets=40)")
+    ap.add_argument("--save", type=Path, default=None, help="folder for both traces of every question")
     args = ap.parse_args()
     for pair in args.param:
         key, _, value = pair.partition("=")
@@ -84,6 +119,13 @@ def main() -> None:
             print(f"{q['id']:>10} in-process {lw:7.1f}s  server {rw:7.1f}s  ratio {rw / max(lw, 1e-9):5.2f}  "
                   f"requests {reqs:3d}  per triplet step {step_reqs}  same answers {same}"
                   + (f"  ERROR {rt.error}" if rt.error else ""), flush=True)
+            if not same or lt.raw_output != rt.raw_output:
+                print(f"{'':>10} answers {lt.answer_texts} vs {rt.answer_texts}; "
+                      f"{divergence(local, q, args.method, lt.raw_output, rt.raw_output)}", flush=True)
+            if args.save:
+                args.save.mkdir(parents=True, exist_ok=True)
+                (args.save / f"{q['id']}.in-process.json").write_text(lt.to_json(), encoding="utf-8")
+                (args.save / f"{q['id']}.server.json").write_text(rt.to_json(), encoding="utf-8")
         lw_all = [r[1] for r in rows]
         rw_all = [r[2] for r in rows]
         all_steps = [n for r in rows for n in r[4]]

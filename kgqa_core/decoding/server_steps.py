@@ -10,7 +10,10 @@ Free text: one greedy request that stops on ``<`` (the opener); the returned
 text is replayed token by token through the in-process stop rules (answer
 line, runaway example, loop), so the text kept is exactly where the
 in-process decoder would have stopped; what the server wrote past it is
-dropped.
+dropped.  A server cannot apply those rules itself, so a request asks for at
+most ``FREE_CHUNK`` tokens and a stretch longer than that continues in a
+next request only when no rule has fired: the final answer line no longer
+makes the server write to the end of the token budget.
 
 Triplet step, one of two strategies (recorded in the trace, step extra
 ``server_strategy``):
@@ -20,14 +23,17 @@ Triplet step, one of two strategies (recorded in the trace, step extra
   batched request; the log-probs of all trie tokens (and the top-1 token at
   each position) are then known, and the greedy or beam search over the trie
   runs locally on them.
-* ``walk`` (servers with generated log-probs and a logit bias: llama.cpp's
-  servers): ONE request decodes the triplet greedily under a grammar listing
-  the readings, with a logit bias on the trie's tokens, and returns each
-  chosen token's log-prob.  A grammar accepts any tokenisation of a reading,
-  the trie only the canonical one, so the returned tokens are walked down the
-  trie; where they leave it (or where the unconstrained top token says a
-  triplet must end earlier) the walk continues one request per token with
-  the bias restricted to the node's children.
+* ``walk`` (servers with generated log-probs and a grammar: llama.cpp's
+  servers): ONE request decodes the triplet greedily under a grammar of the
+  readings and returns each chosen token's log-prob and the unconstrained
+  top tokens.  Where the server takes token-id terminals (llama.cpp's
+  ``<[id]>``, capability ``token_grammar``) the grammar IS the trie, so the
+  server's choice at each node is the argmax over that node's children, as
+  in process, and one request settles the triplet.  A text grammar (older
+  servers) accepts any tokenisation of a reading, the trie only the
+  canonical one: where the returned tokens leave the trie, that node is
+  settled by one request restricted to its children, and a new grammar
+  request continues from the child chosen (two requests per divergence).
 
 Scores are always the model's unconstrained, full-vocabulary log-probs (Eq.
 3): llama.cpp applies a bias or a grammar in its sampler after the log-probs
@@ -44,12 +50,15 @@ from typing import Any
 import torch
 
 from ..models.interface import BackendCapabilityError
+from ..models.server_caps import token_terminal
 from ..models.server_model import FORCE_BIAS, gbnf_literal, token_id_of, token_matches
 from .beam import TripletBeamSearch, TripletHypothesis, TripletSearchResult, candidate_scores, greedy_triplet
 from .constraint import TripletGuide
 from .free_text import FreeText, default_stop, is_looping
 
 OPENER = "<"
+FREE_CHUNK = 48  # free-text tokens per request (most stretches between triplets are shorter)
+MAX_WALKS = 8  # grammar requests for one triplet (text grammars only; past this, nodes are fetched one by one)
 
 
 class RemoteDecoding:
@@ -66,15 +75,26 @@ class RemoteDecoding:
         model = self.model
         before = model.counter.forward_passes
         opening = detector is not None and allow_open
-        fields: dict[str, Any] = {"max_tokens": max_tokens}
+        fields: dict[str, Any] = {}
         if opening:
             fields["stop"] = [OPENER]
         elif detector is not None:
             model.caps.needs("constraint", "a chain at its triplet limit (no new triplet may open)")
             fields["logit_bias"] = {str(int(t)): -FORCE_BIAS for t in detector.ids.tolist()}
-        choice = model.complete(state.ids, "free text", **fields)
-        text = str(choice.get("text", ""))
-        opened = opening and choice.get("finish_reason") == "stop" and self._opened(choice, text)
+        # in chunks: the server cannot apply the stop rules (answer line, runaway example, loop), so a
+        # stretch is asked for FREE_CHUNK tokens at a time and the next chunk only when no rule has fired
+        text, remaining = "", max_tokens
+        while True:
+            chunk = min(remaining, FREE_CHUNK)
+            choice = model.complete(list(state.ids) + (model.encode(text) if text else []), "free text",
+                                    max_tokens=chunk, **fields)
+            piece = str(choice.get("text", ""))
+            text += piece
+            remaining -= int((choice.get("_usage") or {}).get("completion_tokens") or len(model.encode(piece)))
+            if choice.get("finish_reason") != "length" or remaining <= 0 or not piece or \
+                    self._rule_fires(text, stop, detect_loops):
+                break
+        opened = opening and choice.get("finish_reason") == "stop" and self._opened(choice, piece)
         if opened:
             ids_all = model.encode(text + OPENER)
             opener_id = ids_all[-1]
@@ -102,6 +122,15 @@ class RemoteDecoding:
         model.step(state, body)
         reason = "length" if choice.get("finish_reason") == "length" else "eos"
         return self._done(FreeText(visible, body, reason), before)
+
+    def _rule_fires(self, text: str, stop: Any, detect_loops: bool) -> bool:
+        """Would the in-process decoder have stopped within `text` (answer line, runaway, loop)?"""
+        ids = self.model.encode(text)
+        for k in range(1, len(ids) + 1):
+            part = self.model.decode(ids[:k])
+            if stop(part) is not None or (detect_loops and is_looping(part)):
+                return True
+        return False
 
     def _opened(self, choice: dict[str, Any], text: str) -> bool:
         """Did the stop string ``<`` end the text (rather than EOS)?
@@ -316,38 +345,88 @@ class TrieOracle:
                 info.logprobs.setdefault(tid, float(v))
 
     def walk_grammar(self) -> None:
-        """One request: the greedy triplet under a grammar of the readings, walked down the trie."""
+        """The greedy triplet in (usually) one request, walked down the trie.
+
+        With token-id terminals (``token_grammar``) the grammar is the trie
+        itself, so the server's greedy choice at every node is the in-process
+        one (the argmax over the node's children) and one request settles the
+        whole triplet.  With a text grammar only, the server may take another
+        tokenisation of a reading; where its tokens leave the trie the node
+        is settled by one `fetch`, and a new grammar request continues from
+        the child it chose (two requests per divergence, never one per token).
+        """
         model = self.model
-        texts = sorted({model.decode(list(seq)) for seq in self.trie.sequences.values()})
-        grammar = "root ::= " + " | ".join(gbnf_literal(t) for t in texts)
-        fields: dict[str, Any] = {"grammar": grammar, "max_tokens": max(len(s) for s in self.trie.sequences.values()) + 4,
-                                  "logprobs": max(1, min(model.caps.top_logprobs, 20))}
-        if model.caps.logit_bias:
-            vocab_ids = {t for n in range(self.trie.n_nodes) for t in self.trie.children[n]}
-            fields["logit_bias"] = {str(t): FORCE_BIAS for t in vocab_ids}
-        if not model.caps.grammar:
+        if not model.caps.grammar and not model.caps.token_grammar:
             return  # every node is fetched on its own
-        choice = model.complete(self.prefix, "DoG triplet (grammar)", **fields)
+        node: int | None = self.trie.ROOT
+        for _ in range(MAX_WALKS):
+            node = self._walk_from(node)
+            if node is None:
+                return
+            info = self.fetch(node)  # the node where the server's tokens left the trie
+            children = self.trie.children[node]
+            if self.trie.is_end(node) and info.top_id not in children:
+                return  # the triplet ends here (the model would leave the trie)
+            best = max((t for t in children if t in info.logprobs), key=lambda t: info.logprobs[t])
+            node = children[best]
+            if self.trie.is_leaf(node):
+                return
+
+    def _walk_from(self, start: int) -> int | None:
+        """One grammar request from `start`; returns the node where its tokens left the trie, or None."""
+        model = self.model
+        depth = max(len(s) for s in self.trie.sequences.values()) - len(self.paths[start])
+        fields: dict[str, Any] = {"grammar": self._grammar(start), "max_tokens": depth + 4,
+                                  "logprobs": max(1, min(model.caps.top_logprobs, 20))}
+        if model.caps.logit_bias and not model.caps.token_grammar:
+            vocab_ids = {t for n in self._nodes_under(start) for t in self.trie.children[n]}
+            fields["logit_bias"] = {str(t): FORCE_BIAS for t in vocab_ids}
+        choice = model.complete(self.prefix + self.paths[start], "DoG triplet (grammar)", **fields)
         lp = choice.get("logprobs") or {}
         tokens, values, tops = lp.get("tokens") or [], lp.get("token_logprobs") or [], lp.get("top_logprobs") or []
-        node = self.trie.ROOT
+        node = start
         for j, text in enumerate(tokens):
             children = self.trie.children[node]
             tok = next((c for c in children if token_matches(model, text, c)), None)
-            if tok is None or values[j] is None:
-                return  # left the canonical trie here: the rest is fetched node by node
-            info = _Node()
+            if tok is None or j >= len(values) or values[j] is None:
+                return node  # left the canonical trie here
+            info = self.nodes.get(node) or _Node()
             info.logprobs[tok] = float(values[j])
             self._top(info, tops[j] if j < len(tops) else None)
-            # the grammar's choice is the best child only if the unconstrained top token is not a
-            # child the grammar passed over (cannot happen: a child outranking it would have been chosen)
-            if self.trie.is_end(node) and info.top_id in children and info.top_id != tok:
-                return
+            # the grammar's choice is the greedy one unless the unconstrained top token is a child passed over
+            if info.top_id in children and info.top_id != tok:
+                return node
             info.complete = True
             self.nodes[node] = info
             node = children[tok]
             if self.trie.is_leaf(node):
-                return
+                return None
+        if tokens and self.trie.is_end(node) and choice.get("finish_reason") == "stop" and node not in self.nodes:
+            # the grammar let the server end here: it preferred the end of text to every child, so the
+            # model's top token is no child and the in-process decoder ends here too (llama.cpp lists no
+            # log-prob for the end token: it stands in as the top token, for that decision only)
+            eos = min(model.eos_ids) if model.eos_ids else None
+            self.nodes[node] = _Node(top_id=eos, top_lp=0.0, complete=True)
+            return None
+        return node
+
+    def _grammar(self, start: int) -> str:
+        """A GBNF grammar of the readings below `start`: token-id terminals where the server takes them."""
+        if self.model.caps.token_grammar:
+            return "root ::= " + token_trie_grammar(self.trie, start)
+        head = self.model.decode(self.paths[start])
+        texts = sorted({full[len(head):] for full in (self.model.decode(list(self.trie.sequences[t]))
+                                                      for t in self.trie.triplets_under(start))
+                        if full.startswith(head) and len(full) > len(head)})
+        return "root ::= " + " | ".join(gbnf_literal(t) for t in texts)
+
+    def _nodes_under(self, start: int) -> list[int]:
+        out, stack = [], [start]
+        while stack:
+            n = stack.pop()
+            out.append(n)
+            stack.extend(self.trie.children[n].values())
+        return out
 
     def fetch(self, node: int) -> _Node:
         """One request at `node`: the best child (by the bias) and the unconstrained top tokens."""
@@ -355,8 +434,10 @@ class TrieOracle:
         model.caps.needs("triplet", "DoG's triplet step")
         children = list(self.trie.children[node].keys())
         k = max(1, min(model.caps.top_logprobs, 20))
-        choice = model.complete(self.prefix + self.paths[node], "DoG triplet (node)",
-                                **model.only_tokens_fields(children), max_tokens=1, logprobs=k)
+        constraint = ({"grammar": "root ::= " + " | ".join(token_terminal(c) for c in children)}
+                      if model.caps.token_grammar else model.only_tokens_fields(children))
+        choice = model.complete(self.prefix + self.paths[node], "DoG triplet (node)", **constraint,
+                                max_tokens=1, logprobs=k)
         lp = choice.get("logprobs") or {}
         tokens, values, tops = lp.get("tokens") or [], lp.get("token_logprobs") or [], lp.get("top_logprobs") or []
         if not tokens or not values or values[0] is None:
@@ -370,6 +451,32 @@ class TrieOracle:
         info.complete = True
         self.nodes[node] = info
         return info
+
+
+def token_trie_grammar(trie: Any, start: int) -> str:
+    """The trie below `start` as one GBNF expression of token-id terminals (exactly its canonical readings).
+
+    Forced runs are sequences, branches alternatives, and a node where a
+    reading ends but longer ones continue is optional; built iteratively
+    (a trie of thousands of nodes, no recursion limit).
+    """
+    out: dict[int, str] = {}
+    order, stack = [], [start]
+    while stack:
+        n = stack.pop()
+        order.append(n)
+        stack.extend(trie.children[n].values())
+    for n in reversed(order):  # children before parents
+        alts = [token_terminal(t) + (" " + out[c] if out[c] else "") for t, c in trie.children[n].items()]
+        if not alts:
+            out[n] = ""
+        elif len(alts) == 1 and not trie.is_end(n):
+            out[n] = alts[0]
+        else:
+            out[n] = "(" + " | ".join(alts) + ")" + ("?" if trie.is_end(n) else "")
+        for c in trie.children[n].values():
+            out.pop(c, None)
+    return out[start] or '""'
 
 
 def model_error(model: Any, what: str) -> Exception:

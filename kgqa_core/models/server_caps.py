@@ -13,6 +13,10 @@ request (about ten requests in all, a second on a loopback server):
   (the log-prob of a token echoed back equals the one it had when generated);
 * ``token_prompts`` and ``batch_prompts``: token-id prompts, several per request;
 * ``logit_bias``, ``allowed_token_ids``, ``grammar``: ways to constrain;
+* ``token_grammar``: a grammar whose terminals are token ids (llama.cpp's
+  ``<[123]>``, in llama.cpp since mid-2025), which constrains to exactly the
+  canonical token sequences of a trie (a text grammar accepts any
+  tokenisation of its strings), with the model's own log-probs returned;
 * ``stop_reason``: whether a reply says which stop string ended it;
 * ``tokenize_path``: the server's tokenizer endpoint (checked against ours).
 
@@ -44,6 +48,7 @@ class ServerCapabilities:
     logit_bias: bool = False
     allowed_token_ids: bool = False
     grammar: bool = False
+    token_grammar: bool = False  # ``<[id]>`` terminals, log-probs returned unconstrained
     stop_reason: bool = False
     constrained_logprobs_raw: bool = False  # log-probs under logit_bias/allowed_token_ids are unconstrained ones
     tokenize_path: str = ""
@@ -58,7 +63,8 @@ class ServerCapabilities:
         """How DoG's triplet step runs here: "score" (one batched request) or "walk" (the trie, node by node)."""
         if self.prompt_logprobs and self.token_prompts and self.batch_prompts:
             return "score"
-        if self.generated_logprobs and self.constrained_logprobs_raw and (self.logit_bias or self.allowed_token_ids):
+        if self.generated_logprobs and (self.token_grammar or (
+                self.constrained_logprobs_raw and (self.logit_bias or self.allowed_token_ids))):
             return "walk"
         return ""
 
@@ -66,9 +72,10 @@ class ServerCapabilities:
         """Raise `BackendCapabilityError` in one line when the server lacks `what`."""
         ok = {
             "logprobs": self.generated_logprobs,
-            "constraint": self.logit_bias or self.allowed_token_ids,
+            "constraint": self.logit_bias or self.allowed_token_ids or self.token_grammar,
             "triplet": bool(self.triplet_strategy),
-            "scoring": self.generated_logprobs and (self.prompt_logprobs or self.grammar or self.logit_bias),
+            "scoring": self.generated_logprobs and (self.prompt_logprobs or self.grammar or self.logit_bias
+                                                    or self.token_grammar),
         }[what]
         if not ok:
             need = {
@@ -163,6 +170,8 @@ def detect(client: ServerClient, wanted_model: str | None, encode: Any = None) -
                 caps.kind == "llama-cpp-python")
     grammar = _choice(_try(client, {**base, "prompt": PROBE_PROMPT, "max_tokens": 4, "grammar": 'root ::= " Rome."'}))
     caps.grammar = grammar is not None and grammar.get("text") == " Rome."
+    if caps.grammar and caps.generated_logprobs and encode is not None:
+        caps.token_grammar = _token_grammar(client, base, encode, first_text, token_lps[0], caps)
     caps.prefix_caching = {
         "llama-cpp-python": "the previous request's prompt (one slot): consecutive requests sharing a prefix reuse it",
         "vllm": "automatic prefix caching when launched with --enable-prefix-caching (not for prompt log-probs)",
@@ -217,6 +226,36 @@ def _raw_under_constraint(client: ServerClient, base: dict[str, Any], token: int
             caps.notes.append(f"log-probs under {next(iter(extra))} are renormalised ({float(lps[0]):.3f} vs "
                               f"{float(raw_lp):.3f}): not used as scores")
     return ok
+
+
+def token_terminal(token_id: int) -> str:
+    """A GBNF terminal matching exactly one token id (llama.cpp's ``<[id]>``)."""
+    return f"<[{int(token_id)}]>"
+
+
+def _token_grammar(client: ServerClient, base: dict[str, Any], encode: Any, greedy_text: str, greedy_lp: float,
+                   caps: ServerCapabilities) -> bool:
+    """Does the server take token-id grammar terminals, and return unconstrained log-probs under them?
+
+    Two requests: the greedy token forced by its id must come back with the
+    log-prob it had unconstrained, and a non-greedy token (" London") forced
+    alone must not come back with a log-prob of 0 (renormalised over itself).
+    """
+    greedy, london = encode(greedy_text), encode(" London")
+    if len(greedy) != 1 or len(london) != 1 or greedy == london:
+        return False
+    lps = []
+    for tok, text in ((greedy[0], greedy_text), (london[0], " London")):
+        got = _choice(_try(client, {**base, "prompt": PROBE_PROMPT, "max_tokens": 2, "logprobs": 1,
+                                    "grammar": f"root ::= {token_terminal(tok)}"}))
+        values = ((got or {}).get("logprobs") or {}).get("token_logprobs") or []
+        if got is None or got.get("text") != text or not values or values[0] is None:
+            return False
+        lps.append(float(values[0]))
+    raw = abs(lps[0] - float(greedy_lp)) <= ALIGN_TOLERANCE and lps[1] < -ALIGN_TOLERANCE
+    if not raw:
+        caps.notes.append("log-probs under a token grammar are renormalised: the token grammar is not used")
+    return raw
 
 
 def _tokenize_path(client: ServerClient, model: str) -> str:

@@ -45,7 +45,7 @@ from .interface import (
     LogitsProcessor,
     ScoreList,
 )
-from .server_caps import ServerCapabilities, _greedy_fields, detect, list_models, pick_model
+from .server_caps import ServerCapabilities, _greedy_fields, detect, list_models, pick_model, token_terminal
 from .server_http import DEFAULT_TIMEOUT, ServerClient, ServerError
 
 FORCE_BIAS = 100.0  # logit bias that makes the allowed tokens win (logits span a few tens)
@@ -307,10 +307,12 @@ class ServerBackend(ModelBase):
             return []
         body, eos = (ids[:-1], ids[-1]) if ids[-1] in self.eos_ids else (ids, None)
         if self.caps.grammar and self.caps.generated_logprobs:
-            grammar = "root ::= " + (gbnf_literal(self.decode(body)) if body else '""') + (" [^\\x00]" if eos is not None else "")
+            exact = self.caps.token_grammar  # token-id terminals: exactly these ids, no other tokenisation
+            forced = (" ".join(token_terminal(t) for t in body) if exact else gbnf_literal(self.decode(body))) if body else '""'
+            grammar = "root ::= " + forced + (" [^\\x00]" if eos is not None else "")
             fields: dict[str, Any] = {"max_tokens": len(body) + 2, "logprobs": 20 if eos is not None else 1,
                                       "grammar": grammar}
-            bias = {str(t): FORCE_BIAS for t in set(body)} if self.caps.logit_bias else {}
+            bias = {str(t): FORCE_BIAS for t in set(body)} if self.caps.logit_bias and not exact else {}
             if eos is not None:
                 bias.update({str(t): -FORCE_BIAS for t in self.eos_ids})
             if bias:

@@ -83,6 +83,7 @@ def test_capabilities_are_probed_at_connect(server_model):
     assert caps.kind == "llama-cpp-python"
     assert caps.generated_logprobs and caps.top_logprobs >= 5
     assert caps.logit_bias and caps.grammar
+    assert caps.token_grammar  # llama.cpp's <[id]> terminals: the walk follows the canonical trie exactly
     # llama-cpp-python takes one text prompt per request and its echo log-probs are shifted by a token
     assert not caps.token_prompts and not caps.batch_prompts and not caps.prompt_logprobs
     assert any("shifted" in n for n in caps.notes)
@@ -144,9 +145,78 @@ def test_dog_chain_and_scores_match_in_process(server_model, llama_model):
         n_tokens = sum(s.tokens_out for s in local_steps)
         assert abs(remote.chain_scores[0] - local.chain_scores[0]) < MEAN_TOL * n_tokens + SCORE_TOL
     assert steps and all(s.extra["server_strategy"] == "walk" for s in steps)
+    assert all(s.extra["forward_passes"] == 1 for s in steps)  # one token-grammar request per triplet step
     assert remote.backend == "server" and remote.extra["server"]["model"] == server_model.name
     assert remote.extra["server"]["triplet_strategy"] == "walk"
     assert server_model.requests_made - before >= len(steps) + 1
+
+
+def _sample_question_trie(model, opener=" <"):
+    """The trie over the 1-hop neighbourhood of the first sample question's topic (a large G_q: 50+ readings)."""
+    from pathlib import Path
+
+    from kgqa_core.decoding.triplet_trie import TripletTrie
+
+    sample = Path(__file__).resolve().parents[2] / "datasets" / "metaqa_sample" / "metaqa_dev_50.jsonl"
+    row = json.loads(sample.read_text(encoding="utf-8").splitlines()[0])
+    graph = KnowledgeGraph.from_triplets(row["graph"], name=row["id"])
+    topic = row["topic_entities"][0]
+    near = {t.id: t for t in graph.neighbours(topic)}
+    for t in list(near.values()):  # and one hop further, as G_q grows
+        for u in graph.neighbours(t.tail if t.head == topic else t.head)[:40]:
+            near.setdefault(u.id, u)
+    return row, TripletTrie.build(list(near.values()), tokenizer=model.tokenizer, opener=opener)
+
+
+@pytest.mark.parametrize("token_grammar", [True, False], ids=["token-grammar", "text-grammar"])
+def test_triplet_walk_equals_in_process_greedy_on_a_large_trie(server_model, llama_model, token_grammar):
+    """The walk over 50+ readings picks the in-process greedy triplet with the same scores; with token-id
+    terminals in ONE request, with a text grammar (which accepts other tokenisations) in a few, never one per token."""
+    from kgqa_core.decoding.beam import greedy_triplet
+    from kgqa_core.decoding.constraint import TripletGuide
+    from kgqa_core.decoding.server_steps import MAX_WALKS, RemoteDecoding
+    from kgqa_core.models.server_model import ServerSequence
+
+    row, trie = _sample_question_trie(llama_model)
+    assert len(trie) >= 50
+    leads = ["The author is given by", "We look for the writer:", "Reasoning over the graph, first"]
+    saved = server_model.caps.token_grammar
+    server_model.caps.token_grammar = token_grammar
+    try:
+        for lead in leads:
+            ids = llama_model.encode(llama_model.chat_prompt(row["question"]) + lead + " <")
+            llama_model.clear_prefix_cache()  # a cold cache, as the server's (see the module docstring)
+            local = greedy_triplet(llama_model, llama_model.prefill(ids), TripletGuide(trie))
+            result = RemoteDecoding(server_model).triplet_search(ServerSequence(list(ids)), TripletGuide(trie), 1)
+            remote = result.hypotheses[0]
+            assert remote.token_ids == local.token_ids and remote.triplet_ids == local.triplet_ids, lead
+            diffs = [abs(a.logprob - b.logprob) for a, b in zip(local.positions, remote.positions)]
+            assert max(diffs) < SCORE_TOL and sum(diffs) / len(diffs) < MEAN_TOL, (lead, diffs)
+            if token_grammar:
+                assert result.forward_passes == 1, lead
+            else:
+                assert result.forward_passes <= 1 + 2 * MAX_WALKS and result.forward_passes < len(remote.token_ids)
+    finally:
+        server_model.caps.token_grammar = saved
+
+
+def test_token_trie_grammar_is_the_trie(server_model):
+    """The grammar built from a trie, sent to the real server from a reading's prefix, completes a reading
+    below that node with exactly the trie's token ids."""
+    from kgqa_core.decoding.server_steps import token_trie_grammar
+
+    _, trie = _sample_question_trie(server_model)
+    prompt = server_model.encode("Facts: <")
+    seq = next(iter(trie.sequences.values()))
+    for cut in (0, 2):
+        node = trie.walk(seq[:cut])
+        choice = server_model.complete(prompt + list(seq[:cut]), "test", max_tokens=64, logprobs=1,
+                                       grammar="root ::= " + token_trie_grammar(trie, node))
+        end = node
+        for token in choice["logprobs"]["tokens"]:  # every returned token is a child of the node reached
+            end = next((c for t, c in trie.children[end].items() if server_model.token_text(t) == token), None)
+            assert end is not None, (cut, choice["logprobs"]["tokens"])
+        assert trie.is_leaf(end) and choice["text"] == server_model.decode(list(trie.sequences[trie.ends[end][0]])[cut:])
 
 
 @pytest.mark.parametrize("method", ["reads", "rok", "lpkg"])
