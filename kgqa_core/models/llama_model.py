@@ -23,17 +23,17 @@ from __future__ import annotations
 
 import ctypes
 import os
-import threading
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence as Seq
 
 import numpy as np
 import torch
 
+from .backend_fields import BackendFields
 from .base import ModelBase, common_prefix
-from .interface import ForwardCounter, PromptTooLongError
+from .interface import PromptTooLongError
 from .prompt_cache import PromptStateStore
 
 DEFAULT_N_CTX = 8192  # prompt (at most half) + beams + cached prefixes; KGQA_LLAMA_CTX overrides
@@ -110,21 +110,14 @@ class _Entry:
 
 
 @dataclass(eq=False)
-class LlamaCppModel(ModelBase):
+class LlamaCppModel(BackendFields, ModelBase):
     name: str
     path: Path
     tokenizer: Any
-    revision: str = ""
-    source: str = ""
     n_ctx: int = DEFAULT_N_CTX
     threads: int = 0
-    context_length: int = 8192
-    counter: ForwardCounter = field(default_factory=ForwardCounter)
-    lock: threading.RLock = field(default_factory=threading.RLock)
     prefix_cache_size: int = 4
     min_reused_prefix: int = 32
-    load_seconds: float = 0.0
-    load_note: str = ""
 
     backend = "llama.cpp"
 

@@ -9,12 +9,12 @@ scoring and trace records are shared with every backend (`base.ModelBase`).
 from __future__ import annotations
 
 import copy
-import threading
 from dataclasses import dataclass, field
 from typing import Any, Sequence as Seq
 
 import torch
 
+from .backend_fields import BackendFields
 from .base import ModelBase, common_prefix
 from .interface import (  # noqa: F401  (re-exported: older imports name them here)
     ContinuationScore,
@@ -42,17 +42,12 @@ class PromptState:
 
 
 @dataclass
-class TransformersModel(ModelBase):
+class TransformersModel(BackendFields, ModelBase):
     name: str
     model: Any
     tokenizer: Any
     device: torch.device
     dtype: torch.dtype
-    revision: str = ""
-    source: str = ""
-    context_length: int = 8192
-    counter: ForwardCounter = field(default_factory=ForwardCounter)
-    lock: threading.RLock = field(default_factory=threading.RLock)
     # Recently prefilled prompts: a new prompt that shares a long prefix with
     # one of them (the same instructions and in-context examples, or the
     # identical prompt of CoT after DoG) only runs the tokens after it.  A
@@ -62,8 +57,6 @@ class TransformersModel(ModelBase):
     prefix_cache_size: int = 4
     min_reused_prefix: int = 32
     _prefixes: list = field(default_factory=list, repr=False)
-    load_seconds: float = 0.0
-    load_note: str = ""  # why this backend and not the one asked for ("" when it is)
 
     backend = "transformers"
 

@@ -28,19 +28,18 @@ Anything needing the full distribution at every token (``extend``,
 
 from __future__ import annotations
 
-import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence as Seq
 
 import torch
 
+from .backend_fields import BackendFields
 from .base import ModelBase
 from .interface import (
     BackendCapabilityError,
     ContinuationScore,
-    ForwardCounter,
     Generation,
     LogitsProcessor,
     ScoreList,
@@ -71,7 +70,7 @@ class ServerSequence:
 
 
 @dataclass(eq=False)
-class ServerBackend(ModelBase):
+class ServerBackend(BackendFields, ModelBase):
     """The model served at ``url`` (see the module docstring); build it with `connect_server`."""
 
     name: str
@@ -80,13 +79,6 @@ class ServerBackend(ModelBase):
     caps: ServerCapabilities
     tokenizer: Any
     tokenizer_source: str = ""
-    revision: str = ""
-    source: str = ""
-    context_length: int = 8192
-    counter: ForwardCounter = field(default_factory=ForwardCounter)
-    lock: threading.RLock = field(default_factory=threading.RLock)
-    load_seconds: float = 0.0
-    load_note: str = ""
     retokenised: int = 0  # text prompts whose re-tokenisation differs from the ids we hold
     eos_bounds: int = 0  # EOS log-probs outside the server's top 20: scored at their upper bound
 

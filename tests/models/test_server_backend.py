@@ -371,3 +371,73 @@ def test_app_connection_test_reports_capabilities_or_one_line(llama_server):
     bad, none = connection_test(f"http://127.0.0.1:{free_port()}")
     assert not bad.ok and none is None
     assert bad.lines() == [bad.message] and "not reachable" in bad.message and "\n" not in bad.message
+
+
+def _server_settings_page():
+    from kgqa_ui.server_panel import render_server_settings
+
+    render_server_settings()
+
+
+def test_app_settings_panel_reports_a_dead_server_in_one_line():
+    from streamlit.testing.v1 import AppTest
+
+    from server_fixtures import free_port
+
+    panel = AppTest.from_function(_server_settings_page, default_timeout=120).run()
+    panel.text_input(key="set_server_url").set_value(f"http://127.0.0.1:{free_port()}").run()
+    panel.button(key="set_server_test").click().run()
+    assert not panel.exception and [e.value for e in panel.error] == ["The model server is not usable"]
+    lines = [t.value for t in panel.text]
+    assert len(lines) == 1 and "not reachable" in lines[0] and "\n" not in lines[0]
+    assert "model_server_key" not in panel.session_state
+
+
+def test_app_model_server_setting_runs_and_fails_in_one_line(llama_server, tmp_path, monkeypatch):
+    """The app's journey: Settings -> Model server -> Test connection, then Ask over that server; a 500 mid-run
+    shows one line on the page and the run is saved as failed with the steps done so far."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    from kgqa_ui.run_store import RunStore
+
+    monkeypatch.setenv("KGQA_RUNS_DIR", str(tmp_path / "runs"))
+    proxy = FaultProxy(llama_server.url, mode="500", after=10_000)
+    try:
+        panel = AppTest.from_function(_server_settings_page, default_timeout=300).run()
+        panel.text_input(key="set_server_url").set_value(proxy.url).run()
+        panel.button(key="set_server_test").click().run()
+        assert not panel.exception and [s.value for s in panel.success]
+        report = "\n".join(t.value for t in panel.text)
+        assert "DoG triplet steps: walk" in report and "token_grammar" in report, report
+        key = panel.session_state["model_server_key"]
+        at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=300)
+        at.session_state["model_server_key"] = key  # what the settings panel set in this session
+        at.run()
+        at.selectbox(key="ask_model").set_value(key).run()
+        at.selectbox(key="ask_example").set_value(0).run()
+        at.multiselect(key="ask_methods").set_value(["dog"]).run()
+        for name, value in (("ask_beam", 1), ("ask_steps", 2), ("ask_budget", 30)):
+            if name in {w.key for w in at.number_input}:
+                at.number_input(key=name).set_value(value)
+        at.run()
+        proxy.after = proxy.seen + 2  # the free text and the first triplet pass; the next request fails
+        at.button(key="ask_run").click().run()
+        for _ in range(300):
+            job = at.session_state["ask_job"] if "ask_job" in at.session_state else None
+            if job is None or job.done:
+                break
+            import time
+
+            time.sleep(1)
+            at.run()
+        at.run()
+    finally:
+        proxy.close()
+    assert not at.exception, [e.value for e in at.exception]
+    errors = [e.value.replace("\\", "").replace("\u2060", "") for e in at.error]  # shown escaped (plain text)
+    assert any("HTTP 500: injected failure" in e and "\n" not in e for e in errors), errors
+    assert not any("Traceback" in e for e in errors)
+    runs = RunStore(tmp_path / "runs").list()
+    assert len(runs) == 1 and "HTTP 500" in runs[0].error and runs[0].n_steps >= 1
