@@ -441,3 +441,80 @@ def test_app_model_server_setting_runs_and_fails_in_one_line(llama_server, tmp_p
     assert not any("Traceback" in e for e in errors)
     runs = RunStore(tmp_path / "runs").list()
     assert len(runs) == 1 and "HTTP 500" in runs[0].error and runs[0].n_steps >= 1
+
+
+# ------------------------------------------------------------------ CLI, every method
+def _heat_file(tmp_path):
+    graph = tmp_path / "heat.tsv"
+    graph.write_text("".join("\t".join(t.as_tuple) + "\n" for t in _heat().triplets), encoding="utf-8")
+    return graph
+
+
+CLI_PARAMS = {"dog": ["--max-steps", "2", "--param", "max_new_tokens=48"], "cot": ["--param", "max_new_tokens=48"],
+              "direct": ["--param", "max_new_tokens=24"], "reads": [], "rok": [], "lpkg": []}
+
+
+@pytest.mark.parametrize("method", ["dog", "rok"])  # the same path for every method; eval below runs all six
+def test_cli_ask_runs_a_method_over_the_server(server_model, llama_server, tmp_path, capsys, monkeypatch, method):
+    from kgqa_core.cli import main
+
+    monkeypatch.setenv("KGQA_SERVER_API_KEY", "sk-never-stored")
+    out = tmp_path / "trace.json"
+    rc = main(["ask", "--graph", str(_heat_file(tmp_path)), "--question", QUESTION, "--topic", "Heat", "--method",
+               method, "--server", llama_server.url, "--server-model", server_model.name, "--trace-out", str(out),
+               *CLI_PARAMS[method]])
+    captured = capsys.readouterr()
+    assert rc == 0, captured.err
+    saved = json.loads(out.read_text(encoding="utf-8"))
+    assert not saved["error"] and saved["backend"] == "server"
+    assert saved["extra"]["server"]["model"] == server_model.name and "capabilities" in saved["extra"]["server"]
+    assert "sk-never-stored" not in out.read_text(encoding="utf-8") + captured.out + captured.err
+
+
+def test_cli_ask_a_500_mid_run_is_one_line_and_the_trace_keeps_its_steps(server_model, llama_server, tmp_path,
+                                                                         capsys):
+    from kgqa_core.cli import main
+
+    proxy = FaultProxy(llama_server.url, mode="500", after=10_000)
+    out = tmp_path / "failed.json"
+    try:
+        import kgqa_core.models.server_model as sm
+
+        real_connect = sm.connect_server
+
+        def connect_then_arm(*a, **k):  # the probes pass; the run's third request fails
+            backend = real_connect(*a, **k)
+            proxy.after = proxy.seen + 2
+            return backend
+
+        sm.connect_server = connect_then_arm
+        rc = main(["ask", "--graph", str(_heat_file(tmp_path)), "--question", QUESTION, "--topic", "Heat",
+                   "--method", "dog", "--server", proxy.url, "--trace-out", str(out), *CLI_PARAMS["dog"]])
+    finally:
+        sm.connect_server = real_connect
+        proxy.close()
+    captured = capsys.readouterr()
+    assert rc != 0 and "Traceback" not in captured.out + captured.err
+    error_lines = [line for line in captured.out.splitlines() if line.startswith("error:")]
+    assert len(error_lines) == 1 and "HTTP 500: injected failure" in error_lines[0]
+    saved = json.loads(out.read_text(encoding="utf-8"))
+    assert "HTTP 500" in saved["error"] and len(saved["steps"]) >= 1
+
+
+def test_cli_eval_runs_every_method_over_the_server(server_model, llama_server, tmp_path):
+    from kgqa_core.cli import main
+    from kgqa_core.eval.runner import load_results
+
+    dataset = tmp_path / "q.jsonl"
+    row = {"id": "heat", "question": QUESTION, "answers": ["Michael Mann"], "topic_entities": ["Heat"],
+           "graph": [list(t.as_tuple) for t in _heat().triplets]}
+    dataset.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    rc = main(["eval", "--dataset", str(dataset), "--methods", ",".join(CLI_PARAMS), "--server", llama_server.url,
+               "--server-model", server_model.name, "--out", str(tmp_path / "run"), "--param", "max_steps=2",
+               "--param", "max_new_tokens=48"])
+    assert rc == 0
+    records = load_results(tmp_path / "run")
+    assert sorted(r["method"] for r in records) == sorted(CLI_PARAMS)
+    assert not [r["error"] for r in records if r["error"]]
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text(encoding="utf-8"))
+    assert "server" in json.dumps(summary)
