@@ -51,8 +51,14 @@ def questions(limit: int) -> list[dict]:
     return mixed[:limit]
 
 
-def divergence(local, q: dict, method: str, raw_local: str, raw_remote: str) -> str:
-    """Where two outputs of one question part: the token each took and the in-process log-prob margin there."""
+def divergence(local, q: dict, method: str, raw_local: str, raw_remote: str, remote=None) -> str:
+    """Where two outputs of one question part: the token each took and the log-prob margin there.
+
+    The margin is the in-process log-prob of the in-process token minus that
+    of the server's token, and (with `remote`) the same two read from the
+    server at the same position: the two backends disagree about the order
+    of those tokens by the difference of the two margins.
+    """
     import torch
 
     from kgqa_core.decoding.context import prepare
@@ -78,8 +84,35 @@ def divergence(local, q: dict, method: str, raw_local: str, raw_remote: str) -> 
     local.release(state)
     margin = float(row[a[i]] - row[b[i]])
     after = local.decode(a[max(0, i - 6):i])
-    return (f"part after {after!r}: in-process {local.token_text(a[i])!r} ({float(row[a[i]]):.3f}) vs server "
-            f"{local.token_text(b[i])!r} ({float(row[b[i]]):.3f}), margin {margin:.3f} nats")
+    text = (f"part after {after!r}: in-process {local.token_text(a[i])!r} ({float(row[a[i]]):.3f}) vs server "
+            f"{local.token_text(b[i])!r} ({float(row[b[i]]):.3f}), margin {margin:.3f} nats in process")
+    if remote is not None:
+        tops = (remote.complete(a[:i], "margin", max_tokens=1, logprobs=20).get("logprobs") or {}).get("top_logprobs")
+        top = (tops or [{}])[0] or {}
+        la, lb = top.get(local.token_text(a[i])), top.get(local.token_text(b[i]))
+        if la is not None and lb is not None:
+            text += f", {float(la) - float(lb):.3f} on the server ({float(la):.3f} vs {float(lb):.3f})"
+    return text
+
+
+def explain(folder: Path, limit: int, method: str) -> None:
+    """Re-read the saved traces of a run (--save) and explain each difference with both backends' margins."""
+    from kgqa_core.trace.schema import load_trace
+
+    local = load_model("smollm2-135m", backend="llama.cpp")
+    server = LlamaServer(packaged_gguf(PACKAGED_MODELS["smollm2-135m"]), Path("/tmp/kgqa-bench-explain.log"))
+    try:
+        remote = connect_server(server.url)
+        for q in questions(limit):
+            paths = [folder / f"{q['id']}.{side}.json" for side in ("in-process", "server")]
+            if not all(p.is_file() for p in paths):
+                continue
+            lt, rt = (load_trace(p) for p in paths)
+            if lt.answer_texts != rt.answer_texts or lt.raw_output != rt.raw_output:
+                print(f"{q['id']}: answers {lt.answer_texts} vs {rt.answer_texts}; "
+                      f"{divergence(local, q, method, lt.raw_output, rt.raw_output, remote)}", flush=True)
+    finally:
+        server.stop()
 
 
 def run(model, q: dict, method: str):
@@ -97,10 +130,14 @@ def main() -> None:
     ap.add_argument("--method", default="dog")
     ap.add_argument("--param", action="append", default=[], help="method parameter NAME=VALUE (e.g. max_prompt_triplets=40)")
     ap.add_argument("--save", type=Path, default=None, help="folder for both traces of every question")
+    ap.add_argument("--explain", type=Path, default=None,
+                    help="only explain the differences of a saved run (its --save folder), with both margins")
     args = ap.parse_args()
     for pair in args.param:
         key, _, value = pair.partition("=")
         PARAMS[key] = value
+    if args.explain:
+        return explain(args.explain, args.limit, args.method)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `kill` still stops the server (finally below)
     local = load_model("smollm2-135m", backend="llama.cpp")
     server = LlamaServer(packaged_gguf(PACKAGED_MODELS["smollm2-135m"]), Path("/tmp/kgqa-bench-server.log"))
@@ -121,7 +158,7 @@ def main() -> None:
                   + (f"  ERROR {rt.error}" if rt.error else ""), flush=True)
             if not same or lt.raw_output != rt.raw_output:
                 print(f"{'':>10} answers {lt.answer_texts} vs {rt.answer_texts}; "
-                      f"{divergence(local, q, args.method, lt.raw_output, rt.raw_output)}", flush=True)
+                      f"{divergence(local, q, args.method, lt.raw_output, rt.raw_output, remote)}", flush=True)
             if args.save:
                 args.save.mkdir(parents=True, exist_ok=True)
                 (args.save / f"{q['id']}.in-process.json").write_text(lt.to_json(), encoding="utf-8")
