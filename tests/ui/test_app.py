@@ -414,6 +414,95 @@ def test_a_run_shows_progress_can_be_stopped_and_keeps_its_partial_trace(runs_di
     assert any(lb.startswith("Stopped after") for lb in labels), labels
 
 
+def _wait_for_a_step(job, timeout: float = 900) -> None:
+    deadline = time.monotonic() + timeout
+    while job.progress().steps < 1 and not job.done:
+        assert time.monotonic() < deadline, "no step recorded in time"
+        time.sleep(1)
+
+
+def _stop_and_wait(at: AppTest, key: str, job) -> None:
+    at.button(key=f"{key}_job_stop").click().run()
+    assert job.progress().stop_requested
+    assert job.wait(timeout=900)
+    at.run()
+    _ok(at)
+
+
+def _ask_for_a_long_dog_run(at: AppTest) -> None:
+    """Example 0 on the Ask page with DoG, beam 1 and 4 triplet steps: long enough to be stopped."""
+    at.selectbox(key="ask_example").set_value(0).run()
+    _lean_params(at, "dog")
+    at.number_input(key="ask_steps").set_value(4).run()
+
+
+def test_explore_reask_runs_in_the_background_shows_progress_and_stops(runs_dir, monkeypatch):
+    """Explore's re-ask is a job like Ask's: Ask's parameters, progress, Run disabled, Stop saves the partial run."""
+    _small_model_or_skip()
+    monkeypatch.setenv("KGQA_APP_MODEL", "smollm2-135m")
+    at = _app()
+    _ask_for_a_long_dog_run(at)
+    at.switch_page("pages/explore.py").run()
+    _ok(at)
+    for k, v in (("edit_h", "Otto Preminger"), ("edit_r", "directed"), ("edit_t", "Laura")):
+        at.text_input(key=k).set_value(v)
+    at.button(key="edit_add").click().run()
+    _ok(at)
+    at.selectbox(key="edit_method").set_value("dog").run()
+    assert at.text_input(key="edit_q").value == at.session_state["ask_question"]
+    at.button(key="edit_run").click().run()
+    _ok(at)
+    job = at.session_state["edit_job"]
+    _wait_for_a_step(job)
+    at.run()
+    assert not job.done, "the run should still be going (4 triplet steps)"
+    assert at.button(key="edit_run").disabled, "Run is disabled while the re-ask is going"
+    labels = [s.label for s in at.status]
+    assert any(lb.startswith("dog on the original graph (1 of 2): running") and " of at most 4" in lb
+               for lb in labels), labels
+    at.switch_page("pages/ask.py").run()  # one run at a time per session: Ask says where it is going
+    assert at.button(key="ask_run").disabled
+    assert "Explore page" in (at.button(key="ask_run").help or "")
+    at.switch_page("pages/explore.py").run()
+    _stop_and_wait(at, "edit", job)
+    original, edited = at.session_state["edit_results"]
+    assert original["stopped"] and original["run_id"], original
+    assert edited["stopped"] and not edited["run_id"], "the edited graph's run is not started after Stop"
+    trace = RunStore(runs_dir).load(original["run_id"])
+    assert trace.stopped and trace.steps and not trace.error
+    assert trace.parameters["max_steps"] == 4 and trace.parameters["beam_size"] == 1, "the Ask page's parameters"
+    assert any("Stopped by you" in w.value for w in at.warning)
+    assert any(i.value.startswith("Not run") for i in at.info)
+    assert not any("did not change" in i.value for i in at.info), "a stopped run's answer is not compared"
+    assert not at.button(key="edit_run").disabled
+
+
+def test_compare_runs_in_the_background_shows_progress_and_stops(runs_dir, monkeypatch):
+    """Compare's Run all is a job like Ask's; its runs join the comparison, stopped ones marked."""
+    _small_model_or_skip()
+    monkeypatch.setenv("KGQA_APP_MODEL", "smollm2-135m")
+    at = _app()
+    _ask_for_a_long_dog_run(at)
+    at.switch_page("pages/compare.py").run()
+    _ok(at)
+    at.multiselect(key="cmp_methods").set_value(["dog", "reads"]).run()
+    at.button(key="cmp_run").click().run()
+    _ok(at)
+    job = at.session_state["cmp_job"]
+    _wait_for_a_step(job)
+    at.run()
+    assert at.button(key="cmp_run").disabled, "Run all is disabled while its runs are going"
+    labels = [s.label for s in at.status]
+    assert any(lb.startswith("dog (1 of 2): running") and " of at most 4" in lb for lb in labels), labels
+    _stop_and_wait(at, "cmp", job)
+    dog, reads = at.session_state["cmp_outcomes"]
+    assert dog["stopped"] and dog["run_id"] and reads["stopped"] and not reads["run_id"]
+    assert RunStore(runs_dir).load(dog["run_id"]).stopped
+    assert at.multiselect(key="cmp_pick").value == [dog["run_id"]], "the new run is compared"
+    assert any(i.value.startswith("Not run") for i in at.info)
+    assert not at.button(key="cmp_run").disabled
+
+
 def test_topic_entity_suggestions_say_why_in_plain_words(runs_dir):
     at = _app()
     at.selectbox(key="ask_example").set_value(0).run()
