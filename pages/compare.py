@@ -130,9 +130,9 @@ def main() -> None:
     ids = [i.run_id for i in same]
     by_id = {i.run_id: i for i in same}
     if st.session_state.get("cmp_last_q") != q or not set(st.session_state.get("cmp_pick") or []) <= set(ids):
-        latest: dict[str, str] = {}
-        for i in same:  # newest first: keep each method's latest run
-            latest.setdefault(i.method, i.run_id)
+        latest: dict[tuple[str, str], str] = {}
+        for i in same:  # newest first: each method's latest run on each graph (an edited copy is another graph)
+            latest.setdefault((i.method, i.graph_fingerprint), i.run_id)
         keep = [r for r in (st.session_state.get("cmp_pick") or []) if r in ids]
         st.session_state["cmp_pick"] = keep or list(latest.values())
         st.session_state["cmp_last_q"] = q
