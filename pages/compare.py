@@ -67,7 +67,8 @@ TABLE_COLUMNS = ["run", "model", "answers", "correct", "ill triplets", "answers 
 TABLE_STYLE = """<style>
 .kg-cmp { overflow-x:auto; } .kg-cmp table { border-collapse:collapse; font-size:13px; width:100%; }
 .kg-cmp th, .kg-cmp td { border:1px solid rgba(128,128,128,.35); padding:4px 8px; text-align:left; vertical-align:top;
-  white-space:normal; overflow-wrap:anywhere; } .kg-cmp th { font-weight:600; }
+  white-space:normal; overflow-wrap:break-word; word-break:normal; } .kg-cmp th { font-weight:600; }
+.kg-cmp td.num { white-space:nowrap; text-align:right; } .kg-cmp td.long { min-width:16em; }
 .kg-cmp .swatch { display:inline-block; width:10px; height:10px; border-radius:2px; margin-right:6px; }
 </style>"""
 
@@ -85,7 +86,9 @@ def summary_table_html(rows: list[dict]) -> str:
                 text = f'<span class="swatch" style="background:{categorical(k)}"></span>{esc(text)}'
             else:
                 text = esc(text)
-            cells.append(f"<td>{text}</td>")
+            # words wrap whole (no "smo|llm2"); numbers never wrap; the answers get room
+            kind = " class='num'" if isinstance(value, (int, float)) else " class='long'" if c == "answers" else ""
+            cells.append(f"<td{kind}>{text}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     return TABLE_STYLE + '<div class="kg-cmp"><table><tr>' + head + "</tr>" + "".join(body) + "</table></div>"
 
