@@ -92,6 +92,13 @@ class DogParams(PromptParams):
     complete_answers: bool = param(
         True, "When the chain's last triplet names one of several entities its relation holds, add the others "
         "after the model's answers (not in the paper; kgqa_core.answers.completion).", advanced=True)
+    gq_scope: str = param(
+        "graph", "graph: G_q grows over the whole graph (hubs cut to walk_cap), so a chain may write triplets the "
+        "prompt did not show; prompt: G_q stays inside the prompt's pruned context.", choices=("graph", "prompt"),
+        advanced=True)
+    walk_cap: int = param(
+        200, "Triplets of one entity G_q may take in (hubs cut, relations the question names first).",
+        min=1, max=100_000, advanced=True)
 
 
 def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
@@ -102,7 +109,17 @@ def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
         params = auto_step_budget(params, request, rec.trace.notes)
     ctx = prepare(request, "dog", params)
     describe_context(rec.trace, ctx)
-    _DogDecoder(request, ctx, rec).decode()
+    if params.gq_scope == "graph":
+        from ..graph.capped_view import HubCappedView
+        from ..graph.embeddings import load_embedder
+
+        walk = HubCappedView(request.graph, request.question, params.walk_cap, embedder=load_embedder())
+        ctx.walk_graph = walk
+        _DogDecoder(request, ctx, rec).decode()
+        if walk.cuts:
+            rec.trace.notes.append(walk.cut_note())
+    else:
+        _DogDecoder(request, ctx, rec).decode()
 
 
 class _DogDecoder:
@@ -143,7 +160,7 @@ class _DogDecoder:
         trie = self._tries.get(key)
         if trie is None:
             t0 = time.perf_counter()
-            triplets = self.ctx.context_graph.triplets_by_ids(allowed_ids)
+            triplets = self.ctx.walk_graph.triplets_by_ids(allowed_ids)
             trie = TripletTrie.build(readings(triplets, self.params["reverse_readings"]), opener=opener, cache=self.tokens)
             self.trie_build_seconds.append(time.perf_counter() - t0)
             if len(self._tries) > 64:
@@ -175,7 +192,7 @@ class _DogDecoder:
             trace.extra["prompt_tokens"] = len(base.ids)
             trace.extra["prefill_seconds"] = round(time.perf_counter() - t0, 4)
             t_decode, c_decode = time.perf_counter(), time.process_time()
-            first = QueryCentricSubgraph(self.ctx.context_graph, self.ctx.topics)
+            first = QueryCentricSubgraph(self.ctx.walk_graph, self.ctx.topics)
             beams = [BeamCandidate(state=base, subgraph=first, beam_id=self._beam_id())]
             finished: list[BeamCandidate] = []
             step_no = 0
@@ -234,7 +251,7 @@ class _DogDecoder:
     def _child(self, parent: BeamCandidate, hyp: TripletHypothesis) -> BeamCandidate:
         """The chain `parent` + `hyp` (its KV state is attached only if it survives)."""
         sub = parent.subgraph.copy()
-        triplet = self.ctx.context_graph.triplet(triplet_of(hyp.triplet_id))
+        triplet = self.ctx.walk_graph.triplet(triplet_of(hyp.triplet_id))
         sub.expand(triplet)
         return BeamCandidate(
             state=None,  # type: ignore[arg-type]
