@@ -21,7 +21,7 @@ from .html_utils import md_text
 from .run_job import JobProgress, RunJob, RunOutcome, RunSpec
 
 __all__ = ["RunJob", "RunOutcome", "RunSpec", "collect", "get_model", "job_panel", "methods_available",
-           "outcome_notice", "run_controls", "start_job", "step_line"]
+           "outcome_notice", "outcome_trace", "run_controls", "start_job", "step_line"]
 
 POLL_SECONDS = 1.0
 LOG_LINES_SHOWN = 60
@@ -186,6 +186,17 @@ def collect(job: RunJob) -> list[dict[str, Any]]:
                     "stopped": o.stopped})
     job.collected = True
     return out
+
+
+def outcome_trace(item: dict[str, Any]):
+    """One collected outcome's notice (stopped, not run, failed) and its saved trace, or None when there is none."""
+    if not outcome_notice(item):
+        return None
+    try:
+        return state.load_run(item["run_id"])
+    except Exception as exc:  # a run deleted or damaged since: say so, the page goes on
+        st.error(f"Could not reload run {md_text(item['run_id'])}: {md_text(exc)}")
+        return None
 
 
 def outcome_notice(item: dict[str, Any]) -> bool:

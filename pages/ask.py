@@ -13,7 +13,7 @@ from kgqa_ui.html_utils import md_text
 from kgqa_ui.link_labels import topic_option_label
 from kgqa_ui.nav import ensure_app_navigation
 from kgqa_ui.params_form import ASK_PARAM_DEFAULTS, ASK_PARAM_KEYS, parameter_form
-from kgqa_ui.running import RunSpec, methods_available, outcome_notice, run_controls
+from kgqa_ui.running import RunSpec, methods_available, outcome_trace, run_controls
 
 ACCEPTED = ["tsv", "csv", "txt", "json", "jsonl", "nt", "ttl", "gz"]
 
@@ -252,12 +252,8 @@ def results_section() -> None:
     for item in runs:
         with st.container(border=True):
             st.markdown(f"#### {item['method']}")
-            if not outcome_notice(item):
-                continue
-            try:
-                trace = state.load_run(item["run_id"])
-            except Exception as exc:
-                st.error(f"Could not reload run {md_text(item['run_id'])}: {md_text(exc)}")
+            trace = outcome_trace(item)
+            if trace is None:
                 continue
             panels.trace_summary(trace, gold=gold, compact=True)
             st.page_link("pages/replay.py", label="Replay step by step", icon=":material/slow_motion_video:",

@@ -10,7 +10,7 @@ from kgqa_ui import charts, panels, sparql_panel, state
 from kgqa_ui.html_utils import md_text
 from kgqa_ui.nav import ensure_app_navigation
 from kgqa_ui.params_form import ask_params
-from kgqa_ui.running import RunSpec, methods_available, outcome_notice, run_controls
+from kgqa_ui.running import RunSpec, methods_available, outcome_trace, run_controls
 from kgqa_ui.trace_scene import explore_scene
 
 ensure_app_navigation()
@@ -200,12 +200,8 @@ def reask(original: KnowledgeGraph) -> None:
     for col, label, item in zip(cols, ("original", "edited"), res):
         with col.container(border=True):
             st.markdown(f"**{label} graph**")
-            if not outcome_notice(item):
-                continue
-            try:
-                tr = state.load_run(item["run_id"])
-            except Exception as exc:
-                st.error(f"Could not reload run {md_text(item['run_id'])}: {md_text(exc)}")
+            tr = outcome_trace(item)
+            if tr is None:
                 continue
             if not (tr.stopped or tr.error):
                 answers[label] = set(tr.answer_texts)
