@@ -96,6 +96,9 @@ def connection_test(url: str, model: str = "", tokenizer: str = "") -> tuple[Con
     except Exception as exc:  # ServerError, ModelLoadError, ValueError: all one line
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         return ConnectionReport(False, f"connection failed: {first}"), None
+    from kgqa_core.models.server_http import DEFAULT_TIMEOUT
+
+    backend.client.timeout = DEFAULT_TIMEOUT  # the test's 60 s was for probing; runs get the usual limit
     _CONNECTED[model_key(url, backend.name, tokenizer)] = backend  # the key the Ask page will run: no reconnect
     caps = backend.caps.as_dict()
     return ConnectionReport(True, f"connected to {backend.url}: {backend.name} ({backend.load_seconds:.1f}s)",
