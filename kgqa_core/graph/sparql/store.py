@@ -117,7 +117,8 @@ class SparqlGraphStore(TripletsById):
     @property
     def costs(self) -> StoreCosts:
         s = self.client.stats
-        return StoreCosts(s.queries, s.seconds, self.cache_hits, self.cache_misses, s.rows)
+        return StoreCosts(queries=s.queries, seconds=s.seconds, rows=s.rows, cache_hits=self.cache_hits,
+                          cache_misses=self.cache_misses)
 
     def __repr__(self) -> str:
         return f"SparqlGraphStore({self.endpoint!r}, dialect={self.dialect.name!r})"
