@@ -41,6 +41,11 @@ class DecodingContext:
     prune_method: str = ""
     prune_note: str = ""
     notes: list[str] = field(default_factory=list)
+    walk_graph: Any = None  # what DoG's G_q grows over (the context unless the method sets a wider view)
+
+    def __post_init__(self) -> None:
+        if self.walk_graph is None:
+            self.walk_graph = self.context_graph
 
 
 class ContextError(ValueError):

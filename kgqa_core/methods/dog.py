@@ -83,6 +83,13 @@ class DogParams(PromptParams):
     complete_answers: bool = param(
         True, "When the chain's last triplet names one of several entities its relation holds, add the others "
         "after the model's answers (not in the paper; kgqa_core.answers.completion).", advanced=True)
+    gq_scope: str = param(
+        "graph", "graph: G_q grows over the whole graph (hubs cut to walk_cap), so a chain may write triplets the "
+        "prompt did not show; prompt: G_q stays inside the prompt's pruned context.", choices=("graph", "prompt"),
+        advanced=True)
+    walk_cap: int = param(
+        200, "Triplets of one entity G_q may take in (hubs cut, relations the question names first).",
+        min=1, max=100_000, advanced=True)
 
 
 def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
@@ -93,8 +100,17 @@ def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
         params = auto_step_budget(params, request, rec.trace.notes)
     ctx = prepare(request, "dog", params)
     describe_context(rec.trace, ctx)
+    walk = None
+    if params.gq_scope == "graph":
+        from ..graph.capped_view import HubCappedView
+        from ..graph.embeddings import load_embedder
+
+        walk = ctx.walk_graph = HubCappedView(request.graph, request.question, params.walk_cap,
+                                              embedder=load_embedder())
     with request.model.lock:
         _DogRun(request, ctx, rec).decode()
+    if walk is not None and walk.cuts:
+        rec.trace.notes.append(walk.cut_note())
 
 
 class _DogRun:
@@ -131,11 +147,12 @@ class _DogRun:
         trace.extra["prompt_tokens"] = len(base.ids)
         trace.extra["prefill_seconds"] = round(time.perf_counter() - t0, 4)
         t_decode, c_decode = time.perf_counter(), time.process_time()
-        guides = DogGuides(model, ctx.context_graph, params.max_steps, params.repeat_triplets, params.reverse_readings)
-        beam = ChainBeam(model, ctx.context_graph, guides, params.beam_size, params.max_new_tokens,
+        # G_q grows over ctx.walk_graph: the prompt's context, or the whole graph with hubs cut (gq_scope)
+        guides = DogGuides(model, ctx.walk_graph, params.max_steps, params.repeat_triplets, params.reverse_readings)
+        beam = ChainBeam(model, ctx.walk_graph, guides, params.beam_size, params.max_new_tokens,
                          force_conclusion=params.force_conclusion, strict=params.strict,
                          reprompt=self._reprompt if params.local_visibility else None)
-        chains = beam.start(base, QueryCentricSubgraph(ctx.context_graph, ctx.topics))
+        chains = beam.start(base, QueryCentricSubgraph(ctx.walk_graph, ctx.topics))
         finished: list[BeamCandidate] = []
         while chains:
             # the round is let go before the next one runs: a parent none of whose chains was kept
