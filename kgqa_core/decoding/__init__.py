@@ -10,7 +10,8 @@
   text, then a triplet at a trie node) in outlines' shape, and the tries it uses;
 * `beam`: one triplet under the trie (greedy or token-level beam search);
 * `chain_beam`: the triplet-level beam: every chain advances one triplet, the k best stay;
-* `server_steps`: the free text and triplet steps over a model server.
+* `server_steps`: the free text and triplet steps over a model server;
+* `decoders`: the steps a method calls, in process or over a model server.
 """
 
 from .beam import TripletBeamSearch, TripletHypothesis

@@ -209,13 +209,7 @@ class TripletBeamSearch:
         self.width = width
 
     def search(self, state: Sequence, guide: TripletGuide) -> TripletSearchResult:
-        remote = None
-        if getattr(self.model, "wants_remote_decoding", False):  # imported here: server_steps builds on this module
-            from .server_steps import remote_decoding
-
-            remote = remote_decoding(self.model)
-        if remote is not None:  # a model server: scored in one or few requests (decoding.server_steps)
-            return remote.triplet_search(state, guide, self.width)
+        """The best triplets after `state`, in process (`decoders.search_triplets` sends a model server's to `server_steps`)."""
         before = self.model.counter.forward_passes
         with self.model.lock:
             if self.width == 1:

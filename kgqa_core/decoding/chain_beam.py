@@ -5,7 +5,7 @@ under its step's `DogGuide`.  A chain whose text ends (answer line, EOS, a
 loop, its token budget, or a constraint that allows nothing) is finished;
 when it ended without an answer line and ``force_conclusion`` is on, "
 Therefore, the answer is" is appended and the model completes that line.
-A chain that opens a triplet is searched under its trie (`TripletBeamSearch`
+A chain that opens a triplet is searched under its trie (`decoders.search_triplets`
 returns the k best triplets), and each returned graph triplet (its best
 reading) extends the chain.  The k best extensions by chain score are kept
 and only they get a KV state: a greedy child takes its parent's (already
@@ -26,10 +26,11 @@ from typing import Any, Callable, Sequence
 
 from ..graph.readings import triplet_of
 from ..models.interface import Sequence as SequenceState
-from .beam import TripletBeamSearch, TripletHypothesis, TripletSearchResult
+from .beam import TripletHypothesis, TripletSearchResult
 from .constraint import ConstraintError
+from .decoders import force_conclusion, free_text, search_triplets
 from .dog_guide import DogGuides
-from .free_text import decode_free_text, force_conclusion, needs_conclusion
+from .free_text import needs_conclusion
 from .prompt import parse_answers
 from .query_subgraph import QueryCentricSubgraph
 from .triplet_trie import TripletTrie
@@ -150,7 +151,6 @@ class ChainBeam:
         self.force_conclusion = force_conclusion
         self.strict = strict
         self.reprompt = reprompt  # local visibility: a kept chain's state from its re-read prompt
-        self.search = TripletBeamSearch(model, width)
         self.rounds = 0
         self._next_beam = 0
 
@@ -173,7 +173,7 @@ class ChainBeam:
                 out.finished.append(self._finish(beam, "", "length"))
                 continue
             guide = self.guides.for_chain(beam.subgraph.triplet_ids, beam.chain)
-            free = decode_free_text(self.model, beam.state, budget, guide.detector, allow_open=guide.may_open)
+            free = free_text(self.model, beam.state, budget, guide.detector, allow_open=guide.may_open)
             beam.generated_ids.extend(free.ids)
             if free.stop != "open":
                 beam.text += free.text
@@ -183,7 +183,7 @@ class ChainBeam:
             inside = guide.open(free.opener)  # the guide's state after the opener: the trie's root
             triplet_guide = guide.triplet_guide(inside.opener)
             try:
-                result = self.search.search(beam.state, triplet_guide)
+                result = search_triplets(self.model, beam.state, triplet_guide, self.width)
             except ConstraintError as exc:
                 if self.strict:
                     out.error = exc
@@ -250,16 +250,16 @@ class ChainBeam:
                     self.model.step(state, list(e.hypothesis.token_ids))
                     e.chain.state = state
 
-    def _finish(self, beam: BeamCandidate, free_text: str, stop: str) -> FinishedChain:
+    def _finish(self, beam: BeamCandidate, last_text: str, stop: str) -> FinishedChain:
         """End `beam`; a text that ended without an answer line gets the forced conclusion (when on)."""
         beam.finished = True
         beam.stop = stop
         forced = False
-        if self.force_conclusion and needs_conclusion(stop, free_text) and not parse_answers(beam.text):
+        if self.force_conclusion and needs_conclusion(stop, last_text) and not parse_answers(beam.text):
             conclusion = force_conclusion(self.model, beam.state)
             beam.generated_ids.extend(conclusion.ids)
             beam.text += conclusion.text
-            free_text += conclusion.text
+            last_text += conclusion.text
             forced = True
-        beam.answer_text = free_text
-        return FinishedChain(beam, free_text, stop, forced)
+        beam.answer_text = last_text
+        return FinishedChain(beam, last_text, stop, forced)
