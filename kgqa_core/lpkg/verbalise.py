@@ -134,8 +134,7 @@ def complex_question(inst: PatternInstance) -> str:
     """The template complex question of an instance."""
     p = inst.pattern
     if p == "compare":
-        c = inst.compare
-        assert c is not None
+        c = inst.comparison()
         noun = relation_noun(c.relation)
         if c.kind == "date" or re.search(r"\b(year|date|born|founded|time)\b", noun):
             word = "later" if c.mode == "larger" else "earlier"
@@ -353,8 +352,7 @@ def render_query(inst: PatternInstance) -> str:
     """The instance in the App. C.1 notation, e.g. ``(Inkheart, (cast member, educated at))``."""
     p = inst.pattern
     if p == "compare":
-        c = inst.compare
-        assert c is not None
+        c = inst.comparison()
         r = relation_words(c.relation)
         word = {"number": ("larger", "smaller"), "date": ("later", "earlier")}[c.kind][c.mode != "larger"]
         return (
