@@ -18,7 +18,15 @@ from typing import Any, Mapping, Sequence
 import streamlit as st
 
 from kgqa_core.methods.base import MethodSpec
-from kgqa_core.parameters import ParamInfo, coerce, declared, parse_params
+from kgqa_core.parameters import ParameterError, ParamInfo, coerce, declared, parse_params
+
+# Where the app starts differently from the methods: an answer in seconds with the small model
+# (docs/benchmarks.md, "Ask defaults"); the methods' own defaults apply on the command line and in evaluations.
+ASK_PARAM_DEFAULTS: dict[str, object] = {"beam_size": 1, "max_steps": 2}
+# Fixed session keys of the Ask form's everyday widgets (pages and tests address them by name).
+ASK_PARAM_KEYS = {"beam_size": "ask_beam", "max_steps": "ask_steps", "hops": "ask_hops",
+                  "max_prompt_triplets": "ask_budget"}
+ASK_KEY_PREFIX = "ask_param_"
 
 
 @dataclass
@@ -49,7 +57,7 @@ def parameter_form(
     specs: Sequence[MethodSpec],
     *,
     defaults: Mapping[str, Any] | None = None,
-    key_prefix: str = "ask_param_",
+    key_prefix: str = ASK_KEY_PREFIX,
     keys: Mapping[str, str] | None = None,
     per_row: int = 4,
 ) -> dict[str, dict[str, Any]]:
@@ -81,6 +89,26 @@ def parameter_form(
     for spec in specs:  # widgets keep values in range; this reads free text (a plan) the same way the CLI does
         values[spec.name] = parse_params(spec, values[spec.name]).as_dict()
     return values
+
+
+def ask_params(spec: MethodSpec, session: Mapping[str, Any]) -> dict[str, Any]:
+    """What the Ask form sets for `spec`, for runs started on other pages (Explore's re-ask, Compare).
+
+    A value the user set on the Ask page (its widget keeps it in the session) wins, then the app's
+    starting values, then the method's declared default; values a method refuses fall back to its
+    defaults, so another page never starts a run that fails on a parameter.
+    """
+    values: dict[str, Any] = {}
+    for info in declared(spec.params):
+        key = ASK_PARAM_KEYS.get(info.name, f"{ASK_KEY_PREFIX}{info.name}")
+        if key in session:
+            values[info.name] = session[key]
+        elif info.name in ASK_PARAM_DEFAULTS:
+            values[info.name] = ASK_PARAM_DEFAULTS[info.name]
+    try:
+        return parse_params(spec, values).as_dict()
+    except ParameterError:
+        return parse_params(spec, {k: v for k, v in values.items() if k not in session}).as_dict()
 
 
 def _key(f: FormField, prefix: str, keys: Mapping[str, str]) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from kgqa_core.methods.base import MethodRequest, run_method
@@ -24,7 +24,8 @@ from .run_store import RunStore
 
 @dataclass(frozen=True)
 class RunSpec:
-    """One method to run on one question."""
+    """One method to run on one question; ``label`` names the run in the progress panel when the
+    method alone does not (Explore runs one method on the original and on the edited graph)."""
 
     method: str
     graph: Any
@@ -32,6 +33,11 @@ class RunSpec:
     topics: tuple[str, ...]
     params: dict[str, Any]
     model_name: str
+    label: str = ""
+
+    @property
+    def title(self) -> str:
+        return f"{self.method} on the {self.label}" if self.label else self.method
 
 
 @dataclass
@@ -43,6 +49,7 @@ class RunOutcome:
     run_id: str | None
     error: str | None
     stopped: bool = False
+    title: str = ""  # the spec's title
 
 
 @dataclass(frozen=True)
@@ -50,7 +57,7 @@ class JobProgress:
     """A consistent snapshot of a job for the progress panel."""
 
     phase: str                # "loading", "running", "saving", "done"
-    method: str               # the method running now (or the last one)
+    title: str                # the run going now (or the last one): its method, and label if any
     method_index: int         # 1-based, of `methods_total`
     methods_total: int
     steps: int                # trace steps recorded by the current method
@@ -133,7 +140,7 @@ class RunJob:
             spec = self.specs[min(self._index, len(self.specs) - 1)]
             end = self.finished if self.finished is not None else time.monotonic()
             return JobProgress(
-                phase=self._phase, method=spec.method, method_index=min(self._index + 1, len(self.specs)),
+                phase=self._phase, title=spec.title, method_index=min(self._index + 1, len(self.specs)),
                 methods_total=len(self.specs), steps=len(self._steps),
                 round_label=progress_round(spec.method, spec.params, self._steps),
                 elapsed=end - self.started, log=tuple(self._log), outcomes=tuple(self._outcomes),
@@ -146,24 +153,25 @@ class RunJob:
             self._log.append(line)
 
     def _work(self) -> None:
+        """One outcome per spec, in order (pages pair them with what they asked for)."""
         try:
             for i, spec in enumerate(self.specs):
                 with self._lock:
                     self._index, self._steps, self._phase = i, [], "loading"
                 if self._stop.is_set():
-                    self._add(RunOutcome(spec.method, None, None, "not run: stopped by the user", stopped=True))
-                    continue
-                self._add(self._run_one(spec))
-        except BaseException as exc:  # never let a worker die silently: the page shows the message
-            self._add(RunOutcome("?", None, None, f"The run failed: {type(exc).__name__}: {exc}"))
+                    outcome = RunOutcome(spec.method, None, None, "not run: stopped by the user", stopped=True)
+                else:
+                    try:
+                        outcome = self._run_one(spec)
+                    except Exception as exc:  # never let a worker die silently: the page shows the message
+                        outcome = RunOutcome(spec.method, None, None, f"The run failed: {type(exc).__name__}: {exc}")
+                outcome.title = spec.title
+                with self._lock:
+                    self._outcomes.append(outcome)
         finally:
             with self._lock:
                 self._phase = "done"
                 self.finished = time.monotonic()
-
-    def _add(self, outcome: RunOutcome) -> None:
-        with self._lock:
-            self._outcomes.append(outcome)
 
     def _on_step(self, step: Step) -> None:
         with self._lock:
@@ -171,14 +179,14 @@ class RunJob:
             self._log.append(self._step_line(step))
 
     def _run_one(self, spec: RunSpec) -> RunOutcome:
-        self._say(f"{spec.method}: loading model {spec.model_name}…")
+        self._say(f"{spec.title}: loading model {spec.model_name}…")
         try:
             model = self._load_model(spec.model_name, self._say)
         except Exception as exc:
             return RunOutcome(spec.method, None, None, f"Could not load model {spec.model_name}: {exc}")
         with self._lock:
             self._phase = "running"
-        self._say(f"{spec.method}: reasoning with {spec.model_name}…")
+        self._say(f"{spec.title}: reasoning with {spec.model_name}…")
         request = MethodRequest(graph=spec.graph, question=spec.question, model=model,
                                 topic_entities=list(spec.topics), params=dict(spec.params), seed=0,
                                 on_step=self._on_step, should_stop=self._stop.is_set)
@@ -196,6 +204,6 @@ class RunJob:
             return RunOutcome(spec.method, trace, None, f"The run finished but could not be saved: {exc}",
                               stopped=trace.stopped)
         answers = ", ".join(trace.answer_texts) or "no answer"
-        self._say(f"{spec.method}: " + ("stopped" if trace.stopped else "done")
+        self._say(f"{spec.title}: " + ("stopped" if trace.stopped else "done")
                   + f" in {trace.seconds:.1f}s, {len(trace.steps)} steps: {answers}")
         return RunOutcome(spec.method, trace, info.run_id, trace.error or None, stopped=trace.stopped)

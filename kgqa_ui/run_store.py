@@ -43,23 +43,42 @@ def default_runs_dir() -> Path:
     return Path(env).expanduser() if env else Path(__file__).resolve().parent.parent / "runs"
 
 
-@dataclass
-class RunInfo:
-    """What the Runs page lists, read from the trace file."""
+@dataclass(frozen=True)
+class TraceListing:
+    """What the list needs from one trace file (kept so an unchanged file is not re-read at every page run)."""
 
-    run_id: str
-    path: Path
     method: str
     question: str
     model: str
-    answers: list[str]
+    answer_texts: tuple[str, ...]
     created_at: str
     seconds: float
     graph_name: str
     graph_fingerprint: str
     n_steps: int
     error: str
+
+    @classmethod
+    def of(cls, trace: Trace) -> "TraceListing":
+        return cls(
+            method=trace.method, question=trace.question, model=trace.model,
+            answer_texts=tuple(trace.answer_texts), created_at=trace.created_at, seconds=trace.seconds,
+            graph_name=trace.graph_name, graph_fingerprint=trace.graph_fingerprint,
+            n_steps=len(trace.steps), error=trace.error,
+        )
+
+
+@dataclass(frozen=True)
+class RunInfo(TraceListing):
+    """What the Runs page lists: a trace file's listing, where it is, and whether its graph is saved."""
+
+    run_id: str
+    path: Path
     has_graph: bool
+
+    @property
+    def answers(self) -> list[str]:
+        return list(self.answer_texts)
 
 
 @dataclass
@@ -122,7 +141,7 @@ class RunStore:
         run_id = check_run_id(run_id) if run_id is not None else self.new_run_id(trace)
         trace = trace_without_machine_paths(trace)
         path = save_trace(trace, self.path(run_id))
-        return self._info(run_id, path, _Listing.of(trace))
+        return self._info(run_id, path, TraceListing.of(trace))
 
     def save_graph(self, graph: KnowledgeGraph) -> Path:
         path = self.graph_path(graph.fingerprint)
@@ -214,51 +233,21 @@ class RunStore:
             raise TraceFormatError(f"{name}: {exc}") from None
         return self.save(trace)
 
-    def _info(self, run_id: str, path: Path, listing: "_Listing") -> RunInfo:
+    def _info(self, run_id: str, path: Path, listing: "TraceListing") -> RunInfo:
         has_graph = False
         if listing.graph_fingerprint:
             try:
                 has_graph = self.graph_path(listing.graph_fingerprint).is_file()
             except RunStoreError:
                 has_graph = False
-        return RunInfo(
-            run_id=run_id, path=path, method=listing.method, question=listing.question, model=listing.model,
-            answers=list(listing.answer_texts), created_at=listing.created_at, seconds=listing.seconds,
-            graph_name=listing.graph_name, graph_fingerprint=listing.graph_fingerprint,
-            n_steps=listing.n_steps, error=listing.error, has_graph=has_graph,
-        )
+        return RunInfo(**vars(listing), run_id=run_id, path=path, has_graph=has_graph)
 
 
-@dataclass(frozen=True)
-class _Listing:
-    """What the list needs from one trace file (kept so an unchanged file is not re-read at every page run)."""
-
-    method: str
-    question: str
-    model: str
-    answer_texts: tuple[str, ...]
-    created_at: str
-    seconds: float
-    graph_name: str
-    graph_fingerprint: str
-    n_steps: int
-    error: str
-
-    @classmethod
-    def of(cls, trace: Trace) -> "_Listing":
-        return cls(
-            method=trace.method, question=trace.question, model=trace.model,
-            answer_texts=tuple(trace.answer_texts), created_at=trace.created_at, seconds=trace.seconds,
-            graph_name=trace.graph_name, graph_fingerprint=trace.graph_fingerprint,
-            n_steps=len(trace.steps), error=trace.error,
-        )
-
-
-_LISTINGS: dict[tuple[str, int, int], "_Listing | str"] = {}
+_LISTINGS: dict[tuple[str, int, int], "TraceListing | str"] = {}
 _LISTINGS_MAX = 20_000
 
 
-def _listing(path: Path) -> "_Listing | str":
+def _listing(path: Path) -> "TraceListing | str":
     """The listing of a trace file, or the reason it is damaged; cached by (path, mtime, size)."""
     try:
         st = path.stat()
@@ -271,12 +260,12 @@ def _listing(path: Path) -> "_Listing | str":
     try:
         trace = load_trace(path)
     except (TraceFormatError, OSError, ValueError) as exc:
-        result: _Listing | str = str(exc)
+        result: TraceListing | str = str(exc)
         prefix = f"{path}: "
         if result.startswith(prefix):
             result = result[len(prefix):]
     else:
-        result = _Listing.of(trace)
+        result = TraceListing.of(trace)
     if len(_LISTINGS) >= _LISTINGS_MAX:
         _LISTINGS.clear()
     _LISTINGS[key] = result

@@ -1,27 +1,27 @@
 """Running methods from the UI: the model loaded once per process, steps shown as they complete.
 
 This is the only UI module that touches a model, and only through
-`kgqa_core.methods.base.run_method`; rendering never does.  The Ask page runs
-in a worker thread (`run_job.RunJob`) polled by `job_panel`, so the page
-stays live and a run can be stopped; `run_with_status` is the simple
-blocking form for pages that run inside the script.
+`kgqa_core.methods.base.run_method`; rendering never does.  Every page that
+starts runs (Ask, Explore's re-ask, Compare) does it through `run_controls`:
+the runs go in a worker thread (`run_job.RunJob`) polled by `job_panel`, so
+the page stays live, shows its progress and a run can be stopped.
 """
 
 from __future__ import annotations
 
-import time
 from typing import Any, Callable
 
 import streamlit as st
 
-from kgqa_core.methods.base import MethodRequest, available_methods, run_method
+from kgqa_core.methods.base import available_methods
 from kgqa_core.trace.schema import Step
 
 from . import state
+from .html_utils import md_text
 from .run_job import JobProgress, RunJob, RunOutcome, RunSpec
 
-__all__ = ["RunJob", "RunOutcome", "RunSpec", "get_model", "job_panel", "methods_available",
-           "run_with_status", "start_job", "step_line"]
+__all__ = ["RunJob", "RunOutcome", "RunSpec", "collect", "get_model", "job_panel", "methods_available",
+           "outcome_notice", "outcome_trace", "run_controls", "start_job", "step_line"]
 
 POLL_SECONDS = 1.0
 LOG_LINES_SHOWN = 60
@@ -69,6 +69,10 @@ def step_line(step: Step) -> str:
 
 
 # ------------------------------------------------------------------ worker-thread runs
+# Every page that starts runs keeps its job under "<key>_job"; one job at a time per session.
+JOB_PAGES = {"ask": "Ask", "edit": "Explore", "cmp": "Compare"}
+
+
 def start_job(specs: list[RunSpec]) -> RunJob:
     """Start running `specs` in a worker thread; traces go to this session's runs folder."""
     backend = chosen_backend()  # read here: the worker thread cannot see the session's settings
@@ -82,6 +86,52 @@ def start_job(specs: list[RunSpec]) -> RunJob:
     return RunJob(specs, state.store(), load_model=load, step_line=step_line).start()
 
 
+def running_job_page() -> str | None:
+    """The page whose run is going in this session (None when none is)."""
+    for key, page in JOB_PAGES.items():
+        job = st.session_state.get(f"{key}_job")
+        if isinstance(job, RunJob) and not job.done:
+            return page
+    return None
+
+
+def run_controls(
+    key: str,
+    label: str,
+    make_specs: Callable[[], list[RunSpec]],
+    on_finished: Callable[[list[dict[str, Any]]], None],
+    *,
+    blocked: str = "",
+    help: str | None = None,
+) -> None:
+    """A Run button and its job's progress panel, the same on every page that starts runs.
+
+    The button (key ``<key>_run``) starts `make_specs()` in the session's worker thread
+    and is disabled while any run of this session is going (its help says where); the
+    panel shows the job's step log, elapsed time and a Stop button (``<key>_job_stop``).
+    When the job has finished, `on_finished` gets its outcomes once (see `collect`).
+    ``blocked`` is why the button cannot run yet ("" when it can).
+    """
+    job: RunJob | None = st.session_state.get(f"{key}_job")
+    if job is not None and job.done and not job.collected:
+        on_finished(collect(job))
+    busy_page = running_job_page()
+    hint = blocked
+    if busy_page == JOB_PAGES[key]:
+        hint = "A run is going: wait for it, or press Stop"
+    elif busy_page:
+        hint = f"A run started on the {busy_page} page is going: wait for it, or stop it there"
+    if st.button(label, type="primary", disabled=bool(busy_page or blocked), key=f"{key}_run",
+                 icon=":material/play_arrow:", help=hint or help):
+        st.session_state[f"{key}_job"] = start_job(make_specs())
+        on_finished([])
+        st.rerun()  # draw the page again with the button disabled and the progress panel polling
+    elif hint:
+        st.caption(hint + ("." if busy_page else " to run."))
+    if job is not None:
+        job_panel(job, key=f"{key}_job")
+
+
 def _headline(p: JobProgress) -> str:
     of = f" ({p.method_index} of {p.methods_total})" if p.methods_total > 1 else ""
     clock = f"{p.elapsed:.0f} s"
@@ -90,13 +140,13 @@ def _headline(p: JobProgress) -> str:
         failed = [o for o in p.outcomes if o.error and not o.stopped]
         word = "Stopped" if stopped else "Finished with errors" if failed else "Finished"
         return f"{word} after {clock}: " + ", ".join(
-            f"{o.method} " + ("stopped" if o.stopped else "failed" if o.error else "done") for o in p.outcomes)
+            f"{o.title or o.method} " + ("stopped" if o.stopped else "failed" if o.error else "done") for o in p.outcomes)
     if p.stop_requested:
-        return f"Stopping {p.method} after its current step… ({clock})"
+        return f"Stopping {p.title} after its current step… ({clock})"
     if p.phase == "loading":
-        return f"{p.method}{of}: loading the model… ({clock})"
+        return f"{p.title}{of}: loading the model… ({clock})"
     where = f" · {p.round_label}" if p.round_label else ""
-    return f"{p.method}{of}: running{where} · {p.steps} steps recorded · {clock}"
+    return f"{p.title}{of}: running{where} · {p.steps} steps recorded · {clock}"
 
 
 def job_panel(job: RunJob, key: str) -> None:
@@ -132,51 +182,31 @@ def collect(job: RunJob) -> list[dict[str, Any]]:
     for o in job.progress().outcomes:
         if o.run_id:
             state.remember_run(o.run_id)
-        out.append({"method": o.method, "run_id": o.run_id, "error": o.error, "stopped": o.stopped})
+        out.append({"method": o.method, "title": o.title or o.method, "run_id": o.run_id, "error": o.error,
+                    "stopped": o.stopped})
     job.collected = True
     return out
 
 
-# ------------------------------------------------------------------ blocking runs
-def run_with_status(
-    method: str,
-    graph: Any,
-    question: str,
-    topics: list[str],
-    params: dict[str, Any],
-    model_name: str,
-) -> RunOutcome:
-    """Run one method inside the script under an st.status panel; save the trace; never raise."""
-    with st.status(f"{method}: loading model {model_name}…", expanded=True) as status:
-        try:
-            model = get_model(model_name, progress=lambda msg: status.text(str(msg)), backend=chosen_backend())
-            if model.load_note:
-                status.text(f"Note: {model.load_note}")
-        except Exception as exc:
-            status.update(label=f"{method}: could not load model {model_name}", state="error")
-            return RunOutcome(method, None, None, f"Could not load model {model_name}: {exc}")
-        status.update(label=f"{method}: reasoning with {model_name}…")
-        count = [0]
+def outcome_trace(item: dict[str, Any]):
+    """One collected outcome's notice (stopped, not run, failed) and its saved trace, or None when there is none."""
+    if not outcome_notice(item):
+        return None
+    try:
+        return state.load_run(item["run_id"])
+    except Exception as exc:  # a run deleted or damaged since: say so, the page goes on
+        st.error(f"Could not reload run {md_text(item['run_id'])}: {md_text(exc)}")
+        return None
 
-        def on_step(step: Step) -> None:
-            count[0] += 1
-            status.text(step_line(step))
-            status.update(label=f"{method}: step {count[0]}")
 
-        started = time.perf_counter()
-        try:
-            request = MethodRequest(graph=graph, question=question, model=model, topic_entities=list(topics),
-                                    params=dict(params), seed=0, on_step=on_step)
-            trace = run_method(method, request)
-        except Exception as exc:
-            status.update(label=f"{method}: failed after {time.perf_counter() - started:.1f}s", state="error")
-            return RunOutcome(method, None, None, f"{method} failed: {type(exc).__name__}: {exc}")
-        try:
-            info = state.store().save(trace, graph)
-        except OSError as exc:
-            status.update(label=f"{method}: done, but the trace could not be saved", state="error")
-            return RunOutcome(method, trace, None, f"The run finished but could not be saved: {exc}")
-        state.remember_run(info.run_id)
-        status.update(label=f"{method}: finished in {trace.seconds:.1f}s, {len(trace.steps)} steps",
-                      state="error" if trace.error else "complete", expanded=False)
-        return RunOutcome(method, trace, info.run_id, trace.error or None)
+def outcome_notice(item: dict[str, Any]) -> bool:
+    """The notice for one collected outcome (stopped, not run, failed); True when it has a run to show."""
+    if item.get("stopped") and not item.get("run_id"):
+        st.info("Not run: the run was stopped before this one started.", icon=":material/stop_circle:")
+        return False
+    if item.get("stopped"):
+        st.warning("Stopped by you: the steps so far are saved and can be replayed.", icon=":material/stop_circle:")
+    if item.get("error") and not item.get("run_id"):
+        st.error(md_text(item["error"]))
+        return False
+    return bool(item.get("run_id"))

@@ -12,14 +12,10 @@ from kgqa_ui import panels, sparql_panel, state
 from kgqa_ui.html_utils import md_text
 from kgqa_ui.link_labels import topic_option_label
 from kgqa_ui.nav import ensure_app_navigation
-from kgqa_ui.params_form import parameter_form
-from kgqa_ui.running import RunJob, RunSpec, collect, job_panel, methods_available, start_job
+from kgqa_ui.params_form import ASK_PARAM_DEFAULTS, ASK_PARAM_KEYS, parameter_form
+from kgqa_ui.running import RunSpec, methods_available, outcome_trace, run_controls
 
 ACCEPTED = ["tsv", "csv", "txt", "json", "jsonl", "nt", "ttl", "gz"]
-# Where the page starts differently from the methods: an answer in seconds with the small model
-# (docs/benchmarks.md, "Ask defaults"); the methods' own defaults apply on the command line and in evaluations.
-PARAM_DEFAULTS: dict[str, object] = {"beam_size": 1, "max_steps": 2}
-PARAM_KEYS = {"beam_size": "ask_beam", "max_steps": "ask_steps", "hops": "ask_hops", "max_prompt_triplets": "ask_budget"}
 
 ensure_app_navigation()
 
@@ -215,7 +211,7 @@ def method_section() -> tuple[list[str], dict[str, dict], str]:
     chosen = st.multiselect("Method(s)", list(methods), default=default, key="ask_methods", persist_state="session",
                             format_func=lambda m: f"{m} — {methods[m]}")
     specs = method_specs()
-    params = parameter_form([specs[m] for m in chosen if m in specs], defaults=PARAM_DEFAULTS, keys=PARAM_KEYS)
+    params = parameter_form([specs[m] for m in chosen if m in specs], defaults=ASK_PARAM_DEFAULTS, keys=ASK_PARAM_KEYS)
     from kgqa_ui import server_panel
 
     names = list(PACKAGED_MODELS) + server_panel.model_choices()
@@ -256,19 +252,8 @@ def results_section() -> None:
     for item in runs:
         with st.container(border=True):
             st.markdown(f"#### {item['method']}")
-            if item.get("stopped") and not item.get("run_id"):
-                st.info("Not run: the run was stopped before this method started.", icon=":material/stop_circle:")
-                continue
-            if item.get("stopped"):
-                st.warning("Stopped by you: the steps so far are saved and can be replayed.",
-                           icon=":material/stop_circle:")
-            if item.get("error") and not item.get("run_id"):
-                st.error(md_text(item["error"]))
-                continue
-            try:
-                trace = state.load_run(item["run_id"])
-            except Exception as exc:
-                st.error(f"Could not reload run {md_text(item['run_id'])}: {md_text(exc)}")
+            trace = outcome_trace(item)
+            if trace is None:
                 continue
             panels.trace_summary(trace, gold=gold, compact=True)
             st.page_link("pages/replay.py", label="Replay step by step", icon=":material/slow_motion_video:",
@@ -284,25 +269,16 @@ def main() -> None:
         return
     question, topics = question_section(graph)
     methods, params, model = method_section()
-    ready = bool(question and topics and methods and model)
     hint = ("Enter a question" if not question else "Choose at least one topic entity" if not topics
             else "Choose a method" if not methods else "Install or pick a model" if not model else "")
-    job: RunJob | None = st.session_state.get("ask_job")
-    if job is not None and job.done and not job.collected:
-        st.session_state["ask_last_runs"] = collect(job)
-    busy = job is not None and not job.done
-    if busy:
-        hint = "A run is going: wait for it, or press Stop"
-    if st.button("Run", type="primary", disabled=busy or not ready, key="ask_run", icon=":material/play_arrow:",
-                 help=hint or None):
-        specs = [RunSpec(m, graph, question, tuple(topics), dict(params.get(m, {})), model) for m in methods]
-        st.session_state["ask_job"] = start_job(specs)
-        st.session_state["ask_last_runs"] = []
-        st.rerun()  # draw the page again with Run disabled and the progress panel polling
-    elif hint:
-        st.caption(hint + ("." if busy else " to run."))
-    if job is not None:
-        job_panel(job, key="ask_job")
+
+    def specs() -> list[RunSpec]:
+        return [RunSpec(m, graph, question, tuple(topics), dict(params.get(m, {})), model) for m in methods]
+
+    def keep(outcomes: list[dict]) -> None:
+        st.session_state["ask_last_runs"] = outcomes
+
+    run_controls("ask", "Run", specs, keep, blocked=hint)
     results_section()
 
 

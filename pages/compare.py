@@ -10,7 +10,8 @@ from kgqa_ui import panels, state
 from kgqa_ui.colors import categorical
 from kgqa_ui.html_utils import esc, md_text, plotly_text
 from kgqa_ui.nav import ensure_app_navigation
-from kgqa_ui.running import methods_available, run_with_status
+from kgqa_ui.params_form import ask_params
+from kgqa_ui.running import RunSpec, methods_available, outcome_notice, run_controls
 from kgqa_ui.trace_scene import compare_scene
 from kgqa_ui.trace_tables import summary_row
 
@@ -18,12 +19,12 @@ ensure_app_navigation()
 
 
 def run_more(question: str) -> None:
-    """Run methods on the Ask page's question and topic entities."""
+    """Run methods on the Ask page's question, topic entities and parameters; new runs join the comparison."""
     graph = state.active_graph()
     topics = st.session_state.get("ask_topics") or []
     methods = methods_available()
-    with st.expander("Run methods on the current question", icon=":material/play_arrow:",
-                     expanded=not state.session_runs()):
+    expanded = not state.session_runs() or st.session_state.get("cmp_job") is not None
+    with st.expander("Run methods on the current question", icon=":material/play_arrow:", expanded=expanded):
         if not methods:
             st.info("No reasoning method is installed yet; compare saved runs instead.")
             return
@@ -31,8 +32,9 @@ def run_more(question: str) -> None:
             st.info("Set the graph, question and topic entities on the **Ask** page first.")
             return
         st.caption("Question: " + md_text(question) + " · topic: " + md_text(", ".join(topics)) + " · graph "
-                   + md_text(graph.name))
+                   + md_text(graph.name) + " · parameters as on the Ask page")
         chosen = st.multiselect("Methods", list(methods), default=list(methods)[:3], key="cmp_methods")
+        from kgqa_core.methods.base import method_specs
         from kgqa_core.models.registry import PACKAGED_MODELS, is_installed
 
         models = [n for n, spec in PACKAGED_MODELS.items() if is_installed(spec)]
@@ -41,19 +43,23 @@ def run_more(question: str) -> None:
             return
         default = st.session_state.get("ask_model")
         model = st.selectbox("Model", models, index=models.index(default) if default in models else 0, key="cmp_model")
-        params = {"beam_size": st.session_state.get("ask_beam", 3), "max_steps": st.session_state.get("ask_steps", 3),
-                  "hops": st.session_state.get("ask_hops", 2),
-                  "max_prompt_triplets": st.session_state.get("ask_budget", 120)}
-        if st.button("Run all", key="cmp_run", type="primary", disabled=not chosen):
-            picked = list(st.session_state.get("cmp_pick") or [])
-            for m in chosen:
-                out = run_with_status(m, graph, question, topics, params, model)
-                if out.error and not out.run_id:
-                    st.error(out.error)
-                if out.run_id:
-                    picked.append(out.run_id)
-            st.session_state["cmp_pick_next"] = picked
-            st.rerun()
+
+        def specs() -> list[RunSpec]:
+            all_specs = method_specs()
+            return [RunSpec(m, graph, question, tuple(topics), ask_params(all_specs[m], st.session_state), model)
+                    for m in chosen]
+
+        def keep(outcomes: list[dict]) -> None:
+            st.session_state["cmp_outcomes"] = outcomes
+            new = [o["run_id"] for o in outcomes if o["run_id"]]
+            if new:  # the runs just made join the comparison, with the question
+                st.session_state["cmp_pick_next"] = list(st.session_state.get("cmp_pick") or []) + new
+
+        run_controls("cmp", "Run all", specs, keep, blocked="" if chosen else "Choose a method")
+        for item in st.session_state.get("cmp_outcomes") or []:
+            if item.get("stopped") or not item.get("run_id"):
+                st.markdown(f"**{md_text(item['title'])}**")
+                outcome_notice(item)
 
 
 TABLE_COLUMNS = ["run", "model", "answers", "correct", "ill triplets", "answers on chain", "model calls", "tokens in",
@@ -61,7 +67,8 @@ TABLE_COLUMNS = ["run", "model", "answers", "correct", "ill triplets", "answers 
 TABLE_STYLE = """<style>
 .kg-cmp { overflow-x:auto; } .kg-cmp table { border-collapse:collapse; font-size:13px; width:100%; }
 .kg-cmp th, .kg-cmp td { border:1px solid rgba(128,128,128,.35); padding:4px 8px; text-align:left; vertical-align:top;
-  white-space:normal; overflow-wrap:anywhere; } .kg-cmp th { font-weight:600; }
+  white-space:normal; overflow-wrap:break-word; word-break:normal; } .kg-cmp th { font-weight:600; }
+.kg-cmp td.num { white-space:nowrap; text-align:right; } .kg-cmp td.long { min-width:16em; }
 .kg-cmp .swatch { display:inline-block; width:10px; height:10px; border-radius:2px; margin-right:6px; }
 </style>"""
 
@@ -79,7 +86,9 @@ def summary_table_html(rows: list[dict]) -> str:
                 text = f'<span class="swatch" style="background:{categorical(k)}"></span>{esc(text)}'
             else:
                 text = esc(text)
-            cells.append(f"<td>{text}</td>")
+            # words wrap whole (no "smo|llm2"); numbers never wrap; the answers get room
+            kind = " class='num'" if isinstance(value, (int, float)) else " class='long'" if c == "answers" else ""
+            cells.append(f"<td{kind}>{text}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     return TABLE_STYLE + '<div class="kg-cmp"><table><tr>' + head + "</tr>" + "".join(body) + "</table></div>"
 
@@ -124,9 +133,9 @@ def main() -> None:
     ids = [i.run_id for i in same]
     by_id = {i.run_id: i for i in same}
     if st.session_state.get("cmp_last_q") != q or not set(st.session_state.get("cmp_pick") or []) <= set(ids):
-        latest: dict[str, str] = {}
-        for i in same:  # newest first: keep each method's latest run
-            latest.setdefault(i.method, i.run_id)
+        latest: dict[tuple[str, str], str] = {}
+        for i in same:  # newest first: each method's latest run on each graph (an edited copy is another graph)
+            latest.setdefault((i.method, i.graph_fingerprint), i.run_id)
         keep = [r for r in (st.session_state.get("cmp_pick") or []) if r in ids]
         st.session_state["cmp_pick"] = keep or list(latest.values())
         st.session_state["cmp_last_q"] = q

@@ -9,7 +9,8 @@ from kgqa_core.graph.knowledge_graph import KnowledgeGraph
 from kgqa_ui import charts, panels, sparql_panel, state
 from kgqa_ui.html_utils import md_text
 from kgqa_ui.nav import ensure_app_navigation
-from kgqa_ui.running import methods_available, run_with_status
+from kgqa_ui.params_form import ask_params
+from kgqa_ui.running import RunSpec, methods_available, outcome_trace, run_controls
 from kgqa_ui.trace_scene import explore_scene
 
 ensure_app_navigation()
@@ -164,43 +165,55 @@ def reask(original: KnowledgeGraph) -> None:
     if not methods:
         st.info("No reasoning method is installed yet, so the counterfactual run is not available.")
         return
+    from kgqa_core.methods.base import method_specs
     from kgqa_core.models.registry import PACKAGED_MODELS, is_installed
 
     models = [n for n, spec in PACKAGED_MODELS.items() if is_installed(spec)]
-    question = st.text_input("Question", value=st.session_state.get("ask_question", ""), key="edit_q")
+    question = st.text_input("Question", value=st.session_state.get("ask_question", ""), key="edit_q").strip()
     topics = [t for t in (st.session_state.get("ask_topics") or []) if edited.has_entity(t)]
     topics = st.multiselect("Topic entities", sorted(set(topics) | set(st.session_state.get("explore_expanded") or [])),
                             default=topics, key="edit_topics")
     c = st.columns(2)
     method = c[0].selectbox("Method", list(methods), key="edit_method")
-    model = c[1].selectbox("Model", models, key="edit_model") if models else None
-    if st.button("Run on original and edited graph", key="edit_run", type="primary",
-                 disabled=not (question.strip() and topics and model)):
-        params = {"beam_size": st.session_state.get("ask_beam", 3), "max_steps": st.session_state.get("ask_steps", 3)}
-        out = {}
-        for label, g in (("original", original), ("edited", edited)):
-            out[label] = run_with_status(method, g, question.strip(), topics, params, model)
-        st.session_state["edit_results"] = {k: (v.run_id, v.error) for k, v in out.items()}
-    res = st.session_state.get("edit_results")
-    if res:
-        cols = st.columns(2)
-        answers = {}
-        for col, label in zip(cols, ("original", "edited")):
-            run_id, err = res[label]
-            with col.container(border=True):
-                st.markdown(f"**{label} graph**")
-                if not run_id:
-                    st.error(md_text(err or "no run"))
-                    continue
-                tr = state.load_run(run_id)
+    ask_model = st.session_state.get("ask_model")
+    model = c[1].selectbox("Model", models, key="edit_model",
+                           index=models.index(ask_model) if ask_model in models else 0) if models else None
+    blocked = ("Enter a question" if not question else "Choose at least one topic entity" if not topics
+               else "Install a model on the Ask page" if not model else "")
+
+    def specs() -> list[RunSpec]:
+        # the Ask page's parameters for this method; the edited copy frozen as it is now (edits may go on)
+        params = ask_params(method_specs()[method], st.session_state)
+        return [RunSpec(method, g, question, tuple(topics), params, model, label=f"{label} graph")
+                for label, g in (("original", original), ("edited", edited.copy()))]
+
+    def keep(outcomes: list[dict]) -> None:
+        st.session_state["edit_results"] = outcomes
+
+    run_controls("edit", "Run on original and edited graph", specs, keep, blocked=blocked,
+                 help="Runs the method on both graphs, one after the other, with the Ask page's parameters.")
+    res = st.session_state.get("edit_results") or []
+    if len(res) != 2:
+        return
+    cols = st.columns(2)
+    answers = {}
+    for col, label, item in zip(cols, ("original", "edited"), res):
+        with col.container(border=True):
+            st.markdown(f"**{label} graph**")
+            tr = outcome_trace(item)
+            if tr is None:
+                continue
+            if not (tr.stopped or tr.error):
                 answers[label] = set(tr.answer_texts)
-                panels.trace_summary(tr, compact=True, graph=original if label == "original" else edited)
-                st.page_link("pages/replay.py", label="Replay", query_params={"run": run_id})
-        if len(answers) == 2:
-            if answers["original"] == answers["edited"]:
-                st.info("The answer did not change after the edit.")
-            else:
-                st.success("The answer changed with the edit: the method follows the graph's evidence.")
+            panels.trace_summary(tr, compact=True, graph=original if label == "original" else edited)
+            st.page_link("pages/replay.py", label="Replay", query_params={"run": item["run_id"]})
+    if len(answers) == 2:
+        if answers["original"] == answers["edited"]:
+            st.info("The answer did not change after the edit.")
+        else:
+            st.success("The answer changed with the edit: the method follows the graph's evidence.")
+    else:
+        st.caption("The answers are compared once both runs have finished (not stopped, no error).")
 
 
 def main() -> None:

@@ -89,9 +89,11 @@ def add_candidates(b: SceneBuilder, step: Step, chains: list | None = None) -> N
 class StepView:
     """The default view; a method's view overrides what differs.
 
-    ``prefixes`` are the step kinds the view owns (``"dog."``); ``legacy_prefixes``
-    are kinds it reads only in traces of its own ``method`` (CoT and Direct
-    traces saved before they had their own kinds used ``dog.*``).
+    ``prefixes`` are the step kinds the view owns: by the trace format's rule
+    (a step kind is prefixed by its method) ``("<method>.",)`` unless a view
+    says otherwise; ``legacy_prefixes`` are kinds it reads only in traces of
+    its own ``method`` (CoT and Direct traces saved before they had their own
+    kinds used ``dog.*``).
     """
 
     method: str = ""
@@ -101,6 +103,11 @@ class StepView:
     score_unit: str = "score"
     score_is_logprob: bool = False
     drawn_extras: frozenset[str] = frozenset()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.method and "prefixes" not in cls.__dict__:
+            cls.prefixes = (f"{cls.method}.",)
 
     # ------------------------------------------------------------ dispatch
     def owns(self, kind: str) -> bool:

@@ -21,7 +21,6 @@ def _is_triplet(step: Step) -> bool:
 class CotView(StepView):
     method = "cot"
     label = "Chain of thought (unconstrained)"
-    prefixes = ("cot.",)
     legacy_prefixes = ("dog.",)
     score_unit = "1 = well-formed triplet, 0 = ill"
     drawn_extras = frozenset({"chain", "in_graph", "grounded", "in_subgraph", "unconstrained", "ill", "answers",

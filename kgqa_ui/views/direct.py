@@ -14,7 +14,6 @@ from .base import StepView
 class DirectView(StepView):
     method = "direct"
     label = "Direct answer"
-    prefixes = ("direct.",)
     legacy_prefixes = ("dog.",)
     drawn_extras = frozenset({"answers", "stop"})
 

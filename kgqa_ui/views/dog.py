@@ -20,7 +20,6 @@ from .base import StepView, add_candidates, int_list, is_partial, ordinal
 class DogView(StepView):
     method = "dog"
     label = "Decoding on Graphs"
-    prefixes = ("dog.",)
     score_unit = "log-probability (Eq. 3)"
     score_is_logprob = True
     drawn_extras = frozenset({"chain", "chain_score", "chains", "chain_scores", "dropped", "answers", "error",

@@ -19,7 +19,6 @@ def _sub_index(step: Step) -> int | None:
 class LpkgView(StepView):
     method = "lpkg"
     label = "LPKG (planned graph queries)"
-    prefixes = ("lpkg.",)
     drawn_extras = frozenset({"subquestion", "sub_question", "sub_questions", "answers"})
 
     def step_name(self, trace: Trace, index: int) -> str:

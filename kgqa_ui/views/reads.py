@@ -16,7 +16,6 @@ NONE_LABEL = "None: stop searching (the structure is complete)"
 class ReadsView(StepView):
     method = "reads"
     label = "READS"
-    prefixes = ("reads.",)
     score_unit = "log-probability"
     score_is_logprob = True
     drawn_extras = frozenset({"abstract_structure", "linearized_structure", "new_node"})

@@ -30,7 +30,6 @@ def _path_ids(path: Any) -> list[int]:
 class RokView(StepView):
     method = "rok"
     label = "Reasoning on Knowledge (RoK)"
-    prefixes = ("rok.",)
     drawn_extras = frozenset({"key_entities", "paths", "pagerank"})
 
     def step_name(self, trace: Trace, index: int) -> str:

@@ -379,31 +379,13 @@ def test_an_upload_and_the_question_survive_a_visit_to_other_pages(runs_dir):
 
 def test_a_run_shows_progress_can_be_stopped_and_keeps_its_partial_trace(runs_dir, monkeypatch):
     """Run is disabled while the run goes, the step log and elapsed time show, Stop saves the steps so far."""
-    _small_model_or_skip()
-    monkeypatch.setenv("KGQA_APP_MODEL", "smollm2-135m")
-    at = _app()
-    at.selectbox(key="ask_example").set_value(0).run()
-    _lean_params(at, "dog")
-    at.number_input(key="ask_steps").set_value(4).run()
-    at.button(key="ask_run").click().run()
-    _ok(at)
-    job = at.session_state["ask_job"]
-    deadline = time.monotonic() + 900
-    while job.progress().steps < 1 and not job.done:
-        assert time.monotonic() < deadline
-        time.sleep(1)
-    at.run()
-    assert not job.done, "the run should still be going (4 triplet steps)"
-    assert at.button(key="ask_run").disabled, "Run is disabled while a run is going"
+    at = _set_a_long_dog_run_then_open("pages/ask.py", monkeypatch)
+    job = _start_and_watch(at, "ask", "dog: running · triplet step ")
     labels = [s.label for s in at.status]
-    assert any("running" in lb and "triplet step" in lb and " of at most 4" in lb and " s" in lb for lb in labels), labels
+    assert any(lb.endswith(" s") for lb in labels), labels  # the elapsed time
     assert any(line.startswith("1. ") for t in at.status[-1].text for line in t.value.splitlines()), \
         "the step log lists step 1"
-    at.button(key="ask_job_stop").click().run()
-    assert job.progress().stop_requested
-    assert job.wait(timeout=900)
-    at.run()
-    _ok(at)
+    _stop_and_wait(at, "ask", job)
     run = _last_run(at)
     assert run["stopped"] and run["run_id"], run
     trace = RunStore(runs_dir).load(run["run_id"])
@@ -412,6 +394,91 @@ def test_a_run_shows_progress_can_be_stopped_and_keeps_its_partial_trace(runs_di
     assert not at.button(key="ask_run").disabled, "Run is enabled again"
     labels = [s.label for s in at.status]
     assert any(lb.startswith("Stopped after") for lb in labels), labels
+
+
+def _wait_for_a_step(job, timeout: float = 900) -> None:
+    deadline = time.monotonic() + timeout
+    while job.progress().steps < 1 and not job.done:
+        assert time.monotonic() < deadline, "no step recorded in time"
+        time.sleep(1)
+
+
+def _start_and_watch(at: AppTest, key: str, headline: str):
+    """Press the page's run button (``<key>_run``); once a step is recorded the job is still going,
+    the button is disabled and the progress panel's headline starts with `headline` and names the step."""
+    at.button(key=f"{key}_run").click().run()
+    _ok(at)
+    job = at.session_state[f"{key}_job"]
+    _wait_for_a_step(job)
+    at.run()
+    assert not job.done, "the run should still be going (4 triplet steps)"
+    assert at.button(key=f"{key}_run").disabled, "Run is disabled while the run is going"
+    labels = [s.label for s in at.status]
+    assert any(lb.startswith(headline) and " of at most 4" in lb for lb in labels), labels
+    return job
+
+
+def _stop_and_wait(at: AppTest, key: str, job) -> None:
+    at.button(key=f"{key}_job_stop").click().run()
+    assert job.progress().stop_requested
+    assert job.wait(timeout=900)
+    at.run()
+    _ok(at)
+
+
+def _set_a_long_dog_run_then_open(page: str, monkeypatch) -> AppTest:
+    """Example 0 set up on the Ask page with DoG, beam 1 and 4 triplet steps (long enough to be
+    stopped), then `page` opened in the same session."""
+    _small_model_or_skip()
+    monkeypatch.setenv("KGQA_APP_MODEL", "smollm2-135m")
+    at = _app()
+    at.selectbox(key="ask_example").set_value(0).run()
+    _lean_params(at, "dog")
+    at.number_input(key="ask_steps").set_value(4).run()
+    at.switch_page(page).run()
+    _ok(at)
+    return at
+
+
+def test_explore_reask_runs_in_the_background_shows_progress_and_stops(runs_dir, monkeypatch):
+    """Explore's re-ask is a job like Ask's: Ask's parameters, progress, Run disabled, Stop saves the partial run."""
+    at = _set_a_long_dog_run_then_open("pages/explore.py", monkeypatch)
+    for k, v in (("edit_h", "Otto Preminger"), ("edit_r", "directed"), ("edit_t", "Laura")):
+        at.text_input(key=k).set_value(v)
+    at.button(key="edit_add").click().run()
+    _ok(at)
+    at.selectbox(key="edit_method").set_value("dog").run()
+    assert at.text_input(key="edit_q").value == at.session_state["ask_question"]
+    job = _start_and_watch(at, "edit", "dog on the original graph (1 of 2): running")
+    at.switch_page("pages/ask.py").run()  # one run at a time per session: Ask says where it is going
+    assert at.button(key="ask_run").disabled
+    assert "Explore page" in (at.button(key="ask_run").help or "")
+    at.switch_page("pages/explore.py").run()
+    _stop_and_wait(at, "edit", job)
+    original, edited = at.session_state["edit_results"]
+    assert original["stopped"] and original["run_id"], original
+    assert edited["stopped"] and not edited["run_id"], "the edited graph's run is not started after Stop"
+    trace = RunStore(runs_dir).load(original["run_id"])
+    assert trace.stopped and trace.steps and not trace.error
+    assert trace.parameters["max_steps"] == 4 and trace.parameters["beam_size"] == 1, "the Ask page's parameters"
+    assert any("Stopped by you" in w.value for w in at.warning)
+    assert any(i.value.startswith("Not run") for i in at.info)
+    assert not any("did not change" in i.value for i in at.info), "a stopped run's answer is not compared"
+    assert not at.button(key="edit_run").disabled
+
+
+def test_compare_runs_in_the_background_shows_progress_and_stops(runs_dir, monkeypatch):
+    """Compare's Run all is a job like Ask's; its runs join the comparison, stopped ones marked."""
+    at = _set_a_long_dog_run_then_open("pages/compare.py", monkeypatch)
+    at.multiselect(key="cmp_methods").set_value(["dog", "reads"]).run()
+    job = _start_and_watch(at, "cmp", "dog (1 of 2): running")
+    _stop_and_wait(at, "cmp", job)
+    dog, reads = at.session_state["cmp_outcomes"]
+    assert dog["stopped"] and dog["run_id"] and reads["stopped"] and not reads["run_id"]
+    assert RunStore(runs_dir).load(dog["run_id"]).stopped
+    assert at.multiselect(key="cmp_pick").value == [dog["run_id"]], "the new run is compared"
+    assert any(i.value.startswith("Not run") for i in at.info)
+    assert not at.button(key="cmp_run").disabled
 
 
 def test_topic_entity_suggestions_say_why_in_plain_words(runs_dir):

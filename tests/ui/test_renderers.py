@@ -305,8 +305,7 @@ def test_a_new_view_module_needs_no_shared_renderer_change(graph):
     from kgqa_ui.views.base import StepView
 
     class ToyView(StepView):
-        method = "toy"
-        prefixes = ("toy.",)
+        method = "toy"  # owns the "toy." steps by the trace format's rule
 
         def step_name(self, trace, index):
             return "toy step"
