@@ -57,6 +57,14 @@ class FileTooLargeError(ValueError):
 
 
 # ------------------------------------------------------------------ writing
+def cache_root() -> Path:
+    """The workbench's cache folder (weights, tokenizers, saved prompt prefixes): $KGQA_CACHE_DIR, else ~/.cache/kgqa_workbench."""
+    env = os.environ.get("KGQA_CACHE_DIR")
+    root = Path(env) if env else Path.home() / ".cache" / "kgqa_workbench"
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
     """Write ``data`` to ``path`` via a unique temp file in the same folder and `os.replace`."""
     path = Path(path)

@@ -1,4 +1,4 @@
-"""Decoding one triplet under the trie, and the chains of the triplet-level beam (DoG §2.4).
+"""Decoding one triplet under the trie: greedy, or a token-level beam search (DoG §2.3-2.4).
 
 Token level (inside a triplet).  With width 1 this is greedy constrained
 decoding: at each position the allowed token with the highest logit wins.
@@ -10,6 +10,7 @@ forward passes than the same tokens would in unconstrained decoding.  With
 width w > 1, `TripletBeamSearch` runs a token-level beam search over the
 trie (the paper's choice: it returns several triplets) on forks of the
 prompt's sequence advanced together, and returns the w best complete triplets.
+The chains of the triplet-level beam are `chain_beam`'s.
 
 Scores.  A triplet's score is the sum of its tokens' log-probabilities under
 the model (Eq. 3), as in transformers' beam search, where the constraint
@@ -24,7 +25,7 @@ ends when the model's unconstrained choice would leave the trie there.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import torch
@@ -32,7 +33,6 @@ import torch
 from ..models.interface import Sequence
 from ..trace.schema import TokenOption, TokenPosition
 from .constraint import Done, TripletGuide, Write
-from .query_subgraph import QueryCentricSubgraph
 
 
 @dataclass
@@ -70,9 +70,12 @@ class CandidateScore:
 
 @dataclass
 class TripletSearchResult:
+    """What one triplet step's search found: the triplets it decoded and a score for every triplet of the trie."""
+
     hypotheses: list[TripletHypothesis]  # best first
     candidates: dict[int, CandidateScore]  # every triplet of the trie
     forward_passes: int = 0
+    strategy: str = ""  # over a model server: "score" or "walk" (decoding.server_steps); in process ""
 
 
 def token_view(model: Any, positions: Sequence[Position], cap: int = 20) -> list[TokenPosition]:
@@ -206,23 +209,17 @@ class TripletBeamSearch:
         self.width = width
 
     def search(self, state: Sequence, guide: TripletGuide) -> TripletSearchResult:
-        remote = None
-        if getattr(self.model, "wants_remote_decoding", False):  # imported here: server_steps builds on this module
-            from .server_steps import remote_decoding
-
-            remote = remote_decoding(self.model)
-        if remote is not None:  # a model server: scored in one or few requests (decoding.server_steps)
-            return remote.triplet_search(state, guide, self.width)
+        """The best triplets after `state`, in process (`decoders.search_triplets` sends a model server's to `server_steps`)."""
         before = self.model.counter.forward_passes
         with self.model.lock:
             if self.width == 1:
                 hyps = [greedy_triplet(self.model, state, guide)]
             else:
-                hyps = self._beam(state, guide)
+                hyps = self.beam_search(state, guide)
         return TripletSearchResult(hyps, candidate_scores(guide, hyps), self.model.counter.forward_passes - before)
 
-    def _beam(self, state: Sequence, guide: TripletGuide) -> list[TripletHypothesis]:
-        """Token-level beam search: each live hypothesis is a fork of `state`, advanced together."""
+    def beam_search(self, state: Sequence, guide: TripletGuide) -> list[TripletHypothesis]:
+        """Token-level beam search: each live hypothesis is a fork of `state`, advanced together (`state` is left as it was)."""
         model, width, trie = self.model, self.width, guide.trie
         guide.allowed(trie.ROOT)  # an empty trie fails here, loudly
         live = [_Hyp(trie.ROOT, [], [], 0.0)]
@@ -281,33 +278,3 @@ class TripletBeamSearch:
             if p not in last:
                 self.model.release(s)
         return out
-
-
-@dataclass
-class BeamCandidate:
-    """One chain of the triplet-level beam: its own KV state, G_q, triplets and text."""
-
-    state: Sequence
-    subgraph: QueryCentricSubgraph
-    chain: list[int] = field(default_factory=list)  # triplet ids
-    triplet_scores: list[float] = field(default_factory=list)
-    text: str = ""  # everything generated after the prompt
-    generated_ids: list[int] = field(default_factory=list)
-    finished: bool = False
-    stop: str = ""
-    beam_id: int = 0
-    parent_id: int | None = None
-    answer_text: str = ""
-
-    @property
-    def score(self) -> float:
-        """Chain score: the sum of its triplet scores (§2.4)."""
-        return float(sum(self.triplet_scores))
-
-
-def select_chains(candidates: Sequence[BeamCandidate], k: int) -> tuple[list[BeamCandidate], list[BeamCandidate]]:
-    """The k best chains by chain score (kept) and the rest (dropped); ties keep the earlier one."""
-    order = sorted(range(len(candidates)), key=lambda i: (-candidates[i].score, i))
-    kept = [candidates[i] for i in order[:k]]
-    dropped = [candidates[i] for i in order[k:]]
-    return kept, dropped

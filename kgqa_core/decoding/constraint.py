@@ -11,6 +11,8 @@ between them:
   once a chain has its maximum number of triplets.
 * `TripletGuide` (inside a triplet): the token trie of G_q; state = trie node.
 
+`dog_guide.DogGuide` joins the two into one DoG chain step's state machine.
+
 Both are computed once (per tokenizer / per trie) and applied per step by
 tensor gathers or cached additive masks, never by a Python loop over the
 vocabulary.
@@ -99,10 +101,11 @@ class Write:
 
 @dataclass(frozen=True)
 class Generate:
-    """A choice: one of ``allowed``; with ``may_end`` the triplet may also end here."""
+    """A choice: one of ``allowed`` (None: any token but the ``forbidden`` ones); with ``may_end`` the triplet may also end here."""
 
-    allowed: torch.Tensor
+    allowed: torch.Tensor | None
     may_end: bool = False
+    forbidden: torch.Tensor | None = None
 
 
 @dataclass(frozen=True)

@@ -220,7 +220,8 @@ def decode_prompt_freely(request: Any, ctx: DecodingContext, trace: Trace, stop:
     the prefix cache, prefill and decode time) and returns the text with its
     cost (one model call).  Raises PromptTooLongError.
     """
-    from .free_text import decode_free_text, force_conclusion, needs_conclusion
+    from .decoders import force_conclusion, free_text
+    from .free_text import needs_conclusion
 
     model = request.model
     with model.lock:
@@ -233,7 +234,7 @@ def decode_prompt_freely(request: Any, ctx: DecodingContext, trace: Trace, stop:
         reused = model.counter.prefix_tokens_reused - reused0
         t0, c0 = time.perf_counter(), time.process_time()
         kwargs = {"stop": stop} if stop is not None else {}
-        free = decode_free_text(model, state, ctx.params.max_new_tokens, detector=None, **kwargs)
+        free = free_text(model, state, ctx.params.max_new_tokens, detector=None, **kwargs)
         stop_reason = free.stop
         if conclude and needs_conclusion(free.stop, free.text):
             forced = force_conclusion(model, state)

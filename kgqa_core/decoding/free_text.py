@@ -15,7 +15,7 @@ Small models often loop ("X is the author of Y. X is the author of Y. ...")
 and never write the answer line; the loop is cut as soon as a sentence comes
 round a third time (`is_looping`, stop ``"repeat"``), and `force_conclusion`
 then appends "Therefore, the answer is" and lets the model finish that one
-line.  DoG and CoT get the same treatment, so the comparison stays fair.
+line (`decoders.force_conclusion`).  DoG and CoT get the same treatment, so the comparison stays fair.
 """
 
 from __future__ import annotations
@@ -115,15 +115,9 @@ def decode_free_text(
 
     `detector` None means never open (CoT / Direct).  With ``allow_open``
     False the opening tokens are masked out (a chain at its triplet limit must
-    conclude).
+    conclude).  In process only: methods call `decoders.free_text`, which
+    sends a model server's free text to `server_steps` instead.
     """
-    remote = None
-    if getattr(model, "wants_remote_decoding", False):  # imported here: server_steps builds on this module
-        from .server_steps import remote_decoding
-
-        remote = remote_decoding(model)
-    if remote is not None:  # a model server: one request, the same stop rules (decoding.server_steps)
-        return remote.free_text(state, max_tokens, detector, allow_open, stop, detect_loops)
     eos = model.eos_ids
     before = model.counter.forward_passes
     ids: list[int] = []
@@ -158,22 +152,7 @@ CONCLUSION = " Therefore, the answer is"
 CONCLUSION_TOKENS = 48
 
 
-def force_conclusion(model: Any, state: PromptState, max_tokens: int = CONCLUSION_TOKENS) -> FreeText:
-    """Append "Therefore, the answer is" to `state` and decode the rest of that line.
-
-    For a text that ended without an answer (loop, token budget, EOS).  The
-    returned text starts with the appended phrase, so the trace shows exactly
-    what the model was conditioned on; ``ids`` holds only the model's tokens.
-    """
-    before = model.counter.forward_passes
-    model.step(state, model.encode(CONCLUSION))
-    free = decode_free_text(model, state, max_tokens, detector=None, stop=_line_end, detect_loops=False)
-    free.text = CONCLUSION + free.text
-    free.forward_passes = model.counter.forward_passes - before
-    return free
-
-
-def _line_end(text: str) -> int | None:
+def conclusion_line_end(text: str) -> int | None:
     """The forced answer is one line (or a new example starting); "is:\n* X" still reaches X."""
     return first_line_end(text, " :\n")
 

@@ -177,13 +177,11 @@ class RemoteDecoding:
             hyp.state = state
             hyps = [hyp]
         else:
-            hyps = TripletBeamSearch(oracle, width)._beam(cursor, guide)
+            hyps = TripletBeamSearch(oracle, width).beam_search(cursor, guide)
         n = model.counter.forward_passes - before
         self.strategy_used[strategy] = self.strategy_used.get(strategy, 0) + 1
         self.triplet_requests.append(n)
-        result = TripletSearchResult(hyps, candidate_scores(guide, hyps), n)
-        result.strategy = strategy  # type: ignore[attr-defined]
-        return result
+        return TripletSearchResult(hyps, candidate_scores(guide, hyps), n, strategy)
 
 
 @dataclass

@@ -24,11 +24,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from .words import STOP_WORDS
+
 _WORD = re.compile(r"[^\W_]+")
-_STOP = frozenset(
-    "a an the of in on at to for from by with and or is are was were be what which who whom whose when where why "
-    "how that this these those did do does has have had it its as same also".split()
-)
+_STOP = STOP_WORDS | {"why", "same", "also"}
 
 
 def _stem(word: str) -> str:

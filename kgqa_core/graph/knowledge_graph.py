@@ -19,7 +19,7 @@ from typing import Iterable, Iterator, Protocol, Sequence, runtime_checkable
 import networkx as nx
 
 from .name_search import search_entity_names
-from .store import NeighbourBatch, Neighbourhood, bfs_neighbourhood, canonical_key
+from .store import NeighbourBatch, Neighbourhood, TripletsById, bfs_neighbourhood, canonical_key
 from .triplet import Triplet
 
 __all__ = ["GraphView", "KnowledgeGraph", "Triplet"]
@@ -49,7 +49,7 @@ class GraphView(Protocol):
     def fingerprint(self) -> str: ...
 
 
-class KnowledgeGraph:
+class KnowledgeGraph(TripletsById):
     """An indexed set of triplets, deduplicated, with stable integer ids.
 
     Ids are assigned in insertion order and never reused, so a trace that
@@ -150,18 +150,6 @@ class KnowledgeGraph:
     @property
     def relations(self) -> list[str]:
         return sorted({t.relation for t in self._triplets.values()})
-
-    def triplet(self, triplet_id: int) -> Triplet:
-        try:
-            return self._triplets[triplet_id]
-        except KeyError:
-            raise KeyError(f"no triplet with id {triplet_id} in graph {self.name!r}") from None
-
-    def triplets_by_ids(self, ids: Iterable[int]) -> list[Triplet]:
-        return [self._triplets[i] for i in ids if i in self._triplets]
-
-    def has_triplet_id(self, triplet_id: int) -> bool:
-        return triplet_id in self._triplets
 
     def neighbours(self, entity: str) -> list[Triplet]:
         """Every triplet with `entity` as head or tail (both directions, Eq. 1)."""

@@ -242,14 +242,14 @@ def _link_ngrams(question: str, graph: object, index: _EntityIndex) -> list[Enti
 
     for i, j, ent, method, base in raw:
         mention = question[tokens[i][0] : tokens[j - 1][1]]
-        score = base * _length_factor(mention) * _case_factor(mention, i) * (0.5 if covered(i, j, strong_spans) else 1.0)
+        score = base * length_factor(mention) * case_factor(mention, i) * (0.5 if covered(i, j, strong_spans) else 1.0)
         out.append(EntityCandidate(ent, round(min(score, 0.95), 4), method, mention))
     for i, j, key, ratio in fuzzy:
         if covered(i, j, matched_spans) or (i, j) in matched_spans:
             continue
         mention = question[tokens[i][0] : tokens[j - 1][1]]
         for ent in _pick(index.by_key[key], graph)[:1]:
-            score = 0.7 * (ratio / 100.0) * _length_factor(mention) * _case_factor(mention, i)
+            score = 0.7 * (ratio / 100.0) * length_factor(mention) * case_factor(mention, i)
             out.append(EntityCandidate(ent, round(min(score, 0.9), 4), "fuzzy", mention))
     return out
 
@@ -297,7 +297,7 @@ def _fuzzy_matches(
     return out
 
 
-def _case_factor(mention: str, first_token: int) -> float:
+def case_factor(mention: str, first_token: int) -> float:
     """A capitalised word mid-sentence is likely a name; a lone lowercase word likely is not."""
     if first_token > 0 and mention[:1].isupper():
         return 1.1
@@ -306,7 +306,7 @@ def _case_factor(mention: str, first_token: int) -> float:
     return 1.0
 
 
-def _length_factor(mention: str) -> float:
+def length_factor(mention: str) -> float:
     """Short mentions ('Up', 'Drama') are weaker evidence than 'Tom Hanks'."""
     return min(1.0, 0.55 + 0.05 * len(mention))
 

@@ -31,7 +31,7 @@ import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator
 from urllib.parse import unquote
 
 from ..files import FileTooLargeError, JsonProblem, NotRegularFileError, loads_json, read_regular_file, split_lines
@@ -384,12 +384,25 @@ def _unquote_tsv(field: str) -> str:
     return field
 
 
+_Row = tuple[str, str, str] | None  # a triplet, or None for a malformed one (recorded in a `_Bad`)
+
+
+def _collect(bad: _Bad, rows: Iterable[_Row]) -> _Parsed:
+    """The well-formed triplets of `rows`; raises `GraphFormatError` naming the malformed ones, if any."""
+    out = [row for row in rows if row is not None]
+    bad.raise_if_any()
+    return out, []
+
+
 def _parse_tsv(text: str, label: str) -> _Parsed:
+    bad = _Bad(label)
+    return _collect(bad, _tsv_rows(text, bad))
+
+
+def _tsv_rows(text: str, bad: _Bad) -> Iterator[_Row]:
     # Plain tab splitting: MetaQA-style TSV has no quoting, and csv's quote
     # handling would mangle names that merely start with a quote.  Fully
     # quoted fields (as written by spreadsheet exports) are unquoted.
-    bad = _Bad(label)
-    out: list[tuple[str, str, str]] = []
     first = True
     for line_no, line in split_lines(text):
         if not line.strip():
@@ -401,16 +414,15 @@ def _parse_tsv(text: str, label: str) -> _Parsed:
                 continue
         if '"' in line:
             fields = [_unquote_tsv(f.strip()) for f in fields]
-        trip = _check_fields(fields, bad, line_no, "tabs")
-        if trip is not None:
-            out.append(trip)
-    bad.raise_if_any()
-    return out, []
+        yield _check_fields(fields, bad, line_no, "tabs")
 
 
 def _parse_csv(text: str, label: str) -> _Parsed:
     bad = _Bad(label)
-    out: list[tuple[str, str, str]] = []
+    return _collect(bad, _csv_rows(text, bad))
+
+
+def _csv_rows(text: str, bad: _Bad) -> Iterator[_Row]:
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     first = True
     start_line = 1
@@ -424,13 +436,9 @@ def _parse_csv(text: str, label: str) -> _Parsed:
                 first = False
                 if _is_header(fields):
                     continue
-            trip = _check_fields(fields, bad, line_no, "commas")
-            if trip is not None:
-                out.append(trip)
+            yield _check_fields(fields, bad, line_no, "commas")
     except csv.Error as exc:
         bad.add(start_line, f"malformed CSV quoting ({exc})")
-    bad.raise_if_any()
-    return out, []
 
 
 def _triplet_from_value(value: object, where: int, bad: _Bad) -> tuple[str, str, str] | None:
@@ -486,18 +494,15 @@ def _parse_json(text: str, label: str) -> _Parsed:
     if not isinstance(value, list):
         raise GraphFormatError(label, f"expected a JSON list of triplets, found {type(value).__name__}")
     bad = _Bad(label, unit="record")
-    out = []
-    for index, item in enumerate(value, start=1):
-        trip = _triplet_from_value(item, index, bad)
-        if trip is not None:
-            out.append(trip)
-    bad.raise_if_any()
-    return out, []
+    return _collect(bad, (_triplet_from_value(item, index, bad) for index, item in enumerate(value, start=1)))
 
 
 def _parse_jsonl(text: str, label: str) -> _Parsed:
     bad = _Bad(label)
-    out = []
+    return _collect(bad, _jsonl_rows(text, bad))
+
+
+def _jsonl_rows(text: str, bad: _Bad) -> Iterator[_Row]:
     for line_no, line in split_lines(text):
         if not line.strip():
             continue
@@ -506,11 +511,7 @@ def _parse_jsonl(text: str, label: str) -> _Parsed:
         except JsonProblem as exc:
             bad.add(line_no, f"invalid JSON: {exc.problem}" + (f" (column {exc.column})" if exc.column else ""))
             continue
-        trip = _triplet_from_value(value, line_no, bad)
-        if trip is not None:
-            out.append(trip)
-    bad.raise_if_any()
-    return out, []
+        yield _triplet_from_value(value, line_no, bad)
 
 
 def _parse_linearized(text: str, label: str) -> _Parsed:

@@ -36,12 +36,10 @@ import numpy as np
 from .embeddings import Embedder, load_embedder
 from .hub_caps import HubCut, capped_neighbours, content_stems, relation_relevance
 from .knowledge_graph import Triplet
+from .words import STOP_WORDS
 
 _WORD = re.compile(r"[^\W_]+")
-_STOP = frozenset(
-    "a an the of in on at to for from by with and or is are was were be what which who whom whose "
-    "when where why how that this these those did do does has have had it its as".split()
-)
+_STOP = STOP_WORDS | {"why"}
 
 
 @dataclass

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Literal, Protocol, Sequence, runtime_checkable
 
+from ..counts import QueryCounts
 from .triplet import Triplet
 
 Direction = Literal["out", "in", "both"]
@@ -64,23 +65,34 @@ class Neighbourhood:
 
 
 @dataclass
-class StoreCosts:
-    """Queries sent to a store and their wall time (the in-memory graph sends none)."""
+class StoreCosts(QueryCounts):
+    """Queries sent to a store, their wall time and rows, and its cache's hits (the in-memory graph sends none)."""
 
-    queries: int = 0
-    seconds: float = 0.0
     cache_hits: int = 0
     cache_misses: int = 0
-    rows: int = 0
 
-    def snapshot(self) -> "StoreCosts":
-        return StoreCosts(self.queries, self.seconds, self.cache_hits, self.cache_misses, self.rows)
 
-    def since(self, before: "StoreCosts") -> "StoreCosts":
-        return StoreCosts(
-            self.queries - before.queries, self.seconds - before.seconds,
-            self.cache_hits - before.cache_hits, self.cache_misses - before.cache_misses, self.rows - before.rows,
-        )
+class TripletsById:
+    """Triplets looked up by id in ``_triplets``, which the graph or store fills (every id it knows)."""
+
+    _triplets: dict[int, Triplet]
+
+    def _triplets_source(self) -> str:
+        """Where the triplets came from, for the message of an unknown id."""
+        return f"graph {getattr(self, 'name', '')!r}"
+
+    def triplet(self, triplet_id: int) -> Triplet:
+        try:
+            return self._triplets[triplet_id]
+        except KeyError:
+            raise KeyError(f"no triplet with id {triplet_id} in {self._triplets_source()}") from None
+
+    def triplets_by_ids(self, ids: Iterable[int]) -> list[Triplet]:
+        """The known triplets among `ids`, in their order (unknown ids are passed over)."""
+        return [self._triplets[i] for i in ids if i in self._triplets]
+
+    def has_triplet_id(self, triplet_id: int) -> bool:
+        return triplet_id in self._triplets
 
 
 def canonical_key(t: Triplet) -> tuple[str, str, str]:

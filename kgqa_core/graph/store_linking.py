@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .linking import STOPWORDS, EntityCandidate, _case_factor, _length_factor
+from .linking import STOPWORDS, EntityCandidate, case_factor, length_factor
 
 _WORD = re.compile(r"\w+")
 _BRACKET = re.compile(r"\[([^\[\]]+)\]")
@@ -49,7 +49,7 @@ def link_in_store(question: str, store: Any, limit: int = 10) -> list[EntityCand
             continue
         taken.append((i, j))
         base = 0.9 if entity == mention else 0.8
-        score = base * _length_factor(mention) * _case_factor(mention, i)
+        score = base * length_factor(mention) * case_factor(mention, i)
         out.append(EntityCandidate(entity, round(min(score, 0.95), 4), "exact" if base == 0.9 else "case-insensitive", mention))
     out.sort(key=lambda c: (-c.score, -len(c.mention), c.entity))
     return out[:limit]

@@ -26,7 +26,7 @@ import math
 import re
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..graph.knowledge_graph import KnowledgeGraph
 from ..graph.linearize import linearize
@@ -506,14 +506,7 @@ class PlanExecutor:
             f"{'s' if len(result.items) != 1 else ''}",
             subgraph_after=support,
             choice=func.lower(),
-            extra={
-                "op": func.lower(),
-                "operands": {n: s.texts() for n, s in operands},
-                "result": result.texts(),
-                "answers": result.texts(),
-                "line": line,
-                "variable": target,
-            },
+            extra=_set_op_extra(func.lower(), operands, result, line, target),
         )
         self.emit(step)
         return result
@@ -579,15 +572,7 @@ class PlanExecutor:
             choice="compare",
             seconds=round(time.perf_counter() - started, 4),
             note=how,
-            extra={
-                "op": "compare",
-                "operands": {n: s.texts() for n, s in sets},  # type: ignore[union-attr]
-                "values": {r[0]: r[1] for r in rows},
-                "result": result.texts(),
-                "answers": result.texts(),
-                "line": line,
-                "variable": target,
-            },
+            extra=_set_op_extra("compare", sets, result, line, target, values={r[0]: r[1] for r in rows}),
         )
         self.emit(step)
         return result
@@ -606,3 +591,10 @@ class PlanExecutor:
         else:
             result.items.append(AnswerItem(extra_opts[best - len(rows)][:-1], None, [i for r in rows for i in r[3]]))
         return "the question's wording did not say how to compare; the model chose"
+
+
+def _set_op_extra(op: str, operands: Sequence[tuple[str, AnswerSet]], result: AnswerSet, line: int, target: str,
+                  **more: Any) -> dict[str, Any]:
+    """The extra of an ``lpkg.set_op`` step: the operation, its operands' and result's answers, the plan line."""
+    return {"op": op, "operands": {n: s.texts() for n, s in operands}, **more, "result": result.texts(),
+            "answers": result.texts(), "line": line, "variable": target}

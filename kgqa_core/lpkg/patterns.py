@@ -119,6 +119,12 @@ class PatternInstance:
     sub_answers: tuple[tuple[str, ...], ...] = ()
     support: tuple[tuple[str, str, str], ...] = ()
 
+    def comparison(self) -> CompareSpec:
+        """The compared entities and values of a ``compare`` instance (any other pattern has none)."""
+        if self.compare is None:
+            raise ValueError(f"a {self.pattern} instance compares nothing")
+        return self.compare
+
     @property
     def anchors(self) -> list[str]:
         if self.compare is not None:

@@ -24,14 +24,12 @@ from typing import Sequence
 from rapidfuzz import fuzz
 
 from ..graph.knowledge_graph import KnowledgeGraph, Triplet
+from ..graph.words import STOP_WORDS
 from .patterns import Hop
 from .verbalise import hop_question, relation_words
 
 _WORD = re.compile(r"[a-z0-9]+")
-_STOP = frozenset(
-    "a an the of in on at to for from by with and or is are was were be what which who whom whose when where "
-    "how that this these those it its as do does did has have had x entities entity things thing same also both".split()
-)
+_STOP = STOP_WORDS | {"x", "entities", "entity", "things", "thing", "same", "also", "both"}
 
 
 @dataclass

@@ -71,42 +71,39 @@ def relation_noun(relation: str) -> str:
     return core if shape in ("has", "in", "plain") else relation_words(relation)
 
 
+# What a hop reaches, by the shape of its relation's words (`_shape`): a question and a noun phrase
+# (for nesting).  {s} is the subject, {c} the relation's core words; shapes not listed take the default.
+_FORWARD = {
+    "by": ("What is {s} {c}?", "what {s} is {c}"),
+    "is": ("What is {s} {c}?", "what {s} is {c}"),
+}
+_FORWARD_DEFAULT = ("What is the {c} of {s}?", "the {c} of {s}")
+_INVERSE = {
+    "has": ("What has {c} {s}?", "the entities with {c} {s}"),
+    "by": ("What was {c} {s}?", "the entities {c} {s}"),
+    "in": ("What is in {c} {s}?", "the entities in {c} {s}"),
+    "is": ("What is {c} {s}?", "the entities that are {c} {s}"),
+}
+_INVERSE_DEFAULT = _INVERSE["has"]
+
+
+def _wordings(hop: Hop) -> tuple[tuple[str, str], str]:
+    """The (question, phrase) templates for `hop` and the relation's core words."""
+    shape, core = _shape(hop.relation)
+    table, default = (_INVERSE, _INVERSE_DEFAULT) if hop.inverse else (_FORWARD, _FORWARD_DEFAULT)
+    return table.get(shape, default), core
+
+
 def hop_question(subject: str, hop: Hop) -> str:
     """A question asking for what ``hop`` reaches from ``subject``."""
-    shape, core = _shape(hop.relation)
-    if not hop.inverse:
-        if shape == "by":
-            return f"What is {subject} {core}?"
-        if shape == "is":
-            return f"What is {subject} {core}?"
-        return f"What is the {core} of {subject}?"
-    if shape == "has":
-        return f"What has {core} {subject}?"
-    if shape == "by":
-        return f"What was {core} {subject}?"
-    if shape == "in":
-        return f"What is in {core} {subject}?"
-    if shape == "is":
-        return f"What is {core} {subject}?"
-    return f"What has {core} {subject}?"
+    (question, _), core = _wordings(hop)
+    return question.format(s=subject, c=core)
 
 
 def hop_phrase(subject: str, hop: Hop) -> str:
     """A noun phrase for what ``hop`` reaches from ``subject`` (for nesting)."""
-    shape, core = _shape(hop.relation)
-    if not hop.inverse:
-        if shape in ("by", "is"):
-            return f"what {subject} is {core}"
-        return f"the {core} of {subject}"
-    if shape == "has":
-        return f"the entities with {core} {subject}"
-    if shape == "by":
-        return f"the entities {core} {subject}"
-    if shape == "in":
-        return f"the entities in {core} {subject}"
-    if shape == "is":
-        return f"the entities that are {core} {subject}"
-    return f"the entities with {core} {subject}"
+    (_, phrase), core = _wordings(hop)
+    return phrase.format(s=subject, c=core)
 
 
 def _placeholder(name: str) -> str:
@@ -137,8 +134,7 @@ def complex_question(inst: PatternInstance) -> str:
     """The template complex question of an instance."""
     p = inst.pattern
     if p == "compare":
-        c = inst.compare
-        assert c is not None
+        c = inst.comparison()
         noun = relation_noun(c.relation)
         if c.kind == "date" or re.search(r"\b(year|date|born|founded|time)\b", noun):
             word = "later" if c.mode == "larger" else "earlier"
@@ -356,8 +352,7 @@ def render_query(inst: PatternInstance) -> str:
     """The instance in the App. C.1 notation, e.g. ``(Inkheart, (cast member, educated at))``."""
     p = inst.pattern
     if p == "compare":
-        c = inst.compare
-        assert c is not None
+        c = inst.comparison()
         r = relation_words(c.relation)
         word = {"number": ("larger", "smaller"), "date": ("later", "earlier")}[c.kind][c.mode != "larger"]
         return (

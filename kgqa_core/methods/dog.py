@@ -36,17 +36,9 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
 
-from ..decoding.beam import (
-    BeamCandidate,
-    TripletBeamSearch,
-    TripletHypothesis,
-    TripletSearchResult,
-    select_chains,
-    token_view,
-)
-from ..decoding.constraint import ConstraintError, OpeningDetector, TripletGuide
+from ..decoding.beam import token_view
+from ..decoding.chain_beam import BeamCandidate, BeamRound, ChainBeam, FinishedChain, SearchedChain
 from ..decoding.context import (
     DecodingContext,
     PromptParams,
@@ -57,11 +49,10 @@ from ..decoding.context import (
     prepare,
     resolve_answers,
 )
-from ..decoding.free_text import decode_free_text, force_conclusion, needs_conclusion
+from ..decoding.dog_guide import DogGuides
 from ..decoding.prompt import PromptParts, parse_answers, parse_written_triplets
 from ..decoding.query_subgraph import QueryCentricSubgraph
-from ..graph.readings import is_reversed, reading_of, readings, triplet_of
-from ..decoding.triplet_trie import TripletTokenCache, TripletTrie
+from ..graph.readings import is_reversed, reading_of, triplet_of
 from ..parameters import param
 from ..trace.faithfulness import check_chains, ground_chain
 from ..trace.schema import Candidate, Step
@@ -109,21 +100,21 @@ def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
         params = auto_step_budget(params, request, rec.trace.notes)
     ctx = prepare(request, "dog", params)
     describe_context(rec.trace, ctx)
+    walk = None
     if params.gq_scope == "graph":
         from ..graph.capped_view import HubCappedView
         from ..graph.embeddings import load_embedder
 
-        walk = HubCappedView(request.graph, request.question, params.walk_cap, embedder=load_embedder())
-        ctx.walk_graph = walk
-        _DogDecoder(request, ctx, rec).decode()
-        if walk.cuts:
-            rec.trace.notes.append(walk.cut_note())
-    else:
-        _DogDecoder(request, ctx, rec).decode()
+        walk = ctx.walk_graph = HubCappedView(request.graph, request.question, params.walk_cap,
+                                              embedder=load_embedder())
+    with request.model.lock:
+        _DogRun(request, ctx, rec).decode()
+    if walk is not None and walk.cuts:
+        rec.trace.notes.append(walk.cut_note())
 
 
-class _DogDecoder:
-    """One DoG run: the beam loop, its trace steps, and the final answer."""
+class _DogRun:
+    """One DoG run: wires the chain step's guide and the chain beam together and records each round."""
 
     def __init__(self, request: MethodRequest, ctx: DecodingContext, rec: TraceRecorder) -> None:
         self.request = request
@@ -131,267 +122,170 @@ class _DogDecoder:
         self.ctx = ctx
         self.rec = rec
         self.trace = rec.trace
-        self.params = ctx.params
-        self.k = self.params["beam_size"]
-        self.tokens = TripletTokenCache(self.model.tokenizer)
-        self.search = TripletBeamSearch(self.model, self.k)
-        self._tries: dict[tuple[str, tuple[int, ...]], TripletTrie] = {}
-        self._next_beam = 0
-        self.trie_build_seconds: list[float] = []
-
-    # ----------------------------------------------------------- helpers
-    def _beam_id(self) -> int:
-        self._next_beam += 1
-        return self._next_beam - 1
-
-    def _label(self, tid: int) -> str:
-        return self.request.graph.triplet(tid).linearized()
-
-    def _allowed_ids(self, beam: BeamCandidate) -> list[int]:
-        """The triplets the next step may write: G_q, less the chain's own unless repeats are allowed."""
-        ids = beam.subgraph.triplet_ids
-        if self.params["repeat_triplets"] or not beam.chain:
-            return ids
-        used = set(beam.chain)
-        return [t for t in ids if t not in used]
-
-    def _trie(self, allowed_ids: list[int], opener: str) -> TripletTrie:
-        key = (opener, tuple(allowed_ids))
-        trie = self._tries.get(key)
-        if trie is None:
-            t0 = time.perf_counter()
-            triplets = self.ctx.walk_graph.triplets_by_ids(allowed_ids)
-            trie = TripletTrie.build(readings(triplets, self.params["reverse_readings"]), opener=opener, cache=self.tokens)
-            self.trie_build_seconds.append(time.perf_counter() - t0)
-            if len(self._tries) > 64:
-                self._tries.pop(next(iter(self._tries)))
-            self._tries[key] = trie
-        return trie
+        self.params: DogParams = ctx.params  # type: ignore[assignment]
 
     def _prefill(self, prompt: PromptParts, generated: list[int]):
+        """The prompt's KV state (a cached shared prefix is reused), counted as one model call."""
         ids = self.model.encode(prompt.text)
         self.rec.count_call(len(ids) + len(generated))
         before = getattr(self.model.counter, "prefix_tokens_reused", 0)
-        state = self.model.prefill(ids + generated)  # reuses the cached keys/values of a shared prefix
+        state = self.model.prefill(ids + generated)
         reused = getattr(self.model.counter, "prefix_tokens_reused", 0) - before
         self.trace.extra["prompt_tokens_cached"] = self.trace.extra.get("prompt_tokens_cached", 0) + reused
         return state
 
-    def _emit(self, step: Step) -> None:
-        self.rec.step(step)
+    def _reprompt(self, chain: BeamCandidate):
+        """Local visibility (§5.2): a kept chain re-reads a prompt showing only its G_q."""
+        return self._prefill(context_prompt(self.ctx, self.request, chain.subgraph.triplet_ids), chain.generated_ids)
 
-    # -------------------------------------------------------------- loop
     def decode(self) -> None:
-        model, params, trace = self.model, self.params, self.trace
-        detector = OpeningDetector.for_tokenizer(model.tokenizer)
-        with model.lock:
-            passes_before = model.counter.forward_passes
-            out_before = model.counter.tokens_out
-            t0 = time.perf_counter()
-            base = self._prefill(self.ctx.prompt, [])
-            trace.extra["prompt_tokens"] = len(base.ids)
-            trace.extra["prefill_seconds"] = round(time.perf_counter() - t0, 4)
-            t_decode, c_decode = time.perf_counter(), time.process_time()
-            first = QueryCentricSubgraph(self.ctx.walk_graph, self.ctx.topics)
-            beams = [BeamCandidate(state=base, subgraph=first, beam_id=self._beam_id())]
-            finished: list[BeamCandidate] = []
-            step_no = 0
-            while beams:
-                step_no += 1
-                children: list[tuple[BeamCandidate, TripletHypothesis, BeamCandidate]] = []
-                searched: list[tuple[BeamCandidate, Any, TripletSearchResult, float, str, str]] = []
-                for beam in beams:
-                    t_step = time.perf_counter()
-                    budget = params["max_new_tokens"] - len(beam.generated_ids)
-                    if budget <= 0:
-                        self._finish(beam, "", "length", finished)
-                        continue
-                    allowed_ids = self._allowed_ids(beam)
-                    can_open = len(beam.chain) < params["max_steps"] and bool(allowed_ids)
-                    free = decode_free_text(model, beam.state, budget, detector, allow_open=can_open)
-                    beam.generated_ids.extend(free.ids)
-                    if free.stop != "open":
-                        beam.text += free.text
-                        self._finish(beam, free.text, free.stop, finished)
-                        continue
-                    beam.text += free.text + "<"
-                    trie = self._trie(allowed_ids, free.opener)
-                    guide = TripletGuide(trie)
-                    try:
-                        result = self.search.search(beam.state, guide)
-                    except ConstraintError as exc:
-                        if params["strict"]:
-                            raise
-                        self._constraint_failed(beam, free.text, str(exc), finished)
-                        continue
-                    searched.append((beam, guide, result, t_step, free.text, free.opener))
-                    seen: set[int] = set()
-                    for hyp in result.hypotheses:  # best first: one child per graph triplet
-                        if triplet_of(hyp.triplet_id) not in seen:
-                            seen.add(triplet_of(hyp.triplet_id))
-                            children.append((beam, hyp, self._child(beam, hyp)))
-                if not children:
-                    break
-                kept, dropped = select_chains([c for _, _, c in children], self.k)
-                kept_ids = {id(c) for c in kept}
-                self._materialise(children, kept_ids)
-                for beam, guide, result, t_step, free_text, opener in searched:
-                    self._triplet_step(beam, guide, result, children, kept_ids, free_text, t_step, opener)
-                self._beam_step(step_no, children, kept_ids)
-                beams = kept
-            trace.extra["decode_seconds"] = round(time.perf_counter() - t_decode, 4)
-            trace.extra["decode_cpu_seconds"] = round(time.process_time() - c_decode, 4)
-            ranked = sorted(finished, key=lambda b: -b.score)
-            self._final(ranked)
-            passes = model.counter.forward_passes - passes_before
-            n_tok = max(model.counter.tokens_out - out_before, 1)
-            trace.extra["forward_passes_per_token"] = round((passes - self.rec.costs.model_calls) / n_tok, 4)
-            trace.extra["trie_build_ms"] = [round(s * 1000, 3) for s in self.trie_build_seconds]
-
-    def _child(self, parent: BeamCandidate, hyp: TripletHypothesis) -> BeamCandidate:
-        """The chain `parent` + `hyp` (its KV state is attached only if it survives)."""
-        sub = parent.subgraph.copy()
-        triplet = self.ctx.walk_graph.triplet(triplet_of(hyp.triplet_id))
-        sub.expand(triplet)
-        return BeamCandidate(
-            state=None,  # type: ignore[arg-type]
-            subgraph=sub,
-            chain=parent.chain + [triplet.id],
-            triplet_scores=parent.triplet_scores + [hyp.score],
-            text=parent.text + self.model.decode(hyp.token_ids),
-            generated_ids=parent.generated_ids + list(hyp.token_ids),
-            parent_id=parent.beam_id,
-        )
-
-    def _materialise(self, children, kept_ids: set[int]) -> None:
-        """Give each surviving chain its KV state: the parent's (greedy) or a fork fed the triplet."""
-        by_parent: dict[int, list[tuple[BeamCandidate, TripletHypothesis, BeamCandidate]]] = {}
-        for parent, hyp, child in children:
-            if id(child) in kept_ids:
-                by_parent.setdefault(id(parent), []).append((parent, hyp, child))
-        for group in by_parent.values():
-            for i, (parent, hyp, child) in enumerate(group):
-                child.beam_id = self._beam_id()
-                if self.params["local_visibility"]:
-                    prompt = context_prompt(self.ctx, self.request, child.subgraph.triplet_ids)
-                    child.state = self._prefill(prompt, child.generated_ids)
-                elif hyp.state is not None:
-                    child.state = hyp.state  # greedy: the parent's state, already extended
-                else:
-                    state = parent.state if i == len(group) - 1 else self.model.fork(parent.state)
-                    self.model.step(state, list(hyp.token_ids))
-                    child.state = state
+        model, params, trace, ctx = self.model, self.params, self.trace, self.ctx
+        passes_before = model.counter.forward_passes
+        out_before = model.counter.tokens_out
+        t0 = time.perf_counter()
+        base = self._prefill(ctx.prompt, [])
+        trace.extra["prompt_tokens"] = len(base.ids)
+        trace.extra["prefill_seconds"] = round(time.perf_counter() - t0, 4)
+        t_decode, c_decode = time.perf_counter(), time.process_time()
+        # G_q grows over ctx.walk_graph: the prompt's context, or the whole graph with hubs cut (gq_scope)
+        guides = DogGuides(model, ctx.walk_graph, params.max_steps, params.repeat_triplets, params.reverse_readings)
+        beam = ChainBeam(model, ctx.walk_graph, guides, params.beam_size, params.max_new_tokens,
+                         force_conclusion=params.force_conclusion, strict=params.strict,
+                         reprompt=self._reprompt if params.local_visibility else None)
+        chains = beam.start(base, QueryCentricSubgraph(ctx.walk_graph, ctx.topics))
+        finished: list[BeamCandidate] = []
+        while chains:
+            # the round is let go before the next one runs: a parent none of whose chains was kept
+            # frees its KV cache cells then (llama.cpp reuses them for the next round's tokens)
+            chains = self._record_round(beam.advance(chains), finished)
+        trace.extra["decode_seconds"] = round(time.perf_counter() - t_decode, 4)
+        trace.extra["decode_cpu_seconds"] = round(time.process_time() - c_decode, 4)
+        self._final(sorted(finished, key=lambda b: -b.score))
+        passes = model.counter.forward_passes - passes_before
+        n_tok = max(model.counter.tokens_out - out_before, 1)
+        trace.extra["forward_passes_per_token"] = round((passes - self.rec.costs.model_calls) / n_tok, 4)
+        trace.extra["trie_build_ms"] = [round(s * 1000, 3) for s in guides.build_seconds]
 
     # ------------------------------------------------------------- trace
-    def _triplet_step(self, beam, guide, result: TripletSearchResult, children, kept_ids, free_text, t_step, opener) -> None:
-        mine = [(h, c) for p, h, c in children if p is beam]
-        best_hyp, best_child = mine[0]
-        chosen = reading_of(self.request.graph, best_hyp.triplet_id)
-        kept_tids = {triplet_of(h.triplet_id) for h, c in mine if id(c) in kept_ids}
-        graph = self.request.graph
-        cands = []
+    def _record_round(self, round_: BeamRound, finished: list[BeamCandidate]) -> list[BeamCandidate]:
+        """Record a round's steps (ended chains, then each searched chain, then the beam); return the kept chains."""
+        for done in round_.finished:
+            self._record_finished(done)
+            finished.append(done.chain)
+        if round_.error is not None:  # strict: the constraint failure goes to the caller
+            raise round_.error
+        if round_.extensions:
+            for searched in round_.searched:
+                self.rec.step(self._triplet_step(searched))
+            self.rec.step(self._beam_step(round_))
+        return round_.kept
+
+    def _triplet_step(self, searched: SearchedChain) -> Step:
+        beam, result, graph = searched.chain, searched.search, self.request.graph
+        best = searched.best
+        chosen = reading_of(graph, best.hypothesis.triplet_id)
+        kept_tids = {triplet_of(e.hypothesis.triplet_id) for e in searched.extensions if e.kept}
         # one entry per graph triplet: the reading that was decoded (exact score) if any, else the best bound
-        best: dict[int, tuple[int, Any]] = {}
+        by_triplet = {}
         for rid, cs in result.candidates.items():
             tid = triplet_of(rid)
-            if tid not in best or (cs.exact, cs.score) > (best[tid][1].exact, best[tid][1].score):
-                best[tid] = (rid, cs)
-        for tid, (rid, cs) in sorted(best.items(), key=lambda kv: (-kv[1][1].score, kv[0])):
-            t = graph.triplet(tid)
+            if tid not in by_triplet or (cs.exact, cs.score) > (by_triplet[tid][1].exact, by_triplet[tid][1].score):
+                by_triplet[tid] = (rid, cs)
+        cands = []
+        for tid, (rid, cs) in sorted(by_triplet.items(), key=lambda kv: (-kv[1][1].score, kv[0])):
             reading = reading_of(graph, rid)
             cands.append(
                 Candidate(
-                    label=reading.label, score=cs.score, triplet_id=tid, triplet=t.as_tuple,
+                    label=reading.label, score=cs.score, triplet_id=tid, triplet=graph.triplet(tid).as_tuple,
                     prob=logprob_to_prob(cs.score), kept=tid in kept_tids, beam=beam.beam_id,
                     extra={"exact": cs.exact, "reversed": reading.reversed},
                 )
             )
-        before = set(beam.subgraph.triplet_ids)
-        added = sorted(best_child.subgraph.visited - beam.subgraph.visited)
-        notes = [h.note for h, _ in mine if h.note]
-        step = Step(
+        notes = [e.hypothesis.note for e in searched.extensions if e.hypothesis.note]
+        return Step(
             index=0,
             kind="dog.triplet",
             title=f"Step {len(beam.chain) + 1} (beam {beam.beam_id}): {chosen.label}",
             beam=beam.beam_id,
-            subgraph_before=sorted(before),
-            subgraph_after=best_child.subgraph.triplet_ids,
-            added_entities=added,
+            subgraph_before=sorted(beam.subgraph.triplet_ids),
+            subgraph_after=best.chain.subgraph.triplet_ids,
+            added_entities=sorted(best.chain.subgraph.visited - beam.subgraph.visited),
             candidates=cands,
             choice=chosen.label,
             chosen_triplet_id=chosen.triplet_id,
-            model_text=free_text,
-            token_view=token_view(self.model, best_hyp.positions, self.params["token_view_cap"]),
-            tokens_out=len(best_hyp.token_ids),
-            seconds=round(time.perf_counter() - t_step, 4),
+            model_text=searched.free_text,
+            token_view=token_view(self.model, best.hypothesis.positions, self.params.token_view_cap),
+            tokens_out=len(best.hypothesis.token_ids),
+            seconds=round(time.perf_counter() - searched.started, 4),
             note="; ".join(notes),
             extra={
-                "chain": list(best_child.chain),
-                "chain_score": best_child.score,
-                "triplet_score": best_hyp.score,
+                "chain": list(best.chain.chain),
+                "chain_score": best.chain.score,
+                "triplet_score": best.hypothesis.score,
                 "returned": [
-                    {"triplet_id": triplet_of(h.triplet_id), "reversed": is_reversed(h.triplet_id), "score": h.score,
-                     "kept": id(c) in kept_ids,
-                     "beam": c.beam_id if id(c) in kept_ids else None}
-                    for h, c in mine
+                    {"triplet_id": triplet_of(e.hypothesis.triplet_id), "reversed": is_reversed(e.hypothesis.triplet_id),
+                     "score": e.hypothesis.score, "kept": e.kept, "beam": e.chain.beam_id if e.kept else None}
+                    for e in searched.extensions
                 ],
                 "forward_passes": result.forward_passes,
-                **({"server_strategy": result.strategy} if getattr(result, "strategy", "") else {}),
-                "trie_nodes": guide.trie.n_nodes,
-                "opener": opener,
+                **({"server_strategy": result.strategy} if result.strategy else {}),
+                "trie_nodes": searched.trie.n_nodes,
+                "opener": searched.opener,
                 "reversed": chosen.reversed,  # written backwards; chosen_triplet_id is the graph triplet
                 # chain triplets the step could not write again (repeat_triplets False)
-                "excluded_repeats": [] if self.params["repeat_triplets"] else list(beam.chain),
+                "excluded_repeats": [] if self.params.repeat_triplets else list(beam.chain),
             },
         )
-        self._emit(step)
 
-    def _beam_step(self, step_no: int, children, kept_ids: set[int]) -> None:
+    def _beam_step(self, round_: BeamRound) -> Step:
+        graph = self.request.graph
+        extensions = round_.extensions
         cands = []
-        for parent, hyp, child in sorted(children, key=lambda x: -x[2].score):
-            kept = id(child) in kept_ids
+        for e in sorted(extensions, key=lambda e: -e.chain.score):
+            tid = triplet_of(e.hypothesis.triplet_id)
             cands.append(
                 Candidate(
-                    label=" | ".join(self._label(t) for t in child.chain),
-                    score=child.score,
-                    triplet_id=triplet_of(hyp.triplet_id),
-                    triplet=self.request.graph.triplet(triplet_of(hyp.triplet_id)).as_tuple,
-                    kept=kept,
-                    beam=child.beam_id if kept else parent.beam_id,
-                    extra={"chain": list(child.chain), "parent_beam": parent.beam_id},
+                    label=" | ".join(graph.triplet(t).linearized() for t in e.chain.chain),
+                    score=e.chain.score,
+                    triplet_id=tid,
+                    triplet=graph.triplet(tid).as_tuple,
+                    kept=e.kept,
+                    beam=e.chain.beam_id if e.kept else e.parent.beam_id,
+                    extra={"chain": list(e.chain.chain), "parent_beam": e.parent.beam_id},
                 )
             )
-        kept_children = [c for _, _, c in children if id(c) in kept_ids]
-        step = Step(
+        kept = sorted((e.chain for e in extensions if e.kept), key=lambda c: -c.score)
+        return Step(
             index=0,
             kind="dog.beam",
-            title=f"Beam after step {step_no}: kept {len(kept_children)} of {len(children)} chains",
+            title=f"Beam after step {round_.number}: kept {len(kept)} of {len(extensions)} chains",
             candidates=cands,
             choice=cands[0].label if cands else None,
             extra={
-                "chains": [list(c.chain) for c in sorted(kept_children, key=lambda c: -c.score)],
-                "chain_scores": [c.score for c in sorted(kept_children, key=lambda c: -c.score)],
-                "dropped": [list(c.chain) for _, _, c in children if id(c) not in kept_ids],
+                "chains": [list(c.chain) for c in kept],
+                "chain_scores": [c.score for c in kept],
+                "dropped": [list(c.chain) for c in round_.dropped],
             },
         )
-        self._emit(step)
 
-    def _finish(self, beam: BeamCandidate, free_text: str, stop: str, finished: list[BeamCandidate]) -> None:
-        beam.finished = True
-        beam.stop = stop
-        forced_note = ""
-        if self.params["force_conclusion"] and needs_conclusion(stop, free_text) and not parse_answers(beam.text):
-            forced = force_conclusion(self.model, beam.state)
-            beam.generated_ids.extend(forced.ids)
-            beam.text += forced.text
-            free_text += forced.text
-            forced_note = conclusion_note(stop)
-            self.trace.extra["forced_conclusion"] = self.trace.extra.get("forced_conclusion", 0) + 1
-            self.trace.notes.append(f"beam {beam.beam_id}: {forced_note}")
-        beam.answer_text = free_text
-        finished.append(beam)
-        answers = parse_answers(free_text) or parse_answers(beam.text)
-        step = Step(
+    def _record_finished(self, done: FinishedChain) -> None:
+        """A chain's constraint failure (if any) and its answer step; a forced conclusion is noted."""
+        beam, trace = done.chain, self.trace
+        if done.failure is not None:
+            msg = f"beam {beam.beam_id}: {done.failure.message}; the chain was stopped (no unconstrained fallback)"
+            trace.error = (trace.error + "; " if trace.error else "") + msg
+            self.rec.step(Step(
+                index=0, kind="dog.triplet", title=f"Constraint failure (beam {beam.beam_id})", beam=beam.beam_id,
+                subgraph_before=beam.subgraph.triplet_ids, subgraph_after=beam.subgraph.triplet_ids,
+                model_text=done.failure.free_text, note=msg,
+                extra={"chain": list(beam.chain), "chain_score": beam.score, "error": True},
+            ))
+        forced_note = conclusion_note(done.stop) if done.forced_conclusion else ""
+        if forced_note:
+            trace.extra["forced_conclusion"] = trace.extra.get("forced_conclusion", 0) + 1
+            trace.notes.append(f"beam {beam.beam_id}: {forced_note}")
+        answers = parse_answers(done.free_text) or parse_answers(beam.text)
+        self.rec.step(Step(
             index=0,
             kind="dog.answer",
             title=f"Answer (beam {beam.beam_id}): {', '.join(answers) if answers else 'no answer marked'}",
@@ -399,25 +293,12 @@ class _DogDecoder:
             subgraph_before=beam.subgraph.triplet_ids,
             subgraph_after=beam.subgraph.triplet_ids,
             choice=", ".join(answers) if answers else None,
-            model_text=free_text,
+            model_text=done.free_text,
             note=forced_note or {"eos": "", "stop": "", "length": "stopped at the token budget",
-                                 "repeat": "stopped: the model was repeating itself"}.get(stop, stop),
-            extra={"answers": answers, "chain": list(beam.chain), "chain_score": beam.score, "stop": stop,
-                   "forced_conclusion": bool(forced_note)},
-        )
-        self._emit(step)
-
-    def _constraint_failed(self, beam, free_text: str, message: str, finished) -> None:
-        msg = f"beam {beam.beam_id}: {message}; the chain was stopped (no unconstrained fallback)"
-        self.trace.error = (self.trace.error + "; " if self.trace.error else "") + msg
-        beam.text += free_text
-        step = Step(
-            index=0, kind="dog.triplet", title=f"Constraint failure (beam {beam.beam_id})", beam=beam.beam_id,
-            subgraph_before=beam.subgraph.triplet_ids, subgraph_after=beam.subgraph.triplet_ids,
-            model_text=free_text, note=msg, extra={"chain": list(beam.chain), "chain_score": beam.score, "error": True},
-        )
-        self._emit(step)
-        self._finish(beam, "", "constraint", finished)
+                                 "repeat": "stopped: the model was repeating itself"}.get(done.stop, done.stop),
+            extra={"answers": answers, "chain": list(beam.chain), "chain_score": beam.score, "stop": done.stop,
+                   "forced_conclusion": done.forced_conclusion},
+        ))
 
     def _final(self, ranked: list[BeamCandidate]) -> None:
         trace, graph = self.trace, self.request.graph

@@ -22,6 +22,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ..counts import ModelCosts
 from ..trace.schema import Step, Trace
 
 StepCallback = Callable[[Step], None]
@@ -32,14 +33,9 @@ class RunStopped(Exception):
 
 
 @dataclass
-class RunCosts:
+class RunCosts(ModelCosts):
     """What a run cost; ``graph_queries`` is counted for graph stores that answer remote queries."""
 
-    model_calls: int = 0
-    tokens_in: int = 0
-    tokens_out: int = 0
-    forward_passes: int = 0
-    seconds: float = 0.0
     graph_queries: int = 0
 
 

@@ -94,6 +94,20 @@ class ModelBase:
             return joint[n:]
         return self.encode(continuation)
 
+    def _prompt_ids(self, ids: Seq[int]) -> list[int]:
+        """A prompt's ids as a list, refused when empty or longer than the model reads (every backend's prefill)."""
+        if not ids:
+            raise ValueError("cannot prefill an empty prompt")
+        ids = list(ids)
+        self._check_length(len(ids))
+        return ids
+
+    def _state_for(self, prompt: str, state: Sequence | None) -> tuple[Sequence, bool]:
+        """`state` when given, else `prompt` read now; and whether the state is the call's own (released after)."""
+        if state is not None:
+            return state, False
+        return self.prefill(self.encode(prompt)), True
+
     def _check_length(self, n: int) -> None:
         if n > self.context_length:
             raise PromptTooLongError(
@@ -125,9 +139,7 @@ class ModelBase:
         started = time.perf_counter()
         with self.lock:
             before = self.counter.forward_passes
-            own = state is None
-            if state is None:
-                state = self.prefill(self.encode(prompt))
+            state, own = self._state_for(prompt, state)
             prompt_tokens = len(state.ids)
             eos = self.eos_ids
             out_ids: list[int] = []
@@ -181,9 +193,7 @@ class ModelBase:
         started = time.perf_counter()
         with self.lock:
             before = self.counter.forward_passes
-            own = state is None
-            if state is None:
-                state = self.prefill(self.encode(prompt))
+            state, own = self._state_for(prompt, state)
             try:
                 prompt_ids = list(state.ids)
                 first = torch.log_softmax(state.logits, dim=-1)

@@ -232,10 +232,7 @@ class LlamaCppModel(BackendFields, ModelBase):
 
     def prefill(self, ids: Seq[int]) -> LlamaSequence:
         """Read a prompt, copying the longest cached prefix's cells (from memory, else from disk) instead of reading it."""
-        if not ids:
-            raise ValueError("cannot prefill an empty prompt")
-        ids = list(ids)
-        self._check_length(len(ids))
+        ids = self._prompt_ids(ids)
         with self.lock:
             reused, slot = self._best_prefix(ids)
             if self._store is not None and reused < self._store.min_tokens and self._load_prefix(ids):

@@ -93,10 +93,7 @@ class TransformersModel(BackendFields, ModelBase):
 
     def prefill(self, ids: Seq[int]) -> PromptState:
         """Run a prompt, reusing the keys/values of the longest cached prefix."""
-        if not ids:
-            raise ValueError("cannot prefill an empty prompt")
-        ids = list(ids)
-        self._check_length(len(ids))
+        ids = self._prompt_ids(ids)
         with self.lock:
             reused, cache, slot = self._cached_prefix(ids)
             logits, cache = self.forward(torch.tensor([ids[reused:]], dtype=torch.long), cache)

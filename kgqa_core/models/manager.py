@@ -25,7 +25,7 @@ from typing import Callable
 
 import torch
 
-from ..files import atomic_write_text, file_lock
+from ..files import atomic_write_text, cache_root, file_lock
 from . import backends
 from .local_model import LocalModel
 from .registry import PACKAGED_MODELS, PackagedModel, is_installed, missing_packages, module_folder
@@ -53,14 +53,6 @@ class ModelStatus:
     converted_cache: bool
     description: str
     size_mb: int
-
-
-def cache_root() -> Path:
-    """Where converted weights go: $KGQA_CACHE_DIR, else ~/.cache/kgqa_workbench."""
-    env = os.environ.get("KGQA_CACHE_DIR")
-    root = Path(env) if env else Path.home() / ".cache" / "kgqa_workbench"
-    root.mkdir(parents=True, exist_ok=True)
-    return root
 
 
 # ----------------------------------------------------------------- devices

@@ -22,6 +22,8 @@ from typing import Sequence
 
 import numpy as np
 
+from ..files import cache_root
+
 _NAME = re.compile(r"^(\d+)-([0-9a-f]{24})\.(\w+)$")
 
 
@@ -43,8 +45,6 @@ class PromptStateStore:
     def for_model(cls, backend: str, name: str, revision: str, ext: str) -> "PromptStateStore | None":
         if os.environ.get("KGQA_PROMPT_CACHE", "1").strip().lower() in ("0", "false", "no", "off"):
             return None
-        from .manager import cache_root
-
         safe = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{backend}-{name}-{revision}")
         return cls(cache_root() / "prompt_cache" / safe, ext)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Callable, Iterable
 
 from .values import is_date_relation, is_topic_id, looks_like_year, parse_date, parse_number
 
@@ -238,21 +238,27 @@ class AbstractStructure:
         node = self.nodes[node_id]
         if node.parent is None or not drop:
             return set()
-        removed = {link.triplet_id for link in node.links if link.entity in drop}
-        node.links = [link for link in node.links if link.entity not in drop]
-        gone = drop - set(node.entities)
-        for child in self.children(node_id):
-            removed |= self._drop_parents(child.id, gone)
-        return removed
+        removed = self._remove_links(node_id, lambda link: link.entity in drop)
+        return removed | self._cascade(node_id, drop - set(node.entities))
 
     def _drop_parents(self, node_id: str, gone_parents: set[str]) -> set[int]:
+        """Below a removal: drop the links hanging from parent entities that are gone, and cascade."""
         if not gone_parents:
             return set()
+        before = set(self.nodes[node_id].entities)
+        removed = self._remove_links(node_id, lambda link: link.parent_entity in gone_parents)
+        return removed | self._cascade(node_id, before - set(self.nodes[node_id].entities))
+
+    def _remove_links(self, node_id: str, selected: Callable[[Link], bool]) -> set[int]:
+        """Remove the node's `selected` links; return their triplet ids."""
         node = self.nodes[node_id]
-        before = set(node.entities)
-        removed = {link.triplet_id for link in node.links if link.parent_entity in gone_parents}
-        node.links = [link for link in node.links if link.parent_entity not in gone_parents]
-        gone = before - set(node.entities)
+        removed = {link.triplet_id for link in node.links if selected(link)}
+        node.links = [link for link in node.links if not selected(link)]
+        return removed
+
+    def _cascade(self, node_id: str, gone: set[str]) -> set[int]:
+        """The triplet ids that leave the node's children once the entities `gone` left the node."""
+        removed: set[int] = set()
         for child in self.children(node_id):
             removed |= self._drop_parents(child.id, gone)
         return removed

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from kgqa_core.decoding.beam import BeamCandidate, TripletBeamSearch, select_chains
+from kgqa_core.decoding.beam import TripletBeamSearch
+from kgqa_core.decoding.chain_beam import BeamCandidate, select_chains
 from kgqa_core.decoding.constraint import TripletGuide
 from kgqa_core.decoding.triplet_trie import TripletTrie
 from kgqa_core.graph.knowledge_graph import KnowledgeGraph

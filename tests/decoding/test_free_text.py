@@ -2,7 +2,8 @@
 
 import pytest
 
-from kgqa_core.decoding.free_text import CONCLUSION, decode_free_text, force_conclusion, is_looping
+from kgqa_core.decoding.decoders import force_conclusion
+from kgqa_core.decoding.free_text import CONCLUSION, decode_free_text, is_looping
 from kgqa_core.decoding.prompt import parse_answers
 
 # Loops written by SmolLM2-135M on MetaQA dev questions (DoG and CoT)

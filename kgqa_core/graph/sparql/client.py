@@ -20,6 +20,7 @@ import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
 
+from ...counts import QueryCounts
 from .terms import Term
 
 ACCEPT = "application/sparql-results+json"
@@ -59,12 +60,9 @@ class SelectResult:
 
 
 @dataclass
-class ClientStats:
-    """Queries sent and their wall time, for the trace's costs."""
+class ClientStats(QueryCounts):
+    """Queries sent, their wall time, rows and failures, for the trace's costs."""
 
-    queries: int = 0
-    seconds: float = 0.0
-    rows: int = 0
     errors: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 

@@ -26,7 +26,7 @@ from typing import Iterable, Sequence
 
 from ..knowledge_graph import KnowledgeGraph, Triplet
 from ..name_search import search_entity_names
-from ..store import NeighbourBatch, Neighbourhood, StoreCosts, bfs_neighbourhood, canonical_key
+from ..store import NeighbourBatch, Neighbourhood, StoreCosts, TripletsById, bfs_neighbourhood, canonical_key
 from .client import SparqlClient, SparqlError, SparqlTruncated
 from .dialects import Dialect, get_dialect
 from .terms import Term, UnwritableTermError, literal
@@ -54,7 +54,7 @@ class ConnectionReport:
     seconds: float
 
 
-class SparqlGraphStore:
+class SparqlGraphStore(TripletsById):
     """A remote graph behind a SPARQL endpoint (see the module doc)."""
 
     is_local = False
@@ -88,7 +88,7 @@ class SparqlGraphStore:
         self._aliases: dict[str, Term] = {}  # other texts that found an entity (bare id, other-language label)
         self._labelled: dict[Term, str | None] = {}  # IRI -> its label (None: has none)
         self._triplets: dict[tuple[str, str, str], Triplet] = {}
-        self._by_id: dict[int, Triplet] = {}
+        self._triplets: dict[int, Triplet] = {}
         self._lock = threading.RLock()
         self.cache_hits = 0
         self.cache_misses = 0
@@ -117,7 +117,8 @@ class SparqlGraphStore:
     @property
     def costs(self) -> StoreCosts:
         s = self.client.stats
-        return StoreCosts(s.queries, s.seconds, self.cache_hits, self.cache_misses, s.rows)
+        return StoreCosts(queries=s.queries, seconds=s.seconds, rows=s.rows, cache_hits=self.cache_hits,
+                          cache_misses=self.cache_misses)
 
     def __repr__(self) -> str:
         return f"SparqlGraphStore({self.endpoint!r}, dialect={self.dialect.name!r})"
@@ -200,7 +201,7 @@ class SparqlGraphStore:
         if t is None:
             t = Triplet(len(self._triplets), head, relation, tail)
             self._triplets[key] = t
-            self._by_id[t.id] = t
+            self._triplets[t.id] = t
         return t
 
     # ------------------------------------------------------------ entities
@@ -465,17 +466,8 @@ class SparqlGraphStore:
     def neighbours(self, entity: str) -> list[Triplet]:
         return self.neighbours_batch([entity], "both", None, self.limit_per_entity).triplets.get(entity, [])
 
-    def triplet(self, triplet_id: int) -> Triplet:
-        try:
-            return self._by_id[triplet_id]
-        except KeyError:
-            raise KeyError(f"no triplet with id {triplet_id} fetched from {self.endpoint}") from None
-
-    def triplets_by_ids(self, ids: Iterable[int]) -> list[Triplet]:
-        return [self._by_id[i] for i in ids if i in self._by_id]
-
-    def has_triplet_id(self, triplet_id: int) -> bool:
-        return triplet_id in self._by_id
+    def _triplets_source(self) -> str:
+        return f"the triplets fetched from {self.endpoint}"
 
     def find(self, head: str, relation: str, tail: str) -> Triplet | None:
         known = self._triplets.get((head, relation, tail))

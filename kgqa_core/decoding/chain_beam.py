@@ -1,0 +1,265 @@
+"""DoG's triplet-level beam (§2.4): every chain advances by one triplet, the k best chains survive.
+
+One round, `ChainBeam.advance`: each live chain writes greedy free text
+under its step's `DogGuide`.  A chain whose text ends (answer line, EOS, a
+loop, its token budget, or a constraint that allows nothing) is finished;
+when it ended without an answer line and ``force_conclusion`` is on, "
+Therefore, the answer is" is appended and the model completes that line.
+A chain that opens a triplet is searched under its trie (`decoders.search_triplets`
+returns the k best triplets), and each returned graph triplet (its best
+reading) extends the chain.  The k best extensions by chain score are kept
+and only they get a KV state: a greedy child takes its parent's (already
+extended), the others a fork of the parent fed the triplet, or, with local
+visibility (§5.2), a fresh prefill of the re-read prompt (`reprompt`).
+
+A round comes back as a `BeamRound` of typed records (finished chains,
+searched chains with their extensions, what was kept and dropped), so the
+method builds its trace steps from it without knowing how the beam ran,
+and the beam knows nothing of traces or costs.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from ..graph.readings import triplet_of
+from ..models.interface import Sequence as SequenceState
+from .beam import TripletHypothesis, TripletSearchResult
+from .constraint import ConstraintError
+from .decoders import force_conclusion, free_text, search_triplets
+from .dog_guide import DogGuides
+from .free_text import needs_conclusion
+from .prompt import parse_answers
+from .query_subgraph import QueryCentricSubgraph
+from .triplet_trie import TripletTrie
+
+
+@dataclass
+class BeamCandidate:
+    """One chain of the triplet-level beam: its own KV state, G_q, triplets and text."""
+
+    state: SequenceState | None  # None until the chain survives a round (`ChainBeam` attaches it)
+    subgraph: QueryCentricSubgraph
+    chain: list[int] = field(default_factory=list)  # triplet ids
+    triplet_scores: list[float] = field(default_factory=list)
+    text: str = ""  # everything generated after the prompt
+    generated_ids: list[int] = field(default_factory=list)
+    finished: bool = False
+    stop: str = ""
+    beam_id: int = 0
+    parent_id: int | None = None
+    answer_text: str = ""
+
+    @property
+    def score(self) -> float:
+        """Chain score: the sum of its triplet scores (§2.4)."""
+        return float(sum(self.triplet_scores))
+
+
+def select_chains(candidates: Sequence[BeamCandidate], k: int) -> tuple[list[BeamCandidate], list[BeamCandidate]]:
+    """The k best chains by chain score (kept) and the rest (dropped); ties keep the earlier one."""
+    order = sorted(range(len(candidates)), key=lambda i: (-candidates[i].score, i))
+    kept = [candidates[i] for i in order[:k]]
+    dropped = [candidates[i] for i in order[k:]]
+    return kept, dropped
+
+
+@dataclass
+class Extension:
+    """A chain the round proposed: ``parent`` plus one triplet the search returned."""
+
+    parent: BeamCandidate
+    hypothesis: TripletHypothesis
+    chain: BeamCandidate
+    kept: bool = False
+
+
+@dataclass
+class SearchedChain:
+    """A chain that opened a triplet this round, the search under its trie, and the extensions it gave."""
+
+    chain: BeamCandidate  # as it was before the triplet
+    free_text: str  # the text it wrote before opening
+    opener: str
+    trie: TripletTrie
+    search: TripletSearchResult
+    started: float  # time.perf_counter() when the chain's step began
+    extensions: list[Extension]  # best first, one per graph triplet
+
+    @property
+    def best(self) -> Extension:
+        return self.extensions[0]
+
+
+@dataclass
+class ConstraintFailure:
+    """The trie allowed no token: the chain was stopped (there is no unconstrained fallback)."""
+
+    message: str
+    free_text: str  # the text the chain wrote before opening
+
+
+@dataclass
+class FinishedChain:
+    """A chain that ended this round."""
+
+    chain: BeamCandidate
+    free_text: str  # its last stretch of text, a forced conclusion included
+    stop: str  # "eos", "stop", "repeat", "length" or "constraint"
+    forced_conclusion: bool = False
+    failure: ConstraintFailure | None = None
+
+
+@dataclass
+class BeamRound:
+    """One round of the chain beam: what finished, what was searched, what was kept and dropped.
+
+    ``error`` is set only with ``strict``: the constraint failure the caller
+    raises once it has recorded the chains that finished before it.
+    """
+
+    number: int
+    finished: list[FinishedChain] = field(default_factory=list)
+    searched: list[SearchedChain] = field(default_factory=list)
+    kept: list[BeamCandidate] = field(default_factory=list)  # best first: the next round's chains
+    error: ConstraintError | None = None
+
+    @property
+    def extensions(self) -> list[Extension]:
+        return [e for s in self.searched for e in s.extensions]
+
+    @property
+    def dropped(self) -> list[BeamCandidate]:
+        return [e.chain for e in self.extensions if not e.kept]
+
+
+Reprompt = Callable[[BeamCandidate], SequenceState]
+
+
+class ChainBeam:
+    """The triplet-level beam over one prompt: `start` the first chain, then `advance` until no chain is left."""
+
+    def __init__(self, model: Any, graph: Any, guides: DogGuides, width: int, max_new_tokens: int,
+                 force_conclusion: bool = True, strict: bool = False, reprompt: Reprompt | None = None) -> None:
+        self.model = model
+        self.graph = graph  # the prompt's context graph
+        self.guides = guides
+        self.width = width
+        self.max_new_tokens = max_new_tokens
+        self.force_conclusion = force_conclusion
+        self.strict = strict
+        self.reprompt = reprompt  # local visibility: a kept chain's state from its re-read prompt
+        self.rounds = 0
+        self._next_beam = 0
+
+    def _beam_id(self) -> int:
+        self._next_beam += 1
+        return self._next_beam - 1
+
+    def start(self, state: SequenceState, subgraph: QueryCentricSubgraph) -> list[BeamCandidate]:
+        """The first chain: the prompt's state and the topic entities' G_q."""
+        return [BeamCandidate(state=state, subgraph=subgraph, beam_id=self._beam_id())]
+
+    def advance(self, beams: Sequence[BeamCandidate]) -> BeamRound:
+        """Advance every chain by one triplet (or to its end) and keep the `width` best."""
+        self.rounds += 1
+        out = BeamRound(self.rounds)
+        for beam in beams:
+            started = time.perf_counter()
+            budget = self.max_new_tokens - len(beam.generated_ids)
+            if budget <= 0:
+                out.finished.append(self._finish(beam, "", "length"))
+                continue
+            guide = self.guides.for_chain(beam.subgraph.triplet_ids, beam.chain)
+            free = free_text(self.model, beam.state, budget, guide.detector, allow_open=guide.may_open)
+            beam.generated_ids.extend(free.ids)
+            if free.stop != "open":
+                beam.text += free.text
+                out.finished.append(self._finish(beam, free.text, free.stop))
+                continue
+            beam.text += free.text + "<"
+            inside = guide.open(free.opener)  # the guide's state after the opener: the trie's root
+            triplet_guide = guide.triplet_guide(inside.opener)
+            try:
+                result = search_triplets(self.model, beam.state, triplet_guide, self.width)
+            except ConstraintError as exc:
+                if self.strict:
+                    out.error = exc
+                    return out
+                beam.text += free.text
+                finished = self._finish(beam, "", "constraint")
+                finished.failure = ConstraintFailure(str(exc), free.text)
+                out.finished.append(finished)
+                continue
+            out.searched.append(SearchedChain(beam, free.text, free.opener, triplet_guide.trie, result, started,
+                                              self._extensions(beam, result)))
+        extensions = out.extensions
+        if extensions:
+            kept, _ = select_chains([e.chain for e in extensions], self.width)
+            kept_ids = {id(c) for c in kept}
+            for e in extensions:
+                e.kept = id(e.chain) in kept_ids
+            self._attach_states(extensions)
+            out.kept = kept
+        return out
+
+    # ------------------------------------------------------------ chains
+    def _extensions(self, parent: BeamCandidate, result: TripletSearchResult) -> list[Extension]:
+        """One extension per graph triplet the search returned, best reading first."""
+        seen: set[int] = set()
+        out = []
+        for hyp in result.hypotheses:  # best first
+            tid = triplet_of(hyp.triplet_id)
+            if tid not in seen:
+                seen.add(tid)
+                out.append(Extension(parent, hyp, self._child(parent, hyp)))
+        return out
+
+    def _child(self, parent: BeamCandidate, hyp: TripletHypothesis) -> BeamCandidate:
+        """The chain `parent` + `hyp` (its KV state is attached only if it survives)."""
+        sub = parent.subgraph.copy()
+        triplet = self.graph.triplet(triplet_of(hyp.triplet_id))
+        sub.expand(triplet)
+        return BeamCandidate(
+            state=None,
+            subgraph=sub,
+            chain=parent.chain + [triplet.id],
+            triplet_scores=parent.triplet_scores + [hyp.score],
+            text=parent.text + self.model.decode(hyp.token_ids),
+            generated_ids=parent.generated_ids + list(hyp.token_ids),
+            parent_id=parent.beam_id,
+        )
+
+    def _attach_states(self, extensions: list[Extension]) -> None:
+        """Give each kept chain its beam id and KV state: the parent's (greedy), a fork fed the triplet, or a re-read prompt."""
+        by_parent: dict[int, list[Extension]] = {}
+        for e in extensions:
+            if e.kept:
+                by_parent.setdefault(id(e.parent), []).append(e)
+        for group in by_parent.values():
+            for i, e in enumerate(group):
+                e.chain.beam_id = self._beam_id()
+                if self.reprompt is not None:
+                    e.chain.state = self.reprompt(e.chain)
+                elif e.hypothesis.state is not None:
+                    e.chain.state = e.hypothesis.state  # greedy: the parent's state, already extended
+                else:
+                    state = e.parent.state if i == len(group) - 1 else self.model.fork(e.parent.state)
+                    self.model.step(state, list(e.hypothesis.token_ids))
+                    e.chain.state = state
+
+    def _finish(self, beam: BeamCandidate, last_text: str, stop: str) -> FinishedChain:
+        """End `beam`; a text that ended without an answer line gets the forced conclusion (when on)."""
+        beam.finished = True
+        beam.stop = stop
+        forced = False
+        if self.force_conclusion and needs_conclusion(stop, last_text) and not parse_answers(beam.text):
+            conclusion = force_conclusion(self.model, beam.state)
+            beam.generated_ids.extend(conclusion.ids)
+            beam.text += conclusion.text
+            last_text += conclusion.text
+            forced = True
+        beam.answer_text = last_text
+        return FinishedChain(beam, last_text, stop, forced)

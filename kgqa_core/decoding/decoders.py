@@ -1,0 +1,60 @@
+"""The decoding steps a method calls, run in process or, for a model server, as requests.
+
+Why here: the in-process decoders (`free_text.decode_free_text`,
+`beam.TripletBeamSearch`) read the model's full next-token distribution at
+every token; a model server's steps (`server_steps.RemoteDecoding`) are
+re-planned around requests and reuse those decoders.  Choosing between the
+two in one place above both keeps the imports one way (server_steps builds
+on free_text and beam, nothing imports back), and a method that calls these
+functions runs the same way on every backend.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..models.interface import Sequence as PromptState
+from .beam import TripletBeamSearch, TripletSearchResult
+from .constraint import OpeningDetector, TripletGuide
+from .free_text import CONCLUSION, CONCLUSION_TOKENS, FreeText, StopFn, conclusion_line_end, decode_free_text, default_stop
+
+
+def _remote(model: Any) -> Any:
+    """A model server's request-level decoder, or None in process (server_steps, and its HTTP client, load only then)."""
+    if not getattr(model, "wants_remote_decoding", False):
+        return None
+    from .server_steps import remote_decoding
+
+    return remote_decoding(model)
+
+
+def free_text(model: Any, state: PromptState, max_tokens: int, detector: OpeningDetector | None,
+              allow_open: bool = True, stop: StopFn = default_stop, detect_loops: bool = True) -> FreeText:
+    """Greedy free text from `state` until a triplet opens or the text ends (see `free_text.decode_free_text`)."""
+    remote = _remote(model)
+    if remote is not None:  # a model server: one request, the same stop rules
+        return remote.free_text(state, max_tokens, detector, allow_open, stop, detect_loops)
+    return decode_free_text(model, state, max_tokens, detector, allow_open, stop, detect_loops)
+
+
+def force_conclusion(model: Any, state: PromptState, max_tokens: int = CONCLUSION_TOKENS) -> FreeText:
+    """Append "Therefore, the answer is" to `state` and decode the rest of that line.
+
+    For a text that ended without an answer (loop, token budget, EOS).  The
+    returned text starts with the appended phrase, so the trace shows exactly
+    what the model was conditioned on; ``ids`` holds only the model's tokens.
+    """
+    before = model.counter.forward_passes
+    model.step(state, model.encode(CONCLUSION))
+    free = free_text(model, state, max_tokens, detector=None, stop=conclusion_line_end, detect_loops=False)
+    free.text = CONCLUSION + free.text
+    free.forward_passes = model.counter.forward_passes - before
+    return free
+
+
+def search_triplets(model: Any, state: PromptState, guide: TripletGuide, width: int) -> TripletSearchResult:
+    """The `width` best triplets of the guide's trie after `state` (greedy extends `state` in place)."""
+    remote = _remote(model)
+    if remote is not None:  # a model server: scored in one or few requests
+        return remote.triplet_search(state, guide, width)
+    return TripletBeamSearch(model, width).search(state, guide)
