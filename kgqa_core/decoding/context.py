@@ -23,7 +23,9 @@ class PromptParams(MethodParams):
 
     max_new_tokens: int = param(256, "Tokens the model may write per chain.", min=1, max=4096)
     max_prompt_triplets: int = param(
-        120, "Graph triplets placed in the prompt (pruned by similarity to the question).", min=1, max=5000)
+        40, "Graph triplets placed in the prompt (pruned by similarity to the question); 40 was as accurate as "
+        "120 on the dev sample and reads a third of the tokens (docs/benchmarks.md, 'Prompt budget').",
+        min=1, max=5000)
     chat_template: bool = param(True, "Wrap the prompt in the model's chat template.", advanced=True)
     prompt_layout: str = param("turns", "turns: few-shot chat turns; single: one user turn; raw: no template.",
                                choices=LAYOUTS, advanced=True)
