@@ -237,10 +237,11 @@ class LlamaCppModel(BackendFields, ModelBase):
             reused, slot = self._best_prefix(ids)
             if self._store is not None and reused < self._store.min_tokens and self._load_prefix(ids):
                 reused, slot = self._best_prefix(ids)
-            source_ids = self._prefixes[slot].ids if slot is not None else None
+            source = self._prefixes[slot] if slot is not None else None
+            source_ids = source.ids if source is not None else None
             seq = self._alloc()
-            if slot is not None:
-                self._ll.llama_memory_seq_cp(self._mem, self._prefixes[slot].seq_id, seq, 0, reused)
+            if source is not None:
+                self._ll.llama_memory_seq_cp(self._mem, source.seq_id, seq, 0, reused)
             state = LlamaSequence(self, seq, ids[:reused], torch.empty(0))
             try:
                 self._run([(state, ids[reused:], False)])
@@ -251,10 +252,11 @@ class LlamaCppModel(BackendFields, ModelBase):
             if source_ids is not None and source_ids[:reused + 1] != ids[:reused + 1]:
                 self._save_prefix(seq, ids[:reused])  # shared by two different prompts: the stable part
             if self.prefix_cache_size > 0:
-                if slot is not None and reused * 2 >= len(self._prefixes[slot].ids):
-                    old = self._prefixes.pop(slot)  # mostly the same prompt: the newer one takes its place
-                    self._ll.llama_memory_seq_rm(self._mem, old.seq_id, -1, -1)
-                    self._free.append(old.seq_id)
+                # `source` may be gone: a full cache evicts every cached prompt while this one is read (`_decode`)
+                if source is not None and any(e is source for e in self._prefixes) and reused * 2 >= len(source.ids):
+                    self._prefixes.remove(source)  # mostly the same prompt: the newer one takes its place
+                    self._ll.llama_memory_seq_rm(self._mem, source.seq_id, -1, -1)
+                    self._free.append(source.seq_id)
                 keep = self._alloc()
                 self._ll.llama_memory_seq_cp(self._mem, seq, keep, -1, -1)
                 self._prefixes.insert(0, _Entry(list(ids), keep))

@@ -231,3 +231,26 @@ def test_llama_extend_of_every_position_longer_than_the_logits_buffer(llama_mode
     rows = llama_model.extend(state, ids)
     assert len(rows) == len(ids)
     llama_model.release(state)
+
+
+def test_prefill_that_fills_the_cache_evicts_cached_prompts_and_goes_on(llama_model, tmp_path, monkeypatch):
+    """Questions whose prompts together overflow the KV cache: each prefill still works, prompt after prompt.
+
+    A full cache drops every cached prompt while a new one is read; the prefill that had chosen one of them
+    as its prefix used to index the emptied list (IndexError on the third 1.5B question at 120 triplets).
+    """
+    from kgqa_core.models.llama_model import LlamaCppModel
+
+    monkeypatch.setenv("KGQA_CACHE_DIR", str(tmp_path))
+    m = llama_model
+    small = LlamaCppModel(name=m.name, path=m.path, tokenizer=m.tokenizer, revision=m.revision, n_ctx=1024)
+    small._store = None
+    shared = small.encode("Examples:\n" + "".join(f"{i}. < Film {i} -> directed_by -> Person {i} >\n" for i in range(12)))
+    states = []
+    for q in range(5):  # each prompt ~200 own tokens after the shared part: 4 cached prompts and a new one overflow 1,024 cells
+        own = small.encode(f"Question {q}: " + " ".join(f"Film {q}-{j} -> starred_actors -> Actor {j}" for j in range(14)))
+        state = small.prefill(shared + own)
+        assert len(state.ids) == len(shared) + len(own) and state.logits.shape[-1] > 0
+        states.append(int(state.logits.argmax()))
+        small.release(state)
+    assert len(small._prefixes) <= small.prefix_cache_size
