@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from .hub_caps import HubCut, capped_neighbours, content_stems, relation_relevance
+from .hub_caps import HubCut, LazyRelevance, capped_neighbours, content_stems
 
 
 class HubCappedView:
@@ -26,11 +26,9 @@ class HubCappedView:
     def __init__(self, graph: Any, question: str, cap: int, embedder: Any = None) -> None:
         self.graph = graph
         self.name = getattr(graph, "name", "graph")
-        self.question = question
         self.cap = cap
-        self.embedder = embedder
         self.cuts: list[HubCut] = []
-        self._relevance: dict[str, float] = {}
+        self._relevance = LazyRelevance({}, question, embedder)
         self._stems = content_stems(question)
         self._neighbours: dict[str, list[Any]] = {}
 
@@ -45,9 +43,7 @@ class HubCappedView:
         triplets = self.graph.neighbours(entity)
         if len(triplets) <= self.cap:
             return list(triplets)
-        unknown = sorted({t.relation for t in triplets} - set(self._relevance))
-        if unknown:
-            self._relevance.update(relation_relevance(self.question, unknown, self.embedder))
+        self._relevance.score([t.relation for t in triplets])
         kept, cut = capped_neighbours(self.graph, entity, self.cap, self._relevance, self._stems)
         if cut is not None:
             self.cuts.append(cut)

@@ -70,6 +70,27 @@ def relation_relevance(question: str, relations: Sequence[str], embedder: Any = 
     return out
 
 
+class LazyRelevance(dict):
+    """Relation relevance that scores a relation the first time a hub shows it.
+
+    `score(relations)` scores the unknown ones of a hub in one embedding batch; `get` scores one on demand.
+    """
+
+    def __init__(self, known: Mapping[str, float], question: str, embedder: Any) -> None:
+        super().__init__(known)
+        self.question, self.embedder = question, embedder
+
+    def score(self, relations: Sequence[str]) -> None:
+        unknown = sorted(set(relations) - set(self))
+        if unknown:
+            self.update(relation_relevance(self.question, unknown, self.embedder))
+
+    def get(self, relation: str, default: float = 0.0) -> float:  # type: ignore[override]
+        if relation not in self:
+            self.score([relation])
+        return super().get(relation, default)
+
+
 @dataclass(frozen=True)
 class HubCut:
     """One entity whose neighbourhood was cut to the cap, for the trace."""

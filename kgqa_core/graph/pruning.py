@@ -34,7 +34,7 @@ import networkx as nx
 import numpy as np
 
 from .embeddings import Embedder, load_embedder
-from .hub_caps import HubCut, capped_neighbours, content_stems, relation_relevance
+from .hub_caps import HubCut, LazyRelevance, capped_neighbours, content_stems, relation_relevance
 from .knowledge_graph import Triplet
 from .words import STOP_WORDS
 
@@ -158,7 +158,7 @@ def prune_to_budget(
             rels = {t.relation for e in topics for t in graph.neighbours(e)}  # type: ignore[attr-defined]
             relevance = relation_relevance(question, sorted(rels), emb)
         cuts: list[HubCut] = []
-        lazy = _Lazy(relevance, question, emb)
+        lazy = LazyRelevance(relevance, question, emb)
         candidates, capped = _reachable(graph, topics, max_candidates, max_per_entity, lazy, question, cuts)
         relevance = dict(lazy)
         if cuts:
@@ -243,15 +243,3 @@ def _grow_connected(
             kept[tid] = None
     return list(kept)
 
-
-class _Lazy(dict):
-    """Relation relevance that scores a relation the first time a hub shows it (one embedding batch per hub)."""
-
-    def __init__(self, known: dict[str, float], question: str, embedder: Embedder | None) -> None:
-        super().__init__(known)
-        self.question, self.embedder = question, embedder
-
-    def get(self, relation: str, default: float = 0.0) -> float:  # type: ignore[override]
-        if relation not in self:
-            self.update(relation_relevance(self.question, [relation], self.embedder))
-        return super().get(relation, default)
