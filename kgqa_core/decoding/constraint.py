@@ -59,7 +59,6 @@ class OpeningDetector:
         # "<" and decodes to "<", so the loop above already caught it.
         self.opens = opens
         self.ids = opens.nonzero().flatten()
-        self._forbid: dict[int, torch.Tensor] = {}
 
     @classmethod
     def for_tokenizer(cls, tokenizer: Any, vocab_size: int | None = None) -> "OpeningDetector":
@@ -80,16 +79,6 @@ class OpeningDetector:
     def is_pure(self, token_id: int) -> bool:
         """The token ends at its ``<`` (``" <"``): commit it as it is."""
         return self.tokenizer.decode([token_id]) == self._opener_text.get(token_id)
-
-    def forbid_mask(self, vocab_size: int) -> torch.Tensor:
-        """Additive mask that removes every opening token (after the last allowed triplet)."""
-        m = self._forbid.get(vocab_size)
-        if m is None:
-            m = torch.zeros(vocab_size)
-            ids = self.ids[self.ids < vocab_size]
-            m[ids] = float("-inf")
-            self._forbid[vocab_size] = m
-        return m
 
 
 @dataclass(frozen=True)

@@ -86,11 +86,13 @@ class FreeText:
     """One stretch of free text.
 
     ``stop`` is ``"open"`` (the model opened a triplet; ``opener`` holds the
-    committed text up to ``<``), ``"eos"``, ``"stop"`` (answer line finished or
-    runaway example), ``"repeat"`` (the model looped, see `is_looping`) or
-    ``"length"``.  After ``"open"``, ``"repeat"`` and ``"length"`` the state
-    holds exactly ``ids``; after ``"eos"`` and ``"stop"`` all but the last
-    token.  ``ids`` are the committed ids (the
+    committed text up to ``<``), ``"limit"`` (the model would have opened a
+    triplet but its chain holds its last one: nothing of the opener is
+    committed), ``"eos"``, ``"stop"`` (answer line finished or runaway
+    example), ``"repeat"`` (the model looped, see `is_looping`) or
+    ``"length"``.  After ``"open"``, ``"limit"``, ``"repeat"`` and ``"length"``
+    the state holds exactly ``ids``; after ``"eos"`` and ``"stop"`` all but
+    the last token.  ``ids`` are the committed ids (the
     opener's included); ``text`` is the visible text without the opener.
     """
 
@@ -114,22 +116,23 @@ def decode_free_text(
     """Greedy decoding from `state` (extended in place) until a triplet opens or the text ends.
 
     `detector` None means never open (CoT / Direct).  With ``allow_open``
-    False the opening tokens are masked out (a chain at its triplet limit must
-    conclude).  In process only: methods call `decoders.free_text`, which
+    False (a chain at its triplet limit) the text ends with ``"limit"`` where
+    the model would open a triplet, so the chain concludes at once: masking
+    the opener instead made small models write pseudo-triplets without ``<``
+    (not graph-checked, hundreds of tokens) until the loop detector fired.
+    In process only: methods call `decoders.free_text`, which
     sends a model server's free text to `server_steps` instead.
     """
     eos = model.eos_ids
     before = model.counter.forward_passes
     ids: list[int] = []
     text = ""
-    forbid = None
-    if detector is not None and not allow_open:
-        forbid = detector.forbid_mask(state.logits.shape[-1])
     for _ in range(max_tokens):
-        logits = state.logits if forbid is None else state.logits + forbid
-        tok = int(torch.argmax(logits))
+        tok = int(torch.argmax(state.logits))
         if tok in eos:
             return _done(model, FreeText(text, ids, "eos"), before)
+        if detector is not None and not allow_open and detector.is_opening(tok):
+            return _done(model, FreeText(text, ids, "limit"), before)
         if detector is not None and allow_open and detector.is_opening(tok):
             opener = detector.opener_text(tok)
             opener_ids = [tok] if detector.is_pure(tok) else model.encode(opener)
@@ -159,7 +162,7 @@ def conclusion_line_end(text: str) -> int | None:
 
 def needs_conclusion(stop: str, text: str) -> bool:
     """Whether a finished text should get the forced answer line: it ended without one, and not by a cut."""
-    return stop in ("repeat", "length", "eos") and not parse_answers(text)
+    return stop in ("repeat", "length", "eos", "limit") and not parse_answers(text)
 
 
 def _done(model: Any, result: FreeText, passes_before: int) -> FreeText:

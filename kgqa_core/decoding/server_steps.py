@@ -74,13 +74,9 @@ class RemoteDecoding:
                   stop: Any = default_stop, detect_loops: bool = True) -> FreeText:
         model = self.model
         before = model.counter.forward_passes
-        opening = detector is not None and allow_open
-        fields: dict[str, Any] = {}
-        if opening:
-            fields["stop"] = [OPENER]
-        elif detector is not None:
-            model.caps.needs("constraint", "a chain at its triplet limit (no new triplet may open)")
-            fields["logit_bias"] = {str(int(t)): -FORCE_BIAS for t in detector.ids.tolist()}
+        # a chain at its triplet limit stops where it would open one, as in process ("limit")
+        opening = detector is not None
+        fields: dict[str, Any] = {"stop": [OPENER]} if opening else {}
         # in chunks: the server cannot apply the stop rules (answer line, runaway example, loop), so a
         # stretch is asked for FREE_CHUNK tokens at a time and the next chunk only when no rule has fired
         text, remaining = "", max_tokens
@@ -115,6 +111,9 @@ class RemoteDecoding:
                 model.step(state, body[:k])
                 return self._done(FreeText(part, body[:k], "repeat"), before)
         visible = model.decode(body)
+        if opened and not allow_open:
+            model.step(state, body)
+            return self._done(FreeText(visible, body, "limit"), before)
         if opened:
             opener_ids = [opener_id] if opener_id is not None else model.encode(opener)
             model.step(state, body + opener_ids)

@@ -50,3 +50,29 @@ def test_a_looping_model_is_stopped_and_then_concludes(small_model):
     # the forced line ends by the line-end rule, not at the token budget (what the 135M model writes
     # there differs between CPUs' kernels, so the words themselves are not asserted)
     assert forced.stop in ("stop", "eos") and len(forced.ids) < 40
+
+
+FACTS = ("Facts used:\n1. <Heat -> directed_by -> Michael Mann>\n2. <Heat -> starred_actors -> Al Pacino>\n"
+         "3. <Heat -> release_year -> 1995>\n4.")  # the 135M model's next token opens a triplet
+
+
+def test_a_chain_at_its_limit_concludes_where_it_would_open_a_triplet(backend_model):
+    """With no triplet left to write, the text ends where the model opens one ("limit"), nothing of the
+    opener committed, and the answer line is forced: masking the opener made the 135M model write
+    pseudo-triplets without "<" (not checked against the graph) for up to its whole token budget."""
+    from kgqa_core.decoding.constraint import OpeningDetector
+    from kgqa_core.decoding.free_text import needs_conclusion
+
+    detector = OpeningDetector.for_tokenizer(backend_model.tokenizer)
+    prompt_ids = backend_model.encode(FACTS)
+    opened = decode_free_text(backend_model, backend_model.prefill(prompt_ids), 40, detector, allow_open=True)
+    assert opened.stop == "open" and opened.opener.endswith("<")
+    state = backend_model.prefill(prompt_ids)
+    limit = decode_free_text(backend_model, state, 40, detector, allow_open=False)
+    assert limit.stop == "limit" and limit.opener == "" and "<" not in limit.text
+    assert limit.text == opened.text.rstrip("<")[: len(limit.text)]  # the same text up to the opener
+    assert not any(detector.is_opening(t) for t in limit.ids)
+    assert state.ids[len(prompt_ids):] == limit.ids  # the state holds exactly what was written
+    assert needs_conclusion(limit.stop, limit.text)
+    forced = force_conclusion(backend_model, state)
+    assert forced.text.startswith(CONCLUSION)

@@ -151,6 +151,28 @@ def test_dog_chain_and_scores_match_in_process(server_model, llama_model):
     assert server_model.requests_made - before >= len(steps) + 1
 
 
+def test_a_chain_at_its_limit_concludes_in_one_request_as_in_process(server_model, llama_model):
+    """At the triplet limit the server stops at the opener like in process ("limit"): one request, no logit
+    bias (which needs a capability some servers lack), the same text, nothing of the opener committed."""
+    from kgqa_core.decoding.constraint import OpeningDetector
+    from kgqa_core.decoding.free_text import decode_free_text
+    from kgqa_core.decoding.server_steps import RemoteDecoding
+    from kgqa_core.models.server_model import ServerSequence
+
+    facts = ("Facts used:\n1. <Heat -> directed_by -> Michael Mann>\n2. <Heat -> starred_actors -> Al Pacino>\n"
+             "3. <Heat -> release_year -> 1995>\n4.")
+    ids = llama_model.encode(facts)
+    detector = OpeningDetector.for_tokenizer(llama_model.tokenizer)
+    local = decode_free_text(llama_model, llama_model.prefill(ids), 40, detector, allow_open=False)
+    before = server_model.requests_made
+    state = ServerSequence(list(ids))
+    remote = RemoteDecoding(server_model).free_text(state, 40, detector, allow_open=False)
+    assert server_model.requests_made - before == 1
+    assert local.stop == remote.stop == "limit"
+    assert remote.text == local.text and remote.ids == local.ids
+    assert list(state.ids) == ids + remote.ids  # the opener is not in the sequence
+
+
 def _sample_question_trie(model, opener=" <"):
     """The trie over the 1-hop neighbourhood of the first sample question's topic (a large G_q: 50+ readings)."""
     from pathlib import Path
