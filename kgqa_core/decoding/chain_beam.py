@@ -107,7 +107,7 @@ class FinishedChain:
 
     chain: BeamCandidate
     free_text: str  # its last stretch of text, a forced conclusion included
-    stop: str  # "eos", "stop", "repeat", "length" or "constraint"
+    stop: str  # "eos", "stop", "repeat", "length", "limit" (would open past max_steps) or "constraint"
     forced_conclusion: bool = False
     failure: ConstraintFailure | None = None
 

@@ -262,6 +262,7 @@ def decode_prompt_freely(request: Any, ctx: DecodingContext, trace: Trace, stop:
 def conclusion_note(stop: str) -> str:
     """Why the answer line was forced, for the trace's notes."""
     why = {"repeat": "started repeating itself", "length": "used up its token budget",
-           "eos": "ended its text"}.get(stop, f"stopped ({stop})")
+           "eos": "ended its text", "limit": "would have opened a triplet past its limit (max_steps)"}.get(
+        stop, f"stopped ({stop})")
     return (f"the model {why} without writing the answer line, so 'Therefore, the answer is' was appended "
             "and the model completed that line")

@@ -41,7 +41,7 @@ class AnswerExtra:
     """The answer step: the ``* X`` answers parsed from the text, and why the text ended."""
 
     answers: list[str] = field(default_factory=list)
-    stop: str = ""  # "stop" (answer line written), "eos", "length", "repeat"
+    stop: str = ""  # "stop" (answer line written), "eos", "length", "repeat", "limit" (DoG: chain full)
     forced_conclusion: bool = False  # "Therefore, the answer is" was appended
 
 
