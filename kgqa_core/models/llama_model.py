@@ -42,6 +42,18 @@ N_SEQ_MAX = 64
 N_OUTPUTS = 64  # logits rows per decode call: llama.cpp keeps a buffer of this many vocab-sized rows
 
 
+def repack_weights() -> bool:
+    """Whether llama.cpp may copy the weights into its CPU-repacked layouts ($KGQA_LLAMA_REPACK=1).
+
+    Off by default: the copy is a second, anonymous copy of the weights beside
+    the mapped file (+600 MB for the 1.5B Q4_K_M), and on this project's CPU
+    it read prompts slower, not faster (81 vs 50 prompt tokens per CPU-second,
+    decoding unchanged; docs/benchmarks.md, "llama.cpp weight repacking").  A
+    CPU whose repacked kernels win (AVX512, ARM) can turn it on.
+    """
+    return os.environ.get("KGQA_LLAMA_REPACK", "").strip() in ("1", "true", "yes")
+
+
 def physical_cores() -> int:
     """Physical cores this process may use (hyper-threads do not speed up llama.cpp's matmuls)."""
     try:
@@ -130,6 +142,8 @@ class LlamaCppModel(BackendFields, ModelBase):
         self.threads = self.threads or default_threads()
         mp = llama_cpp.llama_model_default_params()
         mp.n_gpu_layers = 0
+        if hasattr(mp, "use_extra_bufts"):
+            mp.use_extra_bufts = repack_weights()
         self._lm = _internals.LlamaModel(path_model=str(self.path), params=mp, verbose=False)
         train = int(llama_cpp.llama_model_n_ctx_train(self._lm.model))
         cp = llama_cpp.llama_context_default_params()
