@@ -88,10 +88,6 @@ class SearchedChain:
     started: float  # time.perf_counter() when the chain's step began
     extensions: list[Extension]  # best first, one per graph triplet
 
-    @property
-    def best(self) -> Extension:
-        return self.extensions[0]
-
 
 @dataclass
 class ConstraintFailure:

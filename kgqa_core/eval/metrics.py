@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
+from ..counts import ModelCosts
 from ..trace.schema import Trace
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -50,13 +51,15 @@ def _dedupe(items: Iterable[str]) -> list[str]:
 
 @dataclass
 class AnswerScores:
-    hits1: float
-    hits_any: float
-    precision: float
-    recall: float
-    f1: float
-    exact_match: float
-    n_predicted: int
+    """How one question's predicted answers match its gold answers (all zero for an empty prediction)."""
+
+    hits1: float = 0.0
+    hits_any: float = 0.0
+    precision: float = 0.0
+    recall: float = 0.0
+    f1: float = 0.0
+    exact_match: float = 0.0
+    n_predicted: int = 0
 
 
 def score_answers(predicted: Sequence[str | Sequence[str]], gold: Sequence[str]) -> AnswerScores:
@@ -80,7 +83,7 @@ def score_answers(predicted: Sequence[str | Sequence[str]], gold: Sequence[str])
         seen |= forms
         groups.append(forms)
     if not groups:
-        return AnswerScores(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0)
+        return AnswerScores()
     correct = [bool(g & gold_norm) for g in groups]
     matched_gold = set().union(*(g & gold_norm for g in groups))
     precision = sum(correct) / len(groups)
@@ -136,26 +139,18 @@ def cited_triplets(trace: Trace) -> list[tuple[str, str, str]]:
 
 
 @dataclass
-class QuestionMetrics:
-    """Everything measured for one question and one method (a line of results.jsonl)."""
+class QuestionMetrics(AnswerScores, ModelCosts):
+    """Everything measured for one question and one method (a line of results.jsonl).
 
-    hits1: float = 0.0
-    hits_any: float = 0.0
-    precision: float = 0.0
-    recall: float = 0.0
-    f1: float = 0.0
-    exact_match: float = 0.0
-    n_predicted: int = 0
+    Its answer scores and model costs are the fields of `AnswerScores` and
+    `ModelCosts`; these are the rest.
+    """
+
     triplet_precision: float | None = None
     triplet_recall: float | None = None
     triplet_f1: float | None = None
     cited_triplets: int = 0
     ill_triplets: int = 0
-    model_calls: int = 0
-    tokens_in: int = 0
-    tokens_out: int = 0
-    forward_passes: int = 0
-    seconds: float = 0.0
     error: bool = False
     error_class: str | None = None
 
@@ -183,13 +178,7 @@ def question_metrics(
         tp, tr, tf = triplet_prf(cited, gold_chain)
     faith = trace.faithfulness
     return QuestionMetrics(
-        hits1=s.hits1,
-        hits_any=s.hits_any,
-        precision=s.precision,
-        recall=s.recall,
-        f1=s.f1,
-        exact_match=s.exact_match,
-        n_predicted=s.n_predicted,
+        **asdict(s),
         triplet_precision=tp,
         triplet_recall=tr,
         triplet_f1=tf,
@@ -259,6 +248,20 @@ def _ill_rate(v: dict[str, np.ndarray]) -> float:
     return float(v["ill_triplets"].sum() / cited) if cited else 0.0
 
 
+# Each answer-quality estimate of a `GroupSummary` and the statistic it bootstraps over the questions' columns.
+_ANSWER_ESTIMATES: dict[str, Callable[[dict[str, np.ndarray]], float]] = {
+    "hits1": _mean("hits1"),
+    "hits_any": _mean("hits_any"),
+    "precision": _mean("precision"),
+    "recall": _mean("recall"),
+    "f1": _macro_f1,
+    "mean_f1": _mean("f1"),
+    "exact_match": _mean("exact_match"),
+}
+# The per-question numbers `summarize` reads as columns.
+_COLUMNS = ("hits1", "hits_any", "precision", "recall", "f1", "exact_match",
+            "cited_triplets", "ill_triplets", "model_calls", "tokens_in", "tokens_out", "seconds")
+
 ERROR_CLASSES = ("C1", "C2", "E1", "E2", "E3")
 
 
@@ -306,22 +309,11 @@ def summarize(
     out = GroupSummary(method=method, type=qtype, n=len(metrics))
     if not metrics:
         return out
-    cols = {
-        name: np.array([float(getattr(m, name)) for m in metrics])
-        for name in (
-            "hits1", "hits_any", "precision", "recall", "f1", "exact_match",
-            "cited_triplets", "ill_triplets", "model_calls", "tokens_in", "tokens_out", "seconds",
-        )
-    }
+    cols = {name: np.array([float(getattr(m, name)) for m in metrics]) for name in _COLUMNS}
     b = lambda stat, vals=cols: bootstrap(vals, stat, n_boot=n_boot, seed=seed)  # noqa: E731
     out.errors = sum(m.error for m in metrics)
-    out.hits1 = b(_mean("hits1"))
-    out.hits_any = b(_mean("hits_any"))
-    out.precision = b(_mean("precision"))
-    out.recall = b(_mean("recall"))
-    out.f1 = b(_macro_f1)
-    out.mean_f1 = b(_mean("f1"))
-    out.exact_match = b(_mean("exact_match"))
+    for name, statistic in _ANSWER_ESTIMATES.items():
+        setattr(out, name, b(statistic))
     with_chain = [m.triplet_f1 for m in metrics if m.triplet_f1 is not None]
     if with_chain:
         out.triplet_f1 = b(_mean("t"), {"t": np.array(with_chain, dtype=float)})

@@ -19,7 +19,7 @@ from typing import Iterable, Iterator, Protocol, Sequence, runtime_checkable
 import networkx as nx
 
 from .name_search import search_entity_names
-from .store import NeighbourBatch, Neighbourhood, TripletsById, bfs_neighbourhood, canonical_key
+from .store import GraphStore, NeighbourBatch
 from .triplet import Triplet
 
 __all__ = ["GraphView", "KnowledgeGraph", "Triplet"]
@@ -49,7 +49,7 @@ class GraphView(Protocol):
     def fingerprint(self) -> str: ...
 
 
-class KnowledgeGraph(TripletsById):
+class KnowledgeGraph(GraphStore):
     """An indexed set of triplets, deduplicated, with stable integer ids.
 
     Ids are assigned in insertion order and never reused, so a trace that
@@ -178,49 +178,20 @@ class KnowledgeGraph(TripletsById):
     # ------------------------------------------------- GraphStore interface
     is_local = True  # every triplet is in memory; methods may run on it directly
 
-    def neighbours_batch(
-        self,
-        entities: Sequence[str],
-        direction: str = "both",
-        relations: Iterable[str] | None = None,
-        limit: int | None = None,
-    ) -> NeighbourBatch:
-        """The triplets around each entity (canonical order), cut at `limit` with a flag."""
-        wanted = set(relations) if relations is not None else None
-        out: dict[str, list[Triplet]] = {}
-        cut: set[str] = set()
-        for ent in dict.fromkeys(entities):
-            trips = [
-                t for t in self.neighbours(ent)
-                if (direction == "both" or (t.head == ent if direction == "out" else t.tail == ent))
-                and (wanted is None or t.relation in wanted)
-            ]
-            trips.sort(key=canonical_key)
-            if limit is not None and len(trips) > limit:
-                trips = trips[:limit]
-                cut.add(ent)
-            out[ent] = trips
-        return NeighbourBatch(out, cut)
-
-    def relations_of(self, entities: Sequence[str], direction: str = "both") -> dict[str, list[str]]:
-        """The distinct relations on each entity's triplets, sorted."""
-        batch = self.neighbours_batch(entities, direction)
-        return {e: sorted({t.relation for t in trips}) for e, trips in batch.triplets.items()}
+    def _triplets_around(self, entities: list[str], direction: str, limit: int | None) -> NeighbourBatch:
+        """Every triplet on each entity in `direction` (nothing is cut here: `neighbours_batch` applies `limit`)."""
+        return NeighbourBatch({
+            ent: [t for t in self.neighbours(ent)
+                  if direction == "both" or (t.head if direction == "out" else t.tail) == ent]
+            for ent in entities
+        })
 
     def labels(self, entities: Sequence[str]) -> dict[str, str]:
         """An uploaded graph names its entities directly: each entity is its own label."""
         return {e: e for e in entities}
 
-    def subgraph_around(
-        self,
-        seeds: Sequence[str],
-        hops: int,
-        limit_per_entity: int | None = None,
-        max_triplets: int | None = None,
-    ) -> Neighbourhood:
-        """The bounded k-hop neighbourhood of `seeds`, in canonical order (see `graph.store`)."""
-        return bfs_neighbourhood(self, seeds, hops, limit_per_entity, max_triplets,
-                                 name=f"{self.name} ({hops}-hop neighbourhood)", build=KnowledgeGraph.from_triplets)
+    def _neighbourhood_graph(self, triplets: list[tuple[str, str, str]], name: str) -> "KnowledgeGraph":
+        return KnowledgeGraph.from_triplets(triplets, name=name)
 
     def subgraph(self, ids: Iterable[int], name: str | None = None) -> "KnowledgeGraph":
         """A graph holding only the given triplets, with their original ids."""

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..graph.knowledge_graph import KnowledgeGraph
 from ..graph.linearize import linearize
+from ..parameters import MethodParams, param
 from ..trace.schema import Candidate, ModelCall, Step
 from .patterns import parse_value
 from .plan_parser import Call, ListValue, Plan, Ref, Text, Value
@@ -89,16 +90,23 @@ class Instantiation:
     bindings: dict[str, AnswerItem]
 
 
-@dataclass
-class ExecutorSettings:
-    max_fanout: int = 20
-    max_search_triplets: int = 60
-    relevance: str = "auto"
-    relevance_weight: float = 0.5
-    max_options: int = 8
-    max_listed: int = 6
-    max_info_triplets: int = 24
-    max_new_tokens: int = 48
+@dataclass(frozen=True)
+class ExecutorParams(MethodParams):
+    """What a user may set of the executor (the LPKG method's parameters extend these)."""
+
+    max_fanout: int = param(20, "Answers one sub-question may pass on.", min=1, max=1000)
+    max_search_triplets: int = param(60, "Triplets retrieved per sub-question.", min=1, max=10000, advanced=True)
+    relevance: str = param("auto", "How retrieved relations are ranked against a sub-question.",
+                           choices=("auto", "embedding", "lexical"), advanced=True)
+    relevance_weight: float = param(0.5, "Weight of relation relevance against the model's ranking.",
+                                    min=0.0, max=1.0, advanced=True)
+
+
+# Get_Answer's fixed bounds: they keep the QA prompt small, whatever the plan.
+_MAX_OPTIONS = 8  # hop groups the model ranks
+_MAX_LISTED = 6  # answers of a group listed in the prompt
+_MAX_INFO_TRIPLETS = 24  # triplets in the prompt's information, over all groups
+_FREE_ANSWER_TOKENS = 48  # tokens of a free answer list when nothing was retrieved
 
 
 _QA_PROMPT = (
@@ -151,15 +159,15 @@ class PlanExecutor:
         model: "LocalModel",
         question: str,
         topic_entities: Sequence[str] = (),
-        settings: ExecutorSettings | None = None,
+        params: ExecutorParams | None = None,
         emit: Callable[[Step], None] | None = None,
     ) -> None:
         self.graph = graph
         self.model = model
         self.question = question
-        self.settings = settings or ExecutorSettings()
+        self.params = params or ExecutorParams()
         self.retriever = Retriever(
-            graph, topic_entities, relevance=self.settings.relevance, max_triplets=self.settings.max_search_triplets
+            graph, topic_entities, relevance=self.params.relevance, max_triplets=self.params.max_search_triplets
         )
         self.emit = emit or (lambda step: None)
         self.env: dict[str, object] = {}
@@ -241,12 +249,12 @@ class PlanExecutor:
             values = {name: txt for name, txt, _ in combo}
             bindings = {name: item for name, _, item in combo if item is not None}
             out.append(Instantiation(text.render(values), bindings))
-            if len(out) >= self.settings.max_fanout:
+            if len(out) >= self.params.max_fanout:
                 total = math.prod(len(c) for c in choices)
                 if total > len(out):
                     self.notes.append(
                         f"line {line}: placeholders give {total} sub-questions; only the first "
-                        f"{self.settings.max_fanout} were asked (max_fanout)"
+                        f"{self.params.max_fanout} were asked (max_fanout)"
                     )
                 break
         return out
@@ -358,7 +366,7 @@ class PlanExecutor:
             for g in r.groups:
                 best[g.key] = max(best.get(g.key, -1e9), g.relevance)
         ranked = sorted(best, key=lambda k: (-best[k], k))
-        return ranked[: self.settings.max_options]
+        return ranked[: _MAX_OPTIONS]
 
     def _rank(self, retrievals, options, step: Step):
         """Let the model rank the hop groups; the best group's targets are the answer."""
@@ -371,14 +379,14 @@ class PlanExecutor:
                     rep_groups[key] = gs[0]
                     break
         info_triplets = []
-        per_group = max(2, self.settings.max_info_triplets // max(1, len(options)))
+        per_group = max(2, _MAX_INFO_TRIPLETS // max(1, len(options)))
         for key in options:
             info_triplets.extend(rep_groups[key].triplets[:per_group])
         relevance = [max(g.relevance for r in retrievals for g in r.group(k)) for k in options]
         listed = []
         names_per_option = []
         for key in options:
-            names = rep_groups[key].answers[: self.settings.max_listed]
+            names = rep_groups[key].answers[: _MAX_LISTED]
             names_per_option.append(names)
             listed.append("#".join(names) + "]")
         if len(options) > 1:
@@ -398,7 +406,7 @@ class PlanExecutor:
             model_scores = [_logsumexp([by_name[n] for n in names]) for names in names_per_option]
         else:
             model_scores = [0.0]
-        w = self.settings.relevance_weight
+        w = self.params.relevance_weight
         log_rel = _softmax_log(relevance, temperature=0.1)
         log_mod = _softmax_log(model_scores)
         combined = [w * a + (1 - w) * b for a, b in zip(log_rel, log_mod)]
@@ -457,7 +465,7 @@ class PlanExecutor:
         answer = AnswerSet()
         question = retrievals[0].query if retrievals else info.query_template
         prompt = self.model.chat_prompt(_QA_PROMPT.format(info="(nothing was found in the graph)", question=question))
-        gen = self.model.generate(prompt + "[", max_new_tokens=self.settings.max_new_tokens, stop=["]", "\n\n"])
+        gen = self.model.generate(prompt + "[", max_new_tokens=_FREE_ANSWER_TOKENS, stop=["]", "\n\n"])
         record = self.model.call_record("lpkg.get_answer (free)", gen, prompt)
         self.model_calls.append(record)
         step.model_calls.append(record)

@@ -182,7 +182,7 @@ class _DogRun:
 
     def _triplet_step(self, searched: SearchedChain) -> Step:
         beam, result, graph = searched.chain, searched.search, self.request.graph
-        best = searched.best
+        best = searched.extensions[0]  # extensions are best first
         chosen = reading_of(graph, best.hypothesis.triplet_id)
         kept_tids = {triplet_of(e.hypothesis.triplet_id) for e in searched.extensions if e.kept}
         # one entry per graph triplet: the reading that was decoded (exact score) if any, else the best bound

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..lpkg.executor import AnswerSet, ExecutorSettings, PlanExecutionError, PlanExecutor
+from ..lpkg.executor import AnswerSet, ExecutorParams, PlanExecutionError, PlanExecutor
 from ..lpkg.patterns import PATTERN_NAMES, PATTERNS
 from ..lpkg.plan_parser import Plan, PlanParseError, parse_plan, question_type_of, quote
 from ..lpkg.planner import Planner
 from ..trace.faithfulness import check_chains, ground_chain
-from ..parameters import MethodParams, param
+from ..parameters import param
 from ..trace.schema import Answer, Step, Trace
 from .base import MethodRequest, MethodSpec
 from .recorder import TraceRecorder
@@ -46,18 +46,12 @@ def fallback_plan(question: str) -> str:
 
 
 @dataclass(frozen=True)
-class LpkgParams(MethodParams):
+class LpkgParams(ExecutorParams):
     plan: str = param("", "A ready plan to execute instead of asking the model (empty: the model plans).",
                       advanced=True, multiline=True)
     patterns: tuple[str, ...] = param(tuple(PATTERNS), "KG patterns demonstrated in the planning prompt.",
                                       choices=tuple(PATTERNS), advanced=True)
     max_new_tokens: int = param(360, "Tokens the model may write for its plan.", min=1, max=2048)
-    max_fanout: int = param(20, "Answers one sub-question may pass on.", min=1, max=1000)
-    max_search_triplets: int = param(60, "Triplets retrieved per sub-question.", min=1, max=10000, advanced=True)
-    relevance: str = param("auto", "How retrieved relations are ranked against a sub-question.",
-                           choices=("auto", "embedding", "lexical"), advanced=True)
-    relevance_weight: float = param(0.5, "Weight of relation relevance against the model's ranking.",
-                                    min=0.0, max=1.0, advanced=True)
     fallback_plan: bool = param(True, "Ask the whole question as one sub-question when the plan is unusable.")
 
 
@@ -113,11 +107,7 @@ def run(request: MethodRequest, params: LpkgParams, rec: TraceRecorder) -> None:
 
     # 2. execute
     if plan is not None:
-        settings = ExecutorSettings(
-            max_fanout=params.max_fanout, max_search_triplets=params.max_search_triplets,
-            relevance=params.relevance, relevance_weight=params.relevance_weight,
-        )
-        executor = PlanExecutor(graph, model, request.question, request.topic_entities, settings, emit)
+        executor = PlanExecutor(graph, model, request.question, request.topic_entities, params, emit)
         result: AnswerSet | None = None
         try:
             result = executor.run(plan)

@@ -15,10 +15,10 @@ from .schema import (
     load_trace,
     save_trace,
 )
-from .validate import validate_trace
+from .validate import dataclass_from_json
 
 __all__ = [
     "SCHEMA_VERSION", "Answer", "Candidate", "ChainTriplet", "FaithfulnessReport", "ModelCall",
     "Step", "TokenOption", "TokenPosition", "Trace", "TraceFormatError", "load_trace", "save_trace",
-    "validate_trace",
+    "dataclass_from_json",
 ]

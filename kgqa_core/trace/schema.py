@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .validate import TraceFormatError, dataclass_from_json, json_kind
+
 SCHEMA_VERSION = 1
 
 TripletTuple = tuple[str, str, str]
@@ -196,11 +198,20 @@ class Trace:
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Trace":
-        """A trace from JSON data, every field checked (`kgqa_core.trace.validate`)."""
-        from .validate import validate_trace
-
-        return validate_trace(data)
+    def from_dict(cls, data: Any) -> "Trace":
+        """A trace from JSON data, every field checked (`validate.py`), or `TraceFormatError` naming the first bad one."""
+        if not isinstance(data, dict):
+            raise TraceFormatError(f"not a trace: expected a JSON object, got {json_kind(data)}")
+        if "method" not in data or "question" not in data:
+            raise TraceFormatError("not a trace: expected an object with 'method' and 'question'")
+        version = data.get("schema_version", SCHEMA_VERSION)
+        if not isinstance(version, int) or isinstance(version, bool):
+            raise TraceFormatError(f"field schema_version: expected an integer, got {json_kind(version)}")
+        if version > SCHEMA_VERSION:
+            raise TraceFormatError(
+                f"trace schema version {version} is newer than this workbench supports ({SCHEMA_VERSION})"
+            )
+        return dataclass_from_json(cls, data)
 
     @classmethod
     def from_json(cls, text: str) -> "Trace":
@@ -225,10 +236,6 @@ class Trace:
         step.index = len(self.steps)
         self.steps.append(step)
         return step
-
-
-class TraceFormatError(ValueError):
-    """A file that is not a trace this workbench can read."""
 
 
 MAX_TRACE_BYTES = 256 * 1024 * 1024

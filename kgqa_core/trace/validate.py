@@ -1,19 +1,22 @@
-"""Check a trace read from JSON against the schema before anything uses it.
+"""Build a schema dataclass from JSON data, checking every field against its type hints.
 
 Traces come from disk, uploads and other machines.  A trace with
 ``"seconds": "abc"``, ``"steps": [1]`` or ``"answers": "abc"`` used to load
 (the loader trusted the types) and then break every page that drew it.
-`validate_trace` walks the dataclasses of `kgqa_core.trace.schema` with their
-type hints and checks every field; the first wrong one is reported with its
-path, e.g. ``steps[2].candidates[0].score: expected a number, got the string
-'abc'``.  It is the one entry point: `Trace.from_dict`/`from_json`,
-`load_trace` (the run store, ``kgqa_core show``, Replay) and the Runs page's
-import all go through it.
+`dataclass_from_json` walks a dataclass (a `Trace` and everything in it)
+with its type hints and checks every field; the first wrong one is reported
+with its path, e.g. ``steps[2].candidates[0].score: expected a number, got
+the string 'abc'``.  `Trace.from_dict` adds what a trace needs at the top
+(``method``, ``question``, a schema version this workbench reads) and is the
+one entry point: `Trace.from_json`, `load_trace` (the run store,
+``kgqa_core show``, Replay) and the Runs page's import all go through it.
+This module knows no trace class, so the schema imports it and not the other
+way round.
 
 Rules:
 
 * unknown keys are ignored (a newer minor writer may add fields); missing
-  keys take the field's default; ``method`` and ``question`` are required;
+  keys take the field's default; a field without a default is required;
 * ``int`` fields take integers only (not ``true``, not ``2.5``); ``float``
   fields take integers or finite numbers (never NaN or infinity);
 * free-form values (``parameters``, ``extra``) must be JSON (objects with
@@ -29,30 +32,21 @@ import functools
 import math
 import types
 import typing
-from typing import Any
+from typing import Any, TypeVar
 
 MAX_FREE_DEPTH = 64
-_REQUIRED = {"method", "question"}
+
+D = TypeVar("D")
 
 
-def validate_trace(data: Any) -> "Trace":
-    """A `Trace` built from JSON data, or `TraceFormatError` naming the first bad field."""
-    from .schema import SCHEMA_VERSION, Trace, TraceFormatError
+class TraceFormatError(ValueError):
+    """A file that is not a trace this workbench can read."""
 
-    if not isinstance(data, dict):
-        raise TraceFormatError(f"not a trace: expected a JSON object, got {_kind(data)}")
-    missing = [k for k in ("method", "question") if k not in data]
-    if missing:
-        raise TraceFormatError("not a trace: expected an object with 'method' and 'question'")
-    version = data.get("schema_version", SCHEMA_VERSION)
-    if not isinstance(version, int) or isinstance(version, bool):
-        raise TraceFormatError(f"field schema_version: expected an integer, got {_kind(version)}")
-    if version > SCHEMA_VERSION:
-        raise TraceFormatError(
-            f"trace schema version {version} is newer than this workbench supports ({SCHEMA_VERSION})"
-        )
+
+def dataclass_from_json(cls: type[D], data: Any) -> D:
+    """`cls` built from JSON data with every field checked, or `TraceFormatError` naming the first bad field."""
     try:
-        return _dataclass(Trace, data, "")
+        return _dataclass(cls, data, "")
     except _Bad as exc:
         raise TraceFormatError(f"field {exc.path or '(top level)'}: {exc.problem}") from None
 
@@ -80,7 +74,7 @@ def _join(path: str, name: str) -> str:
 
 def _dataclass(cls: type, raw: Any, path: str) -> Any:
     if not isinstance(raw, dict):
-        raise _Bad(path, f"expected an object ({cls.__name__}), got {_kind(raw)}")
+        raise _Bad(path, f"expected an object ({cls.__name__}), got {json_kind(raw)}")
     kwargs = {}
     for name, hint, required in _fields(cls):
         if name not in raw:
@@ -107,33 +101,33 @@ def _value(hint: Any, raw: Any, path: str) -> Any:
         return _dataclass(hint, raw, path)
     if origin is list:
         if not isinstance(raw, list):
-            raise _Bad(path, f"expected a list, got {_kind(raw)}")
+            raise _Bad(path, f"expected a list, got {json_kind(raw)}")
         return [_value(args[0], item, f"{path}[{i}]") for i, item in enumerate(raw)]
     if origin is tuple:
         if not isinstance(raw, (list, tuple)):
-            raise _Bad(path, f"expected a list of {len(args)} items, got {_kind(raw)}")
+            raise _Bad(path, f"expected a list of {len(args)} items, got {json_kind(raw)}")
         if len(raw) != len(args):
             raise _Bad(path, f"expected {len(args)} items, got {len(raw)}")
         return tuple(_value(a, item, f"{path}[{i}]") for i, (a, item) in enumerate(zip(args, raw)))
     if origin is dict:
         if not isinstance(raw, dict):
-            raise _Bad(path, f"expected an object, got {_kind(raw)}")
+            raise _Bad(path, f"expected an object, got {json_kind(raw)}")
         return {k: _value(args[1] if args else Any, v, f"{path}.{k}") for k, v in raw.items()}
     if hint is str:
         if not isinstance(raw, str):
-            raise _Bad(path, f"expected a string, got {_kind(raw)}")
+            raise _Bad(path, f"expected a string, got {json_kind(raw)}")
         return raw
     if hint is bool:
         if not isinstance(raw, bool):
-            raise _Bad(path, f"expected true or false, got {_kind(raw)}")
+            raise _Bad(path, f"expected true or false, got {json_kind(raw)}")
         return raw
     if hint is int:
         if not isinstance(raw, int) or isinstance(raw, bool):
-            raise _Bad(path, f"expected an integer, got {_kind(raw)}")
+            raise _Bad(path, f"expected an integer, got {json_kind(raw)}")
         return raw
     if hint is float:
         if not isinstance(raw, (int, float)) or isinstance(raw, bool):
-            raise _Bad(path, f"expected a number, got {_kind(raw)}")
+            raise _Bad(path, f"expected a number, got {json_kind(raw)}")
         if not math.isfinite(raw):
             raise _Bad(path, f"expected a finite number, got {raw!r}")
         return float(raw)
@@ -156,13 +150,14 @@ def _free(raw: Any, path: str, depth: int) -> Any:
         out = {}
         for k, v in raw.items():
             if not isinstance(k, str):
-                raise _Bad(path, f"object keys must be strings, got {_kind(k)}")
+                raise _Bad(path, f"object keys must be strings, got {json_kind(k)}")
             out[k] = _free(v, f"{path}.{k}", depth + 1)
         return out
-    raise _Bad(path, f"not a JSON value: {_kind(raw)}")
+    raise _Bad(path, f"not a JSON value: {json_kind(raw)}")
 
 
-def _kind(raw: Any) -> str:
+def json_kind(raw: Any) -> str:
+    """A JSON value in words, for messages: null, true, the string 'abc', a list of 3 items ..."""
     if raw is None:
         return "null"
     if isinstance(raw, bool):
@@ -178,6 +173,3 @@ def _kind(raw: Any) -> str:
         return "an object"
     return type(raw).__name__
 
-
-if typing.TYPE_CHECKING:  # pragma: no cover
-    from .schema import Trace

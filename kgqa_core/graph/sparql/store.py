@@ -26,7 +26,7 @@ from typing import Iterable, Sequence
 
 from ..knowledge_graph import KnowledgeGraph, Triplet
 from ..name_search import search_entity_names
-from ..store import NeighbourBatch, Neighbourhood, StoreCosts, TripletsById, bfs_neighbourhood, canonical_key
+from ..store import DEFAULT_HOPS, GraphStore, NeighbourBatch, StoreCosts
 from .client import SparqlClient, SparqlError, SparqlTruncated
 from .dialects import Dialect, get_dialect
 from .terms import Term, UnwritableTermError, literal
@@ -54,7 +54,7 @@ class ConnectionReport:
     seconds: float
 
 
-class SparqlGraphStore(TripletsById):
+class SparqlGraphStore(GraphStore):
     """A remote graph behind a SPARQL endpoint (see the module doc)."""
 
     is_local = False
@@ -66,7 +66,7 @@ class SparqlGraphStore(TripletsById):
         default_graph: str | None = None,
         language: str = "en",
         timeout: float = 30.0,
-        hops: int = 3,
+        hops: int = DEFAULT_HOPS,
         limit_per_entity: int = 200,
         max_triplets: int = 5000,
         cache_size: int = 20000,
@@ -87,8 +87,8 @@ class SparqlGraphStore(TripletsById):
         self._terms: dict[str, Term] = {}
         self._aliases: dict[str, Term] = {}  # other texts that found an entity (bare id, other-language label)
         self._labelled: dict[Term, str | None] = {}  # IRI -> its label (None: has none)
-        self._triplets: dict[tuple[str, str, str], Triplet] = {}
         self._triplets: dict[int, Triplet] = {}
+        self._by_key: dict[tuple[str, str, str], Triplet] = {}
         self._lock = threading.RLock()
         self.cache_hits = 0
         self.cache_misses = 0
@@ -197,10 +197,10 @@ class SparqlGraphStore(TripletsById):
 
     def _triplet(self, head: str, relation: str, tail: str) -> Triplet:
         key = (head, relation, tail)
-        t = self._triplets.get(key)
+        t = self._by_key.get(key)
         if t is None:
             t = Triplet(len(self._triplets), head, relation, tail)
-            self._triplets[key] = t
+            self._by_key[key] = t
             self._triplets[t.id] = t
         return t
 
@@ -399,68 +399,30 @@ class SparqlGraphStore(TripletsById):
     def _relation_name(self, path: tuple[Term, ...]) -> str:
         return " / ".join(self._name(p) for p in path)
 
-    def neighbours_batch(
-        self,
-        entities: Sequence[str],
-        direction: str = "both",
-        relations: Iterable[str] | None = None,
-        limit: int | None = None,
-    ) -> NeighbourBatch:
-        """The triplets around each entity, canonical order; `truncated` names entities a limit cut."""
-        if direction not in ("out", "in", "both"):
-            raise ValueError(f"direction must be out, in or both, got {direction!r}")
-        wanted = set(relations) if relations is not None else None
+    def _triplets_around(self, entities: list[str], direction: str, limit: int | None) -> NeighbourBatch:
+        """Each known entity's triplets, one query batch per direction; `truncated`: hubs fetched with a LIMIT."""
         with self._lock:
-            names = list(dict.fromkeys(entities))
-            terms = {n: self.term_of(n) for n in names}
+            terms = {n: self.term_of(n) for n in entities}
             present = [t for t in terms.values() if t is not None]
             dirs = ("out", "in") if direction == "both" else (direction,)
             per_dir = {d: self._edges(present, d, limit) for d in dirs}
-            out: dict[str, list[Triplet]] = {}
-            cut: set[str] = set()
-            for n in names:
-                term = terms[n]
+            found = NeighbourBatch({})
+            for n, term in terms.items():
                 if term is None:
-                    out[n] = []
                     continue
-                trips: dict[tuple[str, str, str], Triplet] = {}
-                was_cut = False
+                trips = found.triplets[n] = []
                 for d in dirs:
-                    edges, flag = per_dir[d][term]
-                    was_cut |= flag
-                    for e in edges:
-                        t = self._triplet(self._name(e.head), self._relation_name(e.path), self._name(e.tail))
-                        if wanted is None or t.relation in wanted:
-                            trips.setdefault(t.as_tuple, t)
-                ordered = sorted(trips.values(), key=canonical_key)
-                if limit is not None and len(ordered) > limit:
-                    ordered, was_cut = ordered[:limit], True
-                out[n] = ordered
-                if was_cut:
-                    cut.add(n)
-        return NeighbourBatch(out, cut)
+                    edges, was_cut = per_dir[d][term]
+                    if was_cut:
+                        found.truncated.add(n)
+                    trips.extend(self._triplet(self._name(e.head), self._relation_name(e.path), self._name(e.tail))
+                                 for e in edges)
+            return found
 
-    def relations_of(self, entities: Sequence[str], direction: str = "both") -> dict[str, list[str]]:
-        batch = self.neighbours_batch(entities, direction, None, self.limit_per_entity)
-        return {e: sorted({t.relation for t in trips}) for e, trips in batch.triplets.items()}
-
-    def subgraph_around(
-        self,
-        seeds: Sequence[str],
-        hops: int | None = None,
-        limit_per_entity: int | None = None,
-        max_triplets: int | None = None,
-    ) -> Neighbourhood:
-        """The bounded k-hop neighbourhood of `seeds` as an in-memory graph (canonical order, ids 0..n-1)."""
-        h = self.hops if hops is None else hops
-        hood = bfs_neighbourhood(
-            self, seeds, h,
-            self.limit_per_entity if limit_per_entity is None else limit_per_entity,
-            self.max_triplets if max_triplets is None else max_triplets,
-            name=f"{self.name} ({h}-hop neighbourhood)", build=KnowledgeGraph.from_triplets,
-        )
-        hood.graph.source = self.endpoint
-        return hood
+    def _neighbourhood_graph(self, triplets: list[tuple[str, str, str]], name: str) -> KnowledgeGraph:
+        graph = KnowledgeGraph.from_triplets(triplets, name=name)
+        graph.source = self.endpoint
+        return graph
 
     # ---------------------------------------------- GraphView compatibility
     def neighbours(self, entity: str) -> list[Triplet]:
@@ -470,7 +432,7 @@ class SparqlGraphStore(TripletsById):
         return f"the triplets fetched from {self.endpoint}"
 
     def find(self, head: str, relation: str, tail: str) -> Triplet | None:
-        known = self._triplets.get((head, relation, tail))
+        known = self._by_key.get((head, relation, tail))
         if known is not None:
             return known
         batch = self.neighbours_batch([head], "out", [relation], None)
