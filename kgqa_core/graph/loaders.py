@@ -135,28 +135,23 @@ class GraphFormatError(ValueError):
 
 @dataclass
 class _Bad:
-    """Collects malformed lines so the error can name the first and count them all."""
+    """Collects malformed lines so the error can name the first (``examples[0]``) and count them all."""
 
     file: str
-    unit: str = "line"
-    first: int | None = None
-    problem: str = ""
+    unit: str = "line"  # or "record" (a JSON array's items)
     count: int = 0
-    examples: list[tuple[int, str]] = field(default_factory=list)
+    examples: list[tuple[int, str]] = field(default_factory=list)  # the first ten (where, problem)
 
     def add(self, where: int, problem: str) -> None:
         self.count += 1
-        if self.first is None:
-            self.first, self.problem = where, problem
         if len(self.examples) < 10:
             self.examples.append((where, problem))
 
     def raise_if_any(self) -> None:
         if not self.count:
             return
-        if self.unit == "record":
-            raise GraphFormatError(self.file, self.problem, record=self.first, bad_lines=self.count, examples=self.examples)
-        raise GraphFormatError(self.file, self.problem, line=self.first, bad_lines=self.count, examples=self.examples)
+        where, problem = self.examples[0]
+        raise GraphFormatError(self.file, problem, bad_lines=self.count, examples=self.examples, **{self.unit: where})
 
 
 # ---------------------------------------------------------------- public API
