@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..graph.knowledge_graph import KnowledgeGraph
 from ..graph.linearize import linearize
+from ..models.generation import GenerationConfig
 from ..trace.schema import Candidate, ModelCall, Step
 from .patterns import parse_value
 from .plan_parser import Call, ListValue, Plan, Ref, Text, Value
@@ -457,7 +458,7 @@ class PlanExecutor:
         answer = AnswerSet()
         question = retrievals[0].query if retrievals else info.query_template
         prompt = self.model.chat_prompt(_QA_PROMPT.format(info="(nothing was found in the graph)", question=question))
-        gen = self.model.generate(prompt + "[", max_new_tokens=self.settings.max_new_tokens, stop=["]", "\n\n"])
+        gen = self.model.generate(prompt + "[", GenerationConfig(self.settings.max_new_tokens, stop_strings=("]", "\n\n")))
         record = self.model.call_record("lpkg.get_answer (free)", gen, prompt)
         self.model_calls.append(record)
         step.model_calls.append(record)
