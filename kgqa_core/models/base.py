@@ -128,7 +128,9 @@ class ModelBase:
         """Free what `state` holds outside Python (nothing for backends whose caches are tensors)."""
 
     # ------------------------------------------------------- generation
-    def generate(self, prompt: str, config: GenerationConfig = GenerationConfig(), state: Sequence | None = None) -> Generation:
+    def generate(
+        self, prompt: str, config: GenerationConfig = GenerationConfig(), state: Sequence | None = None
+    ) -> Generation:
         """Greedy decoding with a KV cache, stopping at EOS or any of ``config.stop_strings``.
 
         ``config.logits_processor`` (optional) is called as ``fn(generated_ids,

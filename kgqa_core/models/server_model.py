@@ -37,13 +37,13 @@ import torch
 
 from .backend_fields import BackendFields
 from .base import ModelBase
+from .generation import GenerationConfig
 from .interface import (
     BackendCapabilityError,
     ContinuationScore,
     Generation,
     ScoreList,
 )
-from .generation import GenerationConfig
 from .server_caps import ServerCapabilities, detect, greedy_fields, list_models, pick_model, token_terminal
 from .server_http import DEFAULT_TIMEOUT, ServerClient, ServerError
 
@@ -169,7 +169,9 @@ class ServerBackend(BackendFields, ModelBase):
         self.counter.tokens_in += int(usage.get("prompt_tokens") or prompt_tokens)
         self.counter.tokens_out += int(usage.get("completion_tokens") or 0)
 
-    def generate(self, prompt: str, config: GenerationConfig = GenerationConfig(), state: ServerSequence | None = None) -> Generation:
+    def generate(
+        self, prompt: str, config: GenerationConfig = GenerationConfig(), state: ServerSequence | None = None
+    ) -> Generation:
         """Greedy generation in one request (two more when the first token must not be blank, see RoK)."""
         started = time.perf_counter()
         logits_processor = config.logits_processor
