@@ -146,9 +146,9 @@ def main() -> None:
         rows = []
         for q in questions(args.limit):
             lt, lw = run(local, q, args.method)
-            r0 = remote.requests_made
+            r0 = remote.client.requests_made
             rt, rw = run(remote, q, args.method)
-            reqs = remote.requests_made - r0
+            reqs = remote.client.requests_made - r0
             steps = [s for s in rt.steps if s.kind == "dog.triplet" and "server_strategy" in s.extra]
             step_reqs = [s.extra["forward_passes"] for s in steps]
             same = lt.answer_texts == rt.answer_texts

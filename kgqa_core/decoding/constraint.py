@@ -171,7 +171,7 @@ class TripletGuide:
 class TrieLogitsProcessor:
     """`TripletGuide` as a ``fn(generated_ids, logits) -> logits`` processor.
 
-    For `LocalModel.generate(logits_processor=...)`: constrains a generation
+    For `GenerationConfig(logits_processor=...)` in `generate`: constrains a generation
     that starts right after the opener to one triplet of the trie; once a
     triplet is complete and cannot continue, only EOS-like `end_ids` remain.
     """

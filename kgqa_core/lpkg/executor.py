@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..graph.knowledge_graph import KnowledgeGraph
 from ..graph.linearize import linearize
+from ..models.generation import GenerationConfig
 from ..parameters import MethodParams, param
 from ..trace.schema import Candidate, ModelCall, Step
 from .patterns import parse_value
@@ -465,7 +466,7 @@ class PlanExecutor:
         answer = AnswerSet()
         question = retrievals[0].query if retrievals else info.query_template
         prompt = self.model.chat_prompt(_QA_PROMPT.format(info="(nothing was found in the graph)", question=question))
-        gen = self.model.generate(prompt + "[", max_new_tokens=_FREE_ANSWER_TOKENS, stop=["]", "\n\n"])
+        gen = self.model.generate(prompt + "[", GenerationConfig(_FREE_ANSWER_TOKENS, stop_strings=("]", "\n\n")))
         record = self.model.call_record("lpkg.get_answer (free)", gen, prompt)
         self.model_calls.append(record)
         step.model_calls.append(record)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
 from ..graph.knowledge_graph import KnowledgeGraph
+from ..models.generation import GenerationConfig
 from .patterns import PATTERN_NAMES, PATTERNS, Grounder, GroundingLimits, PatternInstance
 from .plan_parser import extract_plan, quote
 from .verbalise import TemplateVerbaliser, Verbalised, Verbaliser
@@ -244,11 +245,8 @@ class Planner:
         prompt = prefix + prompt_question(question)
         # The prefix (tool code + demonstrations) is the same for every question
         # on a graph; LocalModel.prefill reuses its cached keys/values.
-        gen = self.model.generate(
-            prompt,
-            max_new_tokens=self.max_new_tokens,
-            stop=[_SEPARATOR, "# Example", "\nOriginal_Question", "```\n", "<|"],
-        )
+        stops = (_SEPARATOR, "# Example", "\nOriginal_Question", "```\n", "<|")
+        gen = self.model.generate(prompt, GenerationConfig(self.max_new_tokens, stop_strings=stops))
         raw = "### Question Type:" + gen.text
         plan_text = extract_plan(raw, question)
         return PlannerOutput(prompt=prompt, raw=raw, plan_text=plan_text, generation=gen)

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from ..models.generation import GenerationConfig
 from .patterns import Hop, PatternInstance
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -406,7 +407,7 @@ class ModelVerbaliser:
 
     def verbalise(self, inst: PatternInstance) -> Verbalised:
         prompt = self.model.chat_prompt(self.prompt(inst))
-        gen = self.model.generate(prompt, max_new_tokens=self.max_new_tokens, stop=["### ", "\n\n\n"])
+        gen = self.model.generate(prompt, GenerationConfig(self.max_new_tokens, stop_strings=("### ", "\n\n\n")))
         problem, result = self._check(inst, gen.text)
         if result is not None:
             result.model_output = gen.text

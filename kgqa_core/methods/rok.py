@@ -27,6 +27,7 @@ from rapidfuzz import fuzz, process
 
 from ..graph.knowledge_graph import KnowledgeGraph
 from ..graph.linking import normalize_name, resolve_entity
+from ..models.generation import GenerationConfig
 from ..parameters import MethodParams, param
 from ..rok import prompts
 from ..rok.branches import SIBLING_RULES, Branch, candidate_branches, numbered_list, parse_relevance
@@ -79,7 +80,7 @@ class _Calls:
                  stop: tuple[str, ...] = (), non_empty_start: bool = False) -> tuple[str, ModelCall, Any]:
         prompt = self.model.chat_prompt(user, system=prompts.SYSTEM) + prefix
         processor = _NonEmptyStart(self.model) if non_empty_start else None
-        gen = self.model.generate(prompt, max_new_tokens=max_new_tokens, stop=stop, logits_processor=processor)
+        gen = self.model.generate(prompt, GenerationConfig(max_new_tokens, stop_strings=stop, logits_processor=processor))
         return gen.text, self.model.call_record(purpose, gen, prompt), gen
 
 

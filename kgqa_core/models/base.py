@@ -17,10 +17,10 @@ from typing import Any, Sequence as Seq
 import torch
 
 from ..trace.schema import ModelCall
+from .generation import GenerationConfig
 from .interface import (
     ContinuationScore,
     Generation,
-    LogitsProcessor,
     PromptTooLongError,
     ScoreList,
     Sequence,
@@ -46,6 +46,11 @@ class ModelBase:
 
     def token_text(self, token_id: int) -> str:
         return self.tokenizer.decode([token_id], skip_special_tokens=False)
+
+    @property
+    def vocab_size(self) -> int:
+        """Rows of the next-token distribution; the tokenizer's size where the backend knows no other (a server)."""
+        return len(self.tokenizer)
 
     def _backend_eos(self) -> set[int]:
         return set()
@@ -124,19 +129,15 @@ class ModelBase:
 
     # ------------------------------------------------------- generation
     def generate(
-        self,
-        prompt: str,
-        max_new_tokens: int = 256,
-        stop: Seq[str] = (),
-        logits_processor: LogitsProcessor | None = None,
-        state: Sequence | None = None,
+        self, prompt: str, config: GenerationConfig = GenerationConfig(), state: Sequence | None = None
     ) -> Generation:
-        """Greedy decoding with a KV cache, stopping at EOS or any stop string.
+        """Greedy decoding with a KV cache, stopping at EOS or any of ``config.stop_strings``.
 
-        ``logits_processor`` (optional) is called as ``fn(generated_ids,
+        ``config.logits_processor`` (optional) is called as ``fn(generated_ids,
         logits) -> logits`` before the argmax, the transformers convention.
         """
         started = time.perf_counter()
+        logits_processor = config.logits_processor
         with self.lock:
             before = self.counter.forward_passes
             state, own = self._state_for(prompt, state)
@@ -146,7 +147,7 @@ class ModelBase:
             stopped_by = "length"
             text = ""
             try:
-                for _ in range(max_new_tokens):
+                for _ in range(config.max_new_tokens):
                     logits = state.logits
                     if logits_processor is not None:
                         logits = logits_processor(out_ids, logits)
@@ -156,7 +157,7 @@ class ModelBase:
                         break
                     out_ids.append(next_id)
                     text = self.decode(out_ids)
-                    hit = _first_stop(text, stop)
+                    hit = _first_stop(text, config.stop_strings)
                     if hit is not None:
                         text = text[: text.index(hit)]
                         stopped_by = f"stop:{hit}"
@@ -273,8 +274,6 @@ def common_prefix(a: Seq[int], b: Seq[int]) -> int:
 def _first_stop(text: str, stops: Seq[str]) -> str | None:
     best: tuple[int, str] | None = None
     for s in stops:
-        if not s:
-            continue
         i = text.find(s)
         if i >= 0 and (best is None or i < best[0]):
             best = (i, s)

@@ -18,7 +18,9 @@ Why these operations and no others:
   * ``fork`` lets beams share the prompt's keys/values; ``release`` frees a
     sequence's cache where the backend keeps it outside Python objects.
   * ``generate`` and ``score_continuations`` are the two requests RoK, LPKG,
-    READS and the baselines make.
+    READS and the baselines make; a generation's settings are one
+    `generation.GenerationConfig` (``max_new_tokens``, ``stop_strings``, a
+    logits processor).
 
 Costs are counted the same way in every backend (`ForwardCounter`), and
 ``backend`` names the implementation in traces and summaries.
@@ -28,11 +30,11 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol, Sequence as Seq, runtime_checkable
+from typing import Any, Protocol, Sequence as Seq, runtime_checkable
 
 import torch
 
-LogitsProcessor = Callable[[list[int], torch.Tensor], torch.Tensor]
+from .generation import GenerationConfig
 
 
 class PromptTooLongError(ValueError):
@@ -141,12 +143,7 @@ class LanguageModel(Protocol):
 
     # requests
     def generate(
-        self,
-        prompt: str,
-        max_new_tokens: int = 256,
-        stop: Seq[str] = (),
-        logits_processor: LogitsProcessor | None = None,
-        state: Sequence | None = None,
+        self, prompt: str, config: GenerationConfig = GenerationConfig(), state: Sequence | None = None
     ) -> Generation: ...
     def score_continuations(
         self, prompt: str, continuations: Seq[str], state: Sequence | None = None, batch_size: int = 16

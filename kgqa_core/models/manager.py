@@ -329,7 +329,7 @@ def _is_gguf_source(name_or_path: str) -> bool:
     return name_or_path in PACKAGED_MODELS or Path(name_or_path).expanduser().suffix.lower() == ".gguf"
 
 
-def _gguf_tokenizer(path: Path, key: str, progress: ProgressFn | None):
+def gguf_tokenizer(path: Path, key: str, progress: ProgressFn | None):
     """The Hugging Face tokenizer stored in a GGUF file, converted once and kept in the cache folder."""
     from transformers import AutoTokenizer
 
@@ -376,7 +376,7 @@ def _load_llama(name_or_path: str, progress: ProgressFn | None):
         if not path.is_file():
             raise ModelLoadError(f"GGUF file not found: {path}")
         name, revision = path.name, f"{path.stat().st_size}-{int(path.stat().st_mtime)}"
-    tok = _gguf_tokenizer(path, f"{Path(path).stem}-{revision}", progress)
+    tok = gguf_tokenizer(path, f"{Path(path).stem}-{revision}", progress)
     n_ctx = os.environ.get("KGQA_LLAMA_CTX", "")
     kwargs = {"n_ctx": int(n_ctx)} if n_ctx.isdigit() and int(n_ctx) >= 512 else {}
     return LlamaCppModel(name=name, path=Path(path), tokenizer=tok, revision=revision, source=str(path), **kwargs)

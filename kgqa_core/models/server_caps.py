@@ -131,7 +131,7 @@ def detect(client: ServerClient, wanted_model: str | None, encode: Any = None) -
     caps.kind = guess_kind(models, client)
     caps.tokenize_path = _tokenize_path(client, caps.model)
 
-    base = {"model": caps.model, "temperature": 0.0, **_greedy_fields(caps.kind)}
+    base = {"model": caps.model, "temperature": 0.0, **greedy_fields(caps.kind)}
     gen = _try(client, {**base, "prompt": PROBE_PROMPT, "max_tokens": 1, "logprobs": 5})
     choice = _choice(gen)
     if choice is None:
@@ -184,7 +184,7 @@ def detect(client: ServerClient, wanted_model: str | None, encode: Any = None) -
     return caps
 
 
-def _greedy_fields(kind: str) -> dict[str, Any]:
+def greedy_fields(kind: str) -> dict[str, Any]:
     """Fields that make a server's sampling plain greedy (llama-cpp-python applies a repeat penalty by default)."""
     if kind == "llama-cpp-python":
         return {"repeat_penalty": 1.0, "top_k": 1, "top_p": 1.0, "min_p": 0.0}

@@ -37,14 +37,14 @@ import torch
 
 from .backend_fields import BackendFields
 from .base import ModelBase
+from .generation import GenerationConfig
 from .interface import (
     BackendCapabilityError,
     ContinuationScore,
     Generation,
-    LogitsProcessor,
     ScoreList,
 )
-from .server_caps import ServerCapabilities, _greedy_fields, detect, list_models, pick_model, token_terminal
+from .server_caps import ServerCapabilities, detect, greedy_fields, list_models, pick_model, token_terminal
 from .server_http import DEFAULT_TIMEOUT, ServerClient, ServerError
 
 FORCE_BIAS = 100.0  # logit bias that makes the allowed tokens win (logits span a few tens)
@@ -87,14 +87,6 @@ class ServerBackend(BackendFields, ModelBase):
     @property
     def device_label(self) -> str:
         return f"server {self.url}"
-
-    @property
-    def vocab_size(self) -> int:
-        return len(self.tokenizer)
-
-    @property
-    def requests_made(self) -> int:
-        return self.client.requests_made
 
     def describe(self) -> dict[str, Any]:
         """What a trace records about the server (never the API key)."""
@@ -150,7 +142,7 @@ class ServerBackend(BackendFields, ModelBase):
     def complete(self, ids: Seq[int], purpose: str = "completion", **fields: Any) -> dict[str, Any]:
         """One greedy ``/v1/completions`` request after `ids`; returns its first choice."""
         body = {"model": self.caps.model, "prompt": self.prompt_field(ids), "temperature": 0.0,
-                **_greedy_fields(self.caps.kind), **fields}
+                **greedy_fields(self.caps.kind), **fields}
         reply = self.client.post("/v1/completions", body)
         choices = reply.get("choices") if isinstance(reply, dict) else None
         if not choices or not isinstance(choices[0], dict):
@@ -163,7 +155,7 @@ class ServerBackend(BackendFields, ModelBase):
     def complete_batch(self, prompts: list[list[int]], purpose: str, **fields: Any) -> list[dict[str, Any]]:
         """One request with several token-id prompts (servers with ``batch_prompts``); choices in order."""
         body = {"model": self.caps.model, "prompt": prompts, "temperature": 0.0,
-                **_greedy_fields(self.caps.kind), **fields}
+                **greedy_fields(self.caps.kind), **fields}
         reply = self.client.post("/v1/completions", body)
         choices = sorted(reply.get("choices") or [], key=lambda c: c.get("index", 0))
         if len(choices) != len(prompts):
@@ -178,15 +170,11 @@ class ServerBackend(BackendFields, ModelBase):
         self.counter.tokens_out += int(usage.get("completion_tokens") or 0)
 
     def generate(
-        self,
-        prompt: str,
-        max_new_tokens: int = 256,
-        stop: Seq[str] = (),
-        logits_processor: LogitsProcessor | None = None,
-        state: ServerSequence | None = None,
+        self, prompt: str, config: GenerationConfig = GenerationConfig(), state: ServerSequence | None = None
     ) -> Generation:
         """Greedy generation in one request (two more when the first token must not be blank, see RoK)."""
         started = time.perf_counter()
+        logits_processor = config.logits_processor
         if logits_processor is not None and not getattr(logits_processor, "bans_blank_first_token", False):
             raise BackendCapabilityError(
                 f"a logits processor ({type(logits_processor).__name__}) cannot run on a model server"
@@ -195,15 +183,15 @@ class ServerBackend(BackendFields, ModelBase):
             before = self.counter.forward_passes
             ids = list(state.ids) if state is not None else self.encode(prompt)
             self._check_length(len(ids))
-            stops = [s for s in stop if s]
-            fields: dict[str, Any] = {"max_tokens": max_new_tokens}
+            stops = list(config.stop_strings)
+            fields: dict[str, Any] = {"max_tokens": config.max_new_tokens}
             if stops:
                 fields["stop"] = stops
             choice = self.complete(ids, "generate", **fields)
             text = str(choice.get("text", ""))
             head: list[int] = []
             if logits_processor is not None and self._blank_start(text):
-                head, choice = self._non_blank_start(ids, max_new_tokens, fields)
+                head, choice = self._non_blank_start(ids, config.max_new_tokens, fields)
                 text = self.decode(head) + str(choice.get("text", ""))
             out_ids = head + self.encode(str(choice.get("text", "")))
             if state is not None:
@@ -384,7 +372,7 @@ def gbnf_literal(text: str) -> str:
 # ------------------------------------------------------------------ connect
 def local_tokenizer(source: str) -> tuple[Any, str]:
     """A Hugging Face tokenizer for the served model: a packaged model key, a .gguf file or a folder/hub id."""
-    from .manager import ModelLoadError, _gguf_tokenizer, packaged_gguf
+    from .manager import ModelLoadError, gguf_tokenizer, packaged_gguf
     from .registry import PACKAGED_MODELS
 
     by_file = {spec.gguf_filename: key for key, spec in PACKAGED_MODELS.items()}
@@ -392,13 +380,13 @@ def local_tokenizer(source: str) -> tuple[Any, str]:
     if key is not None:
         spec = PACKAGED_MODELS[key]
         path = packaged_gguf(spec)
-        return _gguf_tokenizer(path, f"{path.stem}-{spec.sha256[:12]}", None), key
+        return gguf_tokenizer(path, f"{path.stem}-{spec.sha256[:12]}", None), key
     path = Path(source).expanduser()
     if path.suffix.lower() == ".gguf":
         if not path.is_file():
             raise ModelLoadError(f"GGUF file not found for the server's tokenizer: {path}")
         rev = f"{path.stat().st_size}-{int(path.stat().st_mtime)}"
-        return _gguf_tokenizer(path, f"{path.stem}-{rev}", None), str(path)
+        return gguf_tokenizer(path, f"{path.stem}-{rev}", None), str(path)
     try:
         from transformers import AutoTokenizer
 

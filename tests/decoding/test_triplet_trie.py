@@ -10,6 +10,7 @@ import torch
 from kgqa_core.decoding.constraint import ConstraintError, OpeningDetector, TripletGuide, TrieLogitsProcessor
 from kgqa_core.decoding.triplet_trie import TripletTokenCache, TripletTrie, triplet_body, triplet_surface
 from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+from kgqa_core.models.generation import GenerationConfig
 
 ADVERSARIAL = [
     ("Grand Bahama", "location.location.containedby", "Bahamas"),
@@ -140,7 +141,7 @@ def test_logits_processor_constrains_generate_to_one_triplet(small_model, graph)
     """The guide plugged into plain greedy generation can only write a graph triplet."""
     trie = TripletTrie.build(graph.triplets, small_model.tokenizer, opener=" <")
     proc = TrieLogitsProcessor(TripletGuide(trie), end_ids=sorted(small_model.eos_ids))
-    gen = small_model.generate("The capital of the Bahamas: <", max_new_tokens=40, logits_processor=proc)
+    gen = small_model.generate("The capital of the Bahamas: <", GenerationConfig(max_new_tokens=40, logits_processor=proc))
     node = trie.walk(gen.token_ids)
     assert node is not None and trie.is_end(node), gen.text
     found = {graph.triplet(i).linearized() for i in trie.triplets_at(node)}

@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from kgqa_core.methods.base import MethodRequest, run_method
+from kgqa_core.models.generation import GenerationConfig
 from kgqa_core.models.interface import LanguageModel
 
 PER_TOKEN_TOL = 1.0
@@ -152,8 +153,8 @@ def test_scores_and_greedy_answers_agree(small_model, llama_model):
     for x, y in zip(a, b):
         assert abs(x.total - y.total) < PER_TOKEN_TOL * len(x.token_ids)
     assert max(a, key=lambda s: s.total).text == max(b, key=lambda s: s.total).text == "Paris"
-    ga = small_model.generate(prompt, max_new_tokens=12, stop=["\n"])
-    gb = llama_model.generate(prompt, max_new_tokens=12, stop=["\n"])
+    ga = small_model.generate(prompt, GenerationConfig(max_new_tokens=12, stop_strings=["\n"]))
+    gb = llama_model.generate(prompt, GenerationConfig(max_new_tokens=12, stop_strings=["\n"]))
     assert ga.text == gb.text
     # one pass for the prompt, one per token fed back (the token that hit a stop string is not)
     assert gb.forward_passes == 1 + gb.output_tokens - (1 if gb.stopped_by.startswith("stop") else 0)

@@ -9,16 +9,17 @@ from pathlib import Path
 import pytest
 import torch
 
-from kgqa_core.models import ModelIntegrityError, ModelLoadError, load_model, pick_device, pick_dtype
 from kgqa_core.models import manager as manager_mod
 from kgqa_core.models import registry
+from kgqa_core.models.generation import GenerationConfig
+from kgqa_core.models.manager import ModelIntegrityError, ModelLoadError, load_model, pick_device, pick_dtype
 
 
 def test_packaged_model_loads_and_answers(small_model):
     assert small_model.name == "smollm2-135m"
     assert small_model.revision == registry.PACKAGED_MODELS["smollm2-135m"].sha256[:12]
     prompt = small_model.chat_prompt("What is the capital of France? Answer in one word.")
-    gen = small_model.generate(prompt, max_new_tokens=16)
+    gen = small_model.generate(prompt, GenerationConfig(max_new_tokens=16))
     assert "Paris" in gen.text
     # KV cache: one prefill, then one pass per generated token
     assert gen.output_tokens <= gen.forward_passes <= gen.output_tokens + 1
@@ -70,11 +71,11 @@ def test_step_extends_cache_like_a_full_prefill(small_model):
 
 def test_concurrent_generation_is_serialised_and_deterministic(small_model):
     prompt = small_model.chat_prompt("List three colours.")
-    expected = small_model.generate(prompt, max_new_tokens=12).text
+    expected = small_model.generate(prompt, GenerationConfig(max_new_tokens=12)).text
     results: list[str] = []
 
     def work():
-        results.append(small_model.generate(prompt, max_new_tokens=12).text)
+        results.append(small_model.generate(prompt, GenerationConfig(max_new_tokens=12)).text)
 
     threads = [threading.Thread(target=work) for _ in range(3)]
     for t in threads:

@@ -27,6 +27,7 @@ import pytest
 
 from kgqa_core.graph.knowledge_graph import KnowledgeGraph
 from kgqa_core.methods.base import MethodRequest, run_method
+from kgqa_core.models.generation import GenerationConfig
 from kgqa_core.models.interface import BackendCapabilityError, LanguageModel
 from kgqa_core.models.server_http import ServerClient, ServerError
 from kgqa_core.models.server_model import connect_server
@@ -117,15 +118,15 @@ def test_generation_and_scores_match_in_process(server_model, llama_model):
     diffs = [abs(u - v) for x, y in zip(a, b) for u, v in zip(x.token_logprobs, y.token_logprobs)]
     assert max(diffs) < SCORE_TOL and sum(diffs) / len(diffs) < MEAN_TOL, diffs
     assert b.forward_passes == len(options)  # one forcing request per option on this server
-    ga = llama_model.generate(prompt, max_new_tokens=12, stop=["\n"])
-    gb = server_model.generate(prompt, max_new_tokens=12, stop=["\n"])
+    ga = llama_model.generate(prompt, GenerationConfig(max_new_tokens=12, stop_strings=["\n"]))
+    gb = server_model.generate(prompt, GenerationConfig(max_new_tokens=12, stop_strings=["\n"]))
     assert ga.text == gb.text and gb.forward_passes == 1
 
 
 def test_dog_chain_and_scores_match_in_process(server_model, llama_model):
     llama_model.clear_prefix_cache()  # a cold cache, as the server's first request of a question
     local = _run("dog", llama_model, DOG_PARAMS)
-    before = server_model.requests_made
+    before = server_model.client.requests_made
     remote = _run("dog", server_model, DOG_PARAMS)
     assert not remote.error, remote.error
     assert [c.triplet_id for c in remote.best_chain] == [c.triplet_id for c in local.best_chain]
@@ -148,7 +149,7 @@ def test_dog_chain_and_scores_match_in_process(server_model, llama_model):
     assert all(s.extra["forward_passes"] == 1 for s in steps)  # one token-grammar request per triplet step
     assert remote.backend == "server" and remote.extra["server"]["model"] == server_model.name
     assert remote.extra["server"]["triplet_strategy"] == "walk"
-    assert server_model.requests_made - before >= len(steps) + 1
+    assert server_model.client.requests_made - before >= len(steps) + 1
 
 
 def test_a_chain_at_its_limit_concludes_in_one_request_as_in_process(server_model, llama_model):
@@ -164,10 +165,10 @@ def test_a_chain_at_its_limit_concludes_in_one_request_as_in_process(server_mode
     ids = llama_model.encode(facts)
     detector = OpeningDetector.for_tokenizer(llama_model.tokenizer)
     local = decode_free_text(llama_model, llama_model.prefill(ids), 40, detector, allow_open=False)
-    before = server_model.requests_made
+    before = server_model.client.requests_made
     state = ServerSequence(list(ids))
     remote = RemoteDecoding(server_model).free_text(state, 40, detector, allow_open=False)
-    assert server_model.requests_made - before == 1
+    assert server_model.client.requests_made - before == 1
     assert local.stop == remote.stop == "limit"
     assert remote.text == local.text and remote.ids == local.ids
     assert list(state.ids) == ids + remote.ids  # the opener is not in the sequence

@@ -11,6 +11,7 @@ from typing import Callable
 
 import pytest
 
+from kgqa_core.models.generation import GenerationConfig
 from kgqa_core.models.local_model import Generation
 from kgqa_core.trace.schema import ModelCall
 
@@ -36,11 +37,11 @@ class ScriptedModel:
             return self.answer
         raise AssertionError(f"unexpected prompt: {prompt[:200]}")
 
-    def generate(self, prompt: str, max_new_tokens: int = 256, stop=(), logits_processor=None) -> Generation:
+    def generate(self, prompt: str, config: GenerationConfig = GenerationConfig(), state=None) -> Generation:
         self.prompts.append(prompt)
         text = self._reply(prompt)
-        for s in stop:
-            if s and s in text:
+        for s in config.stop_strings:
+            if s in text:
                 text = text[: text.index(s)]
         n = len(text.split())
         return Generation(text, list(range(n)), len(prompt.split()), n, n + 1, 0.001, "eos")

@@ -120,10 +120,10 @@ def test_prompt_too_long_keeps_the_steps_and_reports_the_error(scripted):
     from kgqa_core.models.local_model import PromptTooLongError
 
     class Overflowing(scripted):
-        def generate(self, prompt, **kw):
+        def generate(self, prompt, *args, **kw):
             if "Knowledge graph evidence" in prompt:
                 raise PromptTooLongError("prompt has 9000 tokens but scripted takes at most 8192")
-            return super().generate(prompt, **kw)
+            return super().generate(prompt, *args, **kw)
 
     trace, _ = _run(Overflowing(cot="Bob Stone", branches="1", answer="x"))
     assert [s.kind for s in trace.steps] == KINDS[:5]
