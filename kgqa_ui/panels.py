@@ -26,7 +26,7 @@ from .text_view import highlight_model_text, token_view_html
 from .trace_scene import step_scene, step_title
 from .trace_tables import chain_text, correctness, faithfulness_badge, grounding_badge, step_facts
 from .views import StepView, view_for_step
-from .vis_html import render_html
+from .graph_frame import show_graph  # noqa: F401  (pages call panels.show_graph)
 
 PLOTLY_CONFIG = {"displayModeBar": False}
 
@@ -40,11 +40,6 @@ def page_guard(page: str) -> Iterator[None]:
     except Exception as exc:  # st.stop / st.rerun are BaseExceptions and pass through
         st.error(f"The {page} page hit a problem: {type(exc).__name__}: {md_text(exc)}", icon=":material/error:")
         st.caption("Your runs are saved on disk; reloading the page or choosing another run usually helps.")
-
-
-def show_graph(scene: GraphScene, height: int = 520, alt: str = "knowledge graph") -> None:
-    extra = 96 + 22 * (len(scene.legend) // 4) + (22 if scene.note else 0)
-    st.iframe(render_html(scene, height=height), height=height + extra, alt=alt)
 
 
 def badge(trace: Trace, graph: Any | None = None) -> None:

@@ -239,32 +239,3 @@ def explore_scene(
                      "subgraph": "neighbour of an expanded entity"},
         edge_labels={"chain": "triplet you added", "subgraph": "triplet of an expanded entity"},
     )
-
-
-def abstract_structure_scene(structure: Any) -> GraphScene | None:
-    """READS' abstract structure S_k as a top-down tree; None when it is not well-formed."""
-    nodes = structure.get("nodes") if isinstance(structure, dict) else structure
-    if not isinstance(nodes, list) or not nodes:
-        return None
-    b = SceneBuilder(lambda _tid: None)
-    names: dict[str, str] = {}
-    for i, node in enumerate(nodes):
-        if not isinstance(node, dict):
-            continue
-        nid = str(node.get("id", i))
-        ents = node.get("entities") or []
-        ents = [str(e) for e in ents] if isinstance(ents, list) else [str(ents)]
-        shown = ", ".join(ents[:3]) + (f" +{len(ents) - 3}" if len(ents) > 3 else "")
-        name = f"{nid}: {node.get('type', '?')}" + (f"\n{shown}" if shown else "")
-        names[nid] = name
-        role = "topic" if node.get("parent") in (None, "", -1) else ("answer" if node.get("type") == "answer" else "subgraph")
-        b.node(name, role, info="entities: " + (", ".join(ents) if ents else "(none yet)"))
-    for i, node in enumerate(nodes):
-        if not isinstance(node, dict):
-            continue
-        parent = node.get("parent")
-        nid = str(node.get("id", i))
-        if parent is not None and str(parent) in names and nid in names:
-            b.triplet(None, "path", triplet=(names[str(parent)], str(node.get("relation", "")), names[nid]),
-                      color=C.categorical(0))
-    return b.build(max_nodes=200, title="Abstract structure S_k", layout="hierarchical", label_limit=90)

@@ -16,7 +16,8 @@ from kgqa_ui.html_utils import script_json
 from kgqa_ui.run_store import RunStore, RunStoreError
 from kgqa_ui.scene import EDGE_STYLE
 from kgqa_ui.text_view import highlight_model_text, token_view_html
-from kgqa_ui.trace_scene import abstract_structure_scene, compare_scene, explore_scene, step_scene
+from kgqa_ui.trace_scene import compare_scene, explore_scene, step_scene
+from kgqa_ui.views.reads import abstract_structure_scene
 from kgqa_ui.trace_tables import correctness, faithfulness_badge, scores_csv, summary_row
 from kgqa_ui.vis_html import VIS_JS, render_html, scene_data
 
