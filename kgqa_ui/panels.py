@@ -20,13 +20,12 @@ import streamlit as st
 from kgqa_core.trace.schema import Step, Trace
 
 from . import charts
+from .graph_frame import show_graph
 from .html_utils import md_text
-from .scene import GraphScene
 from .text_view import highlight_model_text, token_view_html
 from .trace_scene import step_scene, step_title
 from .trace_tables import chain_text, correctness, faithfulness_badge, grounding_badge, step_facts
 from .views import StepView, view_for_step
-from .graph_frame import show_graph  # noqa: F401  (pages call panels.show_graph)
 
 PLOTLY_CONFIG = {"displayModeBar": False}
 

@@ -131,9 +131,9 @@ def decode_free_text(
         tok = int(torch.argmax(state.logits))
         if tok in eos:
             return _done(model, FreeText(text, ids, "eos"), before)
-        if detector is not None and not allow_open and detector.is_opening(tok):
-            return _done(model, FreeText(text, ids, "limit"), before)
-        if detector is not None and allow_open and detector.is_opening(tok):
+        if detector is not None and detector.is_opening(tok):
+            if not allow_open:
+                return _done(model, FreeText(text, ids, "limit"), before)
             opener = detector.opener_text(tok)
             opener_ids = [tok] if detector.is_pure(tok) else model.encode(opener)
             model.step(state, opener_ids)
