@@ -1,4 +1,4 @@
-"""Complete a list answer from the graph: every entity the chain's last relation holds.
+"""Complete a list answer from the graph: every entity the chain's relation path reaches.
 
 A deviation from DoG and CoT as published (documented in docs/benchmarks.md
 with its ablation).  A chain that ends ``< Disclosure -> starred_actors ->
@@ -18,6 +18,21 @@ The rule, applied after the model's answers are parsed and linked:
   model's own (whose order is kept, so Hits@1 is unchanged), each marked
   ``Answer.completed_from_graph``.
 
+A chain that is a *path* from a topic entity completes along the whole path
+(`complete_along_path`): ``< Forever Young -> starred_actors -> Jamie Lee
+Curtis > < Jamie Lee Curtis -> starred_actors (reverse) -> The Fog >`` for
+"films with the same actor as Forever Young" reads the relation path
+(starred_actors, starred_actors reversed) from Forever Young, and the answer
+set is every entity the graph reaches along it -- the films of *every* actor
+of Forever Young, which is what the question asks (the last-triplet rule
+would add only Jamie Lee Curtis's films).  Triplets that list siblings of the
+step before (same entity, relation and direction: the model enumerating)
+leave the path as it is; a chain that leaves the path any other way (a
+triplet that starts from neither the path's end nor the step's source) is
+not a path, and the last-triplet rule applies instead.  The path is only
+used when one of the model's answers is among the entities it reaches, so
+it never replaces the model's reading of the question, only completes it.
+
 Topic entities are never added (the question is about them).  At most
 `MAX_COMPLETED_ANSWERS` are added; a relation that holds more (a genre's
 thousands of films, read backwards) is cut and the cut is noted.  Only
@@ -33,6 +48,7 @@ from typing import Any, Sequence
 from ..trace.schema import Answer
 
 MAX_COMPLETED_ANSWERS = 100
+MAX_PATH_FRONTIER = 500  # entities expanded per hop of a path; more (a genre's films) are cut and noted
 
 
 @dataclass(frozen=True)
@@ -42,19 +58,29 @@ class Completion:
     answers: list[Answer]
     anchor: str  # the entity the relation is read from
     relation: str
-    direction: str  # "tails": every t of (anchor, r, t); "heads": every h of (h, r, anchor)
+    direction: str  # "tails": every t of (anchor, r, t); "heads": every h of (h, r, anchor); "path": below
     added: list[str] = field(default_factory=list)
     held: int = 0  # how many entities the graph holds on that side
     cut: int = 0  # left out by MAX_COMPLETED_ANSWERS
+    path: list[tuple[str, bool]] = field(default_factory=list)  # (relation, read forwards) from `anchor`
+    frontier_cut: int = 0  # entities of an intermediate hop not expanded (MAX_PATH_FRONTIER)
 
     @property
     def note(self) -> str:
-        side = (f"every tail of ({self.anchor}, {self.relation}, ?)" if self.direction == "tails"
-                else f"every head of (?, {self.relation}, {self.anchor})")
-        text = (f"answers completed from the graph: the chain's last triplet names {side}; "
+        if self.direction == "path":
+            steps = " ".join(f"-{r}{'' if fwd else ' (reverse)'}-> ?" for r, fwd in self.path)
+            side = f"every entity the graph reaches along {self.anchor} {steps}"
+            where = f"the chain is a path of {len(self.path)} hops; it names"
+        else:
+            side = (f"every tail of ({self.anchor}, {self.relation}, ?)" if self.direction == "tails"
+                    else f"every head of (?, {self.relation}, {self.anchor})")
+            where = "the chain's last triplet names"
+        text = (f"answers completed from the graph: {where} {side}; "
                 f"{len(self.added)} answer(s) added after the model's own")
         if self.cut:
             text += f" (cut at {len(self.added)} of {self.held}; {self.cut} left out)"
+        if self.frontier_cut:
+            text += f" ({self.frontier_cut} intermediate entities past {MAX_PATH_FRONTIER} per hop not followed)"
         return text
 
 
@@ -109,3 +135,117 @@ def complete_from_last_triplet(
             cut=len(extra) - len(kept),
         )
     return None
+
+
+def chain_path(chain: Sequence[Any], topics: Sequence[str]) -> tuple[str, list[tuple[str, bool]]] | None:
+    """The topic entity and relation path a chain walks, or None when the chain is not a path from a topic.
+
+    Each triplet must start where the path ends (a new hop) or where the
+    last hop started, with the same relation and direction (a sibling the
+    model listed; the path then ends at that sibling's other end, so a
+    chain may go on from any entity it listed).
+    """
+    if not chain:
+        return None
+    first = chain[0]
+    topic_set = set(topics)
+    if first.head in topic_set:
+        source, fwd = first.head, True
+    elif first.tail in topic_set:
+        source, fwd = first.tail, False
+    else:
+        return None
+    path = [(first.relation, fwd)]
+    hop_source, end = source, (first.tail if fwd else first.head)
+    for t in chain[1:]:
+        relation, last_fwd = path[-1]
+        if t.head == end or t.tail == end:  # a new hop from where the path ends
+            new_fwd = t.head == end
+            hop_source, end = end, (t.tail if new_fwd else t.head)
+            path.append((t.relation, new_fwd))
+        elif t.relation == relation and (t.head if last_fwd else t.tail) == hop_source:  # a sibling
+            end = t.tail if last_fwd else t.head
+        else:
+            return None
+    return source, path
+
+
+def reach(graph: Any, source: str, path: Sequence[tuple[str, bool]],
+          max_frontier: int = MAX_PATH_FRONTIER) -> tuple[list[str], int]:
+    """Entities reached from `source` along `path` (graph order, no repeats), and how many were not followed."""
+    frontier = [source]
+    skipped = 0
+    for i, (relation, fwd) in enumerate(path):
+        if len(frontier) > max_frontier:
+            skipped += len(frontier) - max_frontier
+            frontier = frontier[:max_frontier]
+        nxt: dict[str, None] = {}
+        batch = getattr(graph, "neighbours_batch", None)
+        around = (batch(frontier, "out" if fwd else "in", [relation]).triplets if batch is not None
+                  else {e: graph.neighbours(e) for e in frontier})
+        for e in frontier:
+            for t in around.get(e, ()):
+                if t.relation != relation:
+                    continue
+                if fwd and t.head == e:
+                    nxt[t.tail] = None
+                elif not fwd and t.tail == e:
+                    nxt[t.head] = None
+        frontier = list(nxt)
+    return frontier, skipped
+
+
+def complete_along_path(
+    answers: Sequence[Answer],
+    chain: Sequence[Any],
+    graph: Any,
+    topics: Sequence[str] = (),
+    max_added: int = MAX_COMPLETED_ANSWERS,
+) -> Completion | None:
+    """`answers` completed with every entity the chain's relation path reaches from its topic entity.
+
+    None when the chain is not a path of two hops or more from a topic entity
+    (`chain_path`; one hop is `complete_from_last_triplet`'s case), when
+    none of the model's answers (other than a topic entity) is reached, or
+    when the graph holds nothing beyond what the model answered.
+    """
+    walked = chain_path(chain, topics)
+    if walked is None or len(walked[1]) < 2:  # one hop: the last-triplet rule says the same
+        return None
+    source, path = walked
+    topic_set = set(topics)
+    named = {a.entity for a in answers if a.entity and a.entity not in topic_set}
+    reached, skipped = reach(graph, source, path)
+    if not named & set(reached):
+        return None
+    given = {a.entity for a in answers if a.entity} | {a.text for a in answers}
+    extra = [e for e in reached if e not in given and e not in topic_set]
+    if not extra:
+        return None
+    kept = extra[:max_added]
+    return Completion(
+        answers=list(answers) + [Answer(text=e, entity=e, in_graph=True, score=None, completed_from_graph=True)
+                                 for e in kept],
+        anchor=source,
+        relation=path[-1][0],
+        direction="path",
+        added=kept,
+        held=len(reached),
+        cut=len(extra) - len(kept),
+        path=list(path),
+        frontier_cut=skipped,
+    )
+
+
+def complete_from_chain(
+    answers: Sequence[Answer],
+    chain: Sequence[Any],
+    graph: Any,
+    topics: Sequence[str] = (),
+    max_added: int = MAX_COMPLETED_ANSWERS,
+) -> Completion | None:
+    """Completion along the chain's path from a topic entity, else from its last triplet (module docstring)."""
+    if not chain:
+        return None
+    return (complete_along_path(answers, chain, graph, topics, max_added)
+            or complete_from_last_triplet(answers, chain[-1], graph, topics, max_added))

@@ -116,13 +116,14 @@ def context_prompt(ctx: DecodingContext, request: Any, subgraph_ids: Sequence[in
 
 def resolve_answers(
     texts: Sequence[str], graph: Any, topics: Sequence[str] = (), notes: list[str] | None = None,
-    *, complete_from: Any = None,
+    *, complete_from: Sequence[Any] | None = None,
 ) -> list[Answer]:
     """Each parsed answer, linked to a graph entity when it names one.
 
-    With `complete_from` (the grounded last triplet of the chain, when the
+    With `complete_from` (the chain's grounded triplets in order, when the
     method's ``complete_answers`` is on), the answers are completed from the
-    graph after the model's own (`kgqa_core.answers.completion`), noted.
+    graph after the model's own (`kgqa_core.answers.completion`: along the
+    chain's relation path, else from its last triplet), noted.
 
     An answer that names no entity but lists several under one marker
     ("* A, B, and C") becomes those answers, in order (`split_listed_answer`).
@@ -144,10 +145,10 @@ def resolve_answers(
             seen.add(piece)
             out.append(Answer(text=piece, entity=entity, in_graph=entity is not None, score=score if entity else None))
     out = topic_entities_last(out, topics, notes)
-    if complete_from is not None:
-        from ..answers.completion import complete_from_last_triplet
+    if complete_from:
+        from ..answers.completion import complete_from_chain
 
-        completion = complete_from_last_triplet(out, complete_from, graph, topics)
+        completion = complete_from_chain(out, complete_from, graph, topics)
         if completion is not None:
             out = completion.answers
             if notes is not None:

@@ -32,8 +32,9 @@ class CotParams(PromptParams):
         True, "A text that loops or runs out of budget without an answer gets 'Therefore, the answer is' "
         "appended, as in DoG.", advanced=True)
     complete_answers: bool = param(
-        True, "When the last written triplet is grounded and names one of several entities its relation holds, "
-        "add the others after the model's answers (kgqa_core.answers.completion).", advanced=True)
+        True, "When the last written triplet is grounded, add the other entities the graph holds for the answer "
+        "after the model's own: along the chain's relation path from the topic entity when every triplet is "
+        "grounded, else from the last triplet's relation (kgqa_core.answers.completion).", advanced=True)
 
 
 def run(request: MethodRequest, params: CotParams, rec: TraceRecorder) -> None:
@@ -107,9 +108,11 @@ def _replay(request: MethodRequest, ctx: Any, rec: TraceRecorder, text: str, gen
         extra=to_extra(CotCheckExtra(ill=ill)),
     ))
     texts = parse_answers(text[prev_end:]) or parse_answers(text)
-    last = grounded[-1] if grounded and ctx.params.complete_answers else None
-    last_triplet = graph.triplet(last.triplet_id) if last is not None and last.grounded else None
-    trace.answers = resolve_answers(texts, graph, trace.topic_entities, trace.notes, complete_from=last_triplet)
+    chain = None  # the whole chain when every triplet is grounded, else the last one alone if it is
+    if grounded and ctx.params.complete_answers and grounded[-1].grounded:
+        kept = grounded if all(g.grounded for g in grounded) else grounded[-1:]
+        chain = [graph.triplet(g.triplet_id) for g in kept]
+    trace.answers = resolve_answers(texts, graph, trace.topic_entities, trace.notes, complete_from=chain)
     rec.step(Step(
         index=0,
         kind="cot.answer",

@@ -81,8 +81,9 @@ class DogParams(PromptParams):
         True, "Raise max_steps to two triplets per hop the question names (kgqa_core.methods.hop_budget); noted.",
         advanced=True)
     complete_answers: bool = param(
-        True, "When the chain's last triplet names one of several entities its relation holds, add the others "
-        "after the model's answers (not in the paper; kgqa_core.answers.completion).", advanced=True)
+        True, "Add the other entities the graph holds for the chain's answer after the model's own: every entity "
+        "the chain's relation path reaches from the topic entity, else every entity its last triplet's "
+        "relation holds (not in the paper; kgqa_core.answers.completion).", advanced=True)
     gq_scope: str = param(
         "graph", "graph: G_q grows over the whole graph (hubs cut to walk_cap), so a chain may write triplets the "
         "prompt did not show; prompt: G_q stays inside the prompt's pruned context.", choices=("graph", "prompt"),
@@ -309,8 +310,8 @@ class _DogRun:
         if ranked:
             best = ranked[0]
             texts = parse_answers(best.answer_text) or parse_answers(best.text)
-            last = graph.triplet(best.chain[-1]) if best.chain and self.params.complete_answers else None
-            trace.answers = resolve_answers(texts, graph, topics, trace.notes, complete_from=last)
+            chain = graph.triplets_by_ids(best.chain) if self.params.complete_answers else None
+            trace.answers = resolve_answers(texts, graph, topics, trace.notes, complete_from=chain)
             trace.raw_output = self.ctx.prompt.assistant_prefix + best.text
             trace.extra["best_beam"] = best.beam_id
             trace.extra["stop"] = best.stop

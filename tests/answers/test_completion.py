@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from kgqa_core.answers.completion import complete_from_last_triplet
+from kgqa_core.answers.completion import (
+    MAX_PATH_FRONTIER,
+    chain_path,
+    complete_along_path,
+    complete_from_chain,
+    complete_from_last_triplet,
+)
 from kgqa_core.decoding.context import resolve_answers
 from kgqa_core.graph.knowledge_graph import KnowledgeGraph
 from kgqa_core.trace.schema import Answer, Trace
@@ -68,10 +74,85 @@ def test_resolve_answers_completes_only_when_asked_and_notes_it():
     notes: list[str] = []
     plain = resolve_answers(["Demi Moore"], G, ["Disclosure"], notes)
     assert [a.text for a in plain] == ["Demi Moore"] and notes == []
-    done = resolve_answers(["Demi Moore"], G, ["Disclosure"], notes, complete_from=last)
+    done = resolve_answers(["Demi Moore"], G, ["Disclosure"], notes, complete_from=[last])
     assert [a.text for a in done] == ["Demi Moore", "Michael Douglas", "Donald Sutherland"]
     assert len(notes) == 1 and notes[0].startswith("answers completed from the graph")
     # the flag survives a JSON round trip of the trace
     trace = Trace(method="dog", question="q", answers=done)
     back = Trace.from_json(trace.to_json())
     assert [a.completed_from_graph for a in back.answers] == [False, True, True]
+
+
+# "films with the same actor as Disclosure": Disclosure -> actors -> their films
+def _chain(*spo):
+    return [G.find(*t) for t in spo]
+
+
+def test_a_two_hop_chain_completes_along_its_relation_path_from_the_topic():
+    chain = _chain(("Disclosure", "starred_actors", "Demi Moore"), ("Ghost", "starred_actors", "Demi Moore"))
+    assert chain_path(chain, ["Disclosure"]) == ("Disclosure", [("starred_actors", True), ("starred_actors", False)])
+    got = complete_along_path(_ans("Ghost"), chain, G, ["Disclosure"])
+    # every film of every actor of Disclosure (only Demi Moore has others here), never Disclosure itself
+    assert [a.text for a in got.answers] == ["Ghost", "G.I. Jane"]
+    assert got.direction == "path" and got.anchor == "Disclosure"
+    assert "along Disclosure -starred_actors-> ? -starred_actors (reverse)-> ?" in got.note
+
+
+def test_the_path_follows_every_entity_of_a_hop_not_only_the_one_the_chain_took():
+    g = KnowledgeGraph.from_triplets([
+        ("Heat", "starred_actors", "Al Pacino"), ("Heat", "starred_actors", "Robert De Niro"),
+        ("Serpico", "starred_actors", "Al Pacino"), ("Casino", "starred_actors", "Robert De Niro"),
+        ("Serpico", "directed_by", "Sidney Lumet"), ("Casino", "directed_by", "Martin Scorsese"),
+        ("Heat", "directed_by", "Michael Mann"),
+    ])
+    # "who directed the films of the actors of Heat": the chain went through Al Pacino only
+    chain = [g.find("Heat", "starred_actors", "Al Pacino"), g.find("Serpico", "starred_actors", "Al Pacino"),
+             g.find("Serpico", "directed_by", "Sidney Lumet")]
+    answers = [Answer("Sidney Lumet", "Sidney Lumet", True)]
+    got = complete_from_chain(answers, chain, g, ["Heat"])
+    assert got.answers[0].text == "Sidney Lumet" and not got.answers[0].completed_from_graph
+    assert sorted(got.added) == ["Martin Scorsese", "Michael Mann"]
+    assert all(a.completed_from_graph for a in got.answers[1:])
+    # the last-triplet rule alone would have added nothing (Serpico has one director)
+    assert complete_from_last_triplet(answers, chain[-1], g, ["Heat"]) is None
+
+
+def test_listed_siblings_keep_the_path_and_the_chain_may_go_on_from_any_of_them():
+    g = KnowledgeGraph.from_triplets([
+        ("Heat", "starred_actors", "Al Pacino"), ("Heat", "starred_actors", "Robert De Niro"),
+        ("Casino", "starred_actors", "Robert De Niro"), ("Casino", "directed_by", "Martin Scorsese"),
+    ])
+    chain = [g.find("Heat", "starred_actors", "Al Pacino"), g.find("Heat", "starred_actors", "Robert De Niro"),
+             g.find("Casino", "starred_actors", "Robert De Niro"), g.find("Casino", "directed_by", "Martin Scorsese")]
+    assert chain_path(chain, ["Heat"]) == ("Heat", [("starred_actors", True), ("starred_actors", False),
+                                                    ("directed_by", True)])
+
+
+def test_a_chain_that_is_not_a_path_falls_back_to_its_last_triplet():
+    # the second triplet starts from neither the path's end nor the hop's source
+    chain = _chain(("Disclosure", "directed_by", "Barry Levinson"), ("Ghost", "starred_actors", "Demi Moore"))
+    assert chain_path(chain, ["Disclosure"]) is None
+    assert complete_along_path(_ans("Ghost"), chain, G, ["Disclosure"]) is None
+    got = complete_from_chain(_ans("Ghost"), chain, G, ["Disclosure"])
+    assert got.direction == "heads" and [a.text for a in got.answers] == ["Ghost", "G.I. Jane"]
+    # a chain that does not start at a topic entity is not a path either
+    assert chain_path(_chain(("Ghost", "starred_actors", "Demi Moore")), ["Disclosure"]) is None
+
+
+def test_no_path_completion_when_the_models_answer_is_not_reached():
+    chain = _chain(("Disclosure", "starred_actors", "Demi Moore"), ("Ghost", "starred_actors", "Demi Moore"))
+    assert complete_along_path(_ans("Barry Levinson"), chain, G, ["Disclosure"]) is None
+
+
+def test_a_hub_on_the_path_is_cut_per_hop_and_noted():
+    n = MAX_PATH_FRONTIER + 20
+    g = KnowledgeGraph.from_triplets(
+        [("Seed", "has_genre", "Drama")]
+        + [(f"Film {i}", "has_genre", "Drama") for i in range(n)]
+        + [(f"Film {i}", "release_year", str(1900 + i)) for i in range(n)]
+    )
+    chain = [g.find("Seed", "has_genre", "Drama"), g.find("Film 0", "has_genre", "Drama"),
+             g.find("Film 0", "release_year", "1900")]
+    got = complete_along_path([Answer("1900", "1900", True)], chain, g, ["Seed"])
+    assert got.frontier_cut > 0 and "not followed" in got.note
+    assert len(got.added) <= 100 and got.cut > 0
