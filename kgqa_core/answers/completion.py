@@ -45,6 +45,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from ..graph.chain_walk import walk_chain
 from ..trace.schema import Answer
 
 MAX_COMPLETED_ANSWERS = 100
@@ -140,34 +141,13 @@ def complete_from_last_triplet(
 def chain_path(chain: Sequence[Any], topics: Sequence[str]) -> tuple[str, list[tuple[str, bool]]] | None:
     """The topic entity and relation path a chain walks, or None when the chain is not a path from a topic.
 
-    Each triplet must start where the path ends (a new hop) or where the
-    last hop started, with the same relation and direction (a sibling the
-    model listed; the path then ends at that sibling's other end, so a
-    chain may go on from any entity it listed).
+    Each triplet must be a hop or a listed sibling (`kgqa_core.graph.chain_walk`):
+    a sibling leaves the path as it is.
     """
-    if not chain:
+    steps = walk_chain(chain, topics)
+    if not steps or any(s.kind == "off" for s in steps):
         return None
-    first = chain[0]
-    topic_set = set(topics)
-    if first.head in topic_set:
-        source, fwd = first.head, True
-    elif first.tail in topic_set:
-        source, fwd = first.tail, False
-    else:
-        return None
-    path = [(first.relation, fwd)]
-    hop_source, end = source, (first.tail if fwd else first.head)
-    for t in chain[1:]:
-        relation, last_fwd = path[-1]
-        if t.head == end or t.tail == end:  # a new hop from where the path ends
-            new_fwd = t.head == end
-            hop_source, end = end, (t.tail if new_fwd else t.head)
-            path.append((t.relation, new_fwd))
-        elif t.relation == relation and (t.head if last_fwd else t.tail) == hop_source:  # a sibling
-            end = t.tail if last_fwd else t.head
-        else:
-            return None
-    return source, path
+    return steps[0].source, [(s.relation, s.forward) for s in steps if s.kind == "hop"]
 
 
 def reach(graph: Any, source: str, path: Sequence[tuple[str, bool]],

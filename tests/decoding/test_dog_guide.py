@@ -72,3 +72,41 @@ def test_a_full_chain_may_not_open_and_its_own_triplets_are_left_out(guides, sma
         full.open(" <")
     one = guides.for_chain([0, 1, 2], chain=[0])
     assert one.may_open and one.allowed_ids == [1, 2]  # repeat_triplets False: triplet 0 is not offered again
+
+
+CAST = KnowledgeGraph.from_triplets(
+    [
+        ("Heat", "starred_actors", "Al Pacino"),  # 0
+        ("Heat", "starred_actors", "Robert De Niro"),  # 1
+        ("Heat", "starred_actors", "Val Kilmer"),  # 2
+        ("Heat", "directed_by", "Michael Mann"),  # 3
+        ("Serpico", "starred_actors", "Al Pacino"),  # 4
+        ("Scarface", "starred_actors", "Al Pacino"),  # 5
+        ("Casino", "starred_actors", "Robert De Niro"),  # 6
+        ("The Irishman", "starred_actors", "Al Pacino"),  # 7
+    ],
+    name="cast",
+)
+
+
+def test_the_listing_cap_leaves_out_the_rest_of_a_relation_the_chain_listed(small_model):
+    capped = DogGuides(small_model, CAST, max_steps=6, topics=["Heat"], max_listed=2)
+    every = list(range(8))
+    # one actor written: nothing is left out yet
+    assert capped.for_chain(every, chain=[0]).allowed_ids == [1, 2, 3, 4, 5, 6, 7]
+    # two actors of Heat written (a list): the third actor leaves the trie; the next hop stays
+    step = capped.for_chain(every, chain=[0, 1])
+    assert step.allowed_ids == [3, 4, 5, 6, 7] and capped.listed_out(every, [0, 1]) == {2}
+    # a hop to Al Pacino, then his films: a film (a hop) and a second (its sibling) make a list of two,
+    # so Robert De Niro's films stay but Al Pacino's last film leaves
+    assert capped.listed_out(every, [0, 4]) == set()
+    assert capped.listed_out(every, [0, 4, 5]) == {7}  # The Irishman; Heat (0) is in the chain already
+    assert capped.listed_out([0, 1, 4, 5, 6], [1, 6]) == set()  # one film of De Niro: not a list
+    no_cap = DogGuides(small_model, CAST, max_steps=6, topics=["Heat"], max_listed=0)
+    assert no_cap.for_chain(every, chain=[0, 1]).allowed_ids == [2, 3, 4, 5, 6, 7]
+
+
+def test_a_chain_whose_only_next_triplets_are_listed_ones_must_conclude(small_model):
+    capped = DogGuides(small_model, CAST, max_steps=6, topics=["Heat"], max_listed=2)
+    step = capped.for_chain([0, 1, 2], chain=[0, 1])
+    assert step.allowed_ids == [] and not step.may_open
