@@ -27,11 +27,11 @@ set is every entity the graph reaches along it -- the films of *every* actor
 of Forever Young, which is what the question asks (the last-triplet rule
 would add only Jamie Lee Curtis's films).  Triplets that list siblings of the
 step before (same entity, relation and direction: the model enumerating)
-leave the path as it is; a chain that leaves the path any other way (a
-triplet that starts from neither the path's end nor the step's source) is
-not a path, and the last-triplet rule applies instead.  The path is only
-used when one of the model's answers is among the entities it reaches, so
-it never replaces the model's reading of the question, only completes it.
+leave the path as it is; the path ends at a triplet that leaves it (one
+that starts from neither the path's end nor the step's source).  The path
+is used only when the model's first answer is among the entities its end
+reaches, so it never replaces the model's reading of the question, only
+completes it; else the last-triplet rule applies.
 
 Topic entities are never added (the question is about them).  At most
 `MAX_COMPLETED_ANSWERS` are added; a relation that holds more (a genre's
@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ..graph.chain_walk import walk_chain
+from ..graph.store import is_local_graph
 from ..trace.schema import Answer
 
 MAX_COMPLETED_ANSWERS = 100
@@ -71,7 +72,7 @@ class Completion:
         if self.direction == "path":
             steps = " ".join(f"-{r}{'' if fwd else ' (reverse)'}-> ?" for r, fwd in self.path)
             side = f"every entity the graph reaches along {self.anchor} {steps}"
-            where = f"the chain is a path of {len(self.path)} hops; it names"
+            where = f"the chain walks {len(self.path)} hop(s) from the question's entity to the answer; it names"
         else:
             side = (f"every tail of ({self.anchor}, {self.relation}, ?)" if self.direction == "tails"
                     else f"every head of (?, {self.relation}, {self.anchor})")
@@ -139,30 +140,32 @@ def complete_from_last_triplet(
 
 
 def chain_path(chain: Sequence[Any], topics: Sequence[str]) -> tuple[str, list[tuple[str, bool]]] | None:
-    """The topic entity and relation path a chain walks, or None when the chain is not a path from a topic.
+    """The topic entity and the relation path the chain walks from it, up to its first step off the path.
 
-    Each triplet must be a hop or a listed sibling (`kgqa_core.graph.chain_walk`):
-    a sibling leaves the path as it is.
+    None when the chain does not start at a topic entity.  Listed siblings
+    leave the path as it is (`kgqa_core.graph.chain_walk`).
     """
     steps = walk_chain(chain, topics)
-    if not steps or any(s.kind == "off" for s in steps):
+    if not steps:
         return None
     return steps[0].source, [(s.relation, s.forward) for s in steps if s.kind == "hop"]
 
 
 def reach(graph: Any, source: str, path: Sequence[tuple[str, bool]],
-          max_frontier: int = MAX_PATH_FRONTIER) -> tuple[list[str], int]:
-    """Entities reached from `source` along `path` (graph order, no repeats), and how many were not followed."""
+          max_frontier: int = MAX_PATH_FRONTIER) -> tuple[list[list[str]], int]:
+    """The entities reached from `source` after each hop of `path` (graph order, no repeats), and how many
+    entities of an intermediate hop were not followed (`max_frontier`)."""
+    local = is_local_graph(graph)
     frontier = [source]
+    levels: list[list[str]] = []
     skipped = 0
-    for i, (relation, fwd) in enumerate(path):
+    for relation, fwd in path:
         if len(frontier) > max_frontier:
             skipped += len(frontier) - max_frontier
             frontier = frontier[:max_frontier]
+        around = ({e: graph.neighbours(e) for e in frontier} if local
+                  else graph.neighbours_batch(frontier, "out" if fwd else "in", [relation]).triplets)
         nxt: dict[str, None] = {}
-        batch = getattr(graph, "neighbours_batch", None)
-        around = (batch(frontier, "out" if fwd else "in", [relation]).triplets if batch is not None
-                  else {e: graph.neighbours(e) for e in frontier})
         for e in frontier:
             for t in around.get(e, ()):
                 if t.relation != relation:
@@ -172,7 +175,10 @@ def reach(graph: Any, source: str, path: Sequence[tuple[str, bool]],
                 elif not fwd and t.tail == e:
                     nxt[t.head] = None
         frontier = list(nxt)
-    return frontier, skipped
+        levels.append(frontier)
+        if not frontier:
+            break
+    return levels, skipped
 
 
 def complete_along_path(
@@ -184,20 +190,28 @@ def complete_along_path(
 ) -> Completion | None:
     """`answers` completed with every entity the chain's relation path reaches from its topic entity.
 
-    None when the chain is not a path of two hops or more from a topic entity
-    (`chain_path`; one hop is `complete_from_last_triplet`'s case), when
-    none of the model's answers (other than a topic entity) is reached, or
-    when the graph holds nothing beyond what the model answered.
+    The path is the chain's hops up to its first step off the path
+    (`chain_path`): a chain that wrote one more triplet off its path after
+    listing its answers still completes along the hops that led to them.
+    None when the model's first answer (other than a topic entity) is not
+    among the entities the whole path reaches (an answer picked up half-way
+    is not completed: the path's end is what the chain says the question
+    asks for), or the graph holds nothing beyond what the model answered.
     """
     walked = chain_path(chain, topics)
-    if walked is None or len(walked[1]) < 2:  # one hop: the last-triplet rule says the same
+    if walked is None:
         return None
     source, path = walked
     topic_set = set(topics)
-    named = {a.entity for a in answers if a.entity and a.entity not in topic_set}
-    reached, skipped = reach(graph, source, path)
-    if not named & set(reached):
+    first = next((a.entity for a in answers if a.entity and a.entity not in topic_set), None)
+    if first is None:
         return None
+    named = {first}
+    levels, skipped = reach(graph, source, path)
+    if len(levels) < len(path) or not named & set(levels[-1]):
+        return None
+    hops = len(path)
+    reached = levels[-1]
     given = {a.entity for a in answers if a.entity} | {a.text for a in answers}
     extra = [e for e in reached if e not in given and e not in topic_set]
     if not extra:
@@ -207,12 +221,12 @@ def complete_along_path(
         answers=list(answers) + [Answer(text=e, entity=e, in_graph=True, score=None, completed_from_graph=True)
                                  for e in kept],
         anchor=source,
-        relation=path[-1][0],
+        relation=path[hops - 1][0],
         direction="path",
         added=kept,
         held=len(reached),
         cut=len(extra) - len(kept),
-        path=list(path),
+        path=list(path[:hops]),
         frontier_cut=skipped,
     )
 

@@ -20,7 +20,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from ..graph.chain_walk import listed_relations
 from ..graph.readings import readings
 from .constraint import Done, Generate, Instruction, OpeningDetector, TripletGuide
 from .triplet_trie import TripletTokenCache, TripletTrie
@@ -99,8 +98,6 @@ class DogGuides:
     max_steps: int
     repeat_triplets: bool = False
     reverse_readings: bool = True
-    topics: Sequence[str] = ()  # the question's entities: where a chain's walk starts (listing cap)
-    max_listed: int = 0  # entities of one relation from one entity a chain may write; 0: no cap
     build_seconds: list[float] = field(default_factory=list)  # one entry per trie built
     max_cached: int = 64
 
@@ -110,37 +107,12 @@ class DogGuides:
         self._tries: dict[tuple[str, tuple[int, ...]], TripletTrie] = {}
 
     def for_chain(self, subgraph_ids: Sequence[int], chain: Sequence[int]) -> DogGuide:
-        """The guide of a chain's next step: its G_q, less its own triplets unless repeats are allowed,
-        less the rest of any relation it has listed `max_listed` entities of (`listed_out`)."""
+        """The guide of a chain's next step: its G_q, less its own triplets unless repeats are allowed."""
         ids = list(subgraph_ids)
         if not self.repeat_triplets and chain:
             used = set(chain)
             ids = [t for t in ids if t not in used]
-        if self.max_listed and len(chain) >= self.max_listed:
-            out = self.listed_out(ids, chain)
-            if out:
-                ids = [t for t in ids if t not in out]
         return DogGuide(self.detector, self, ids, may_open=len(chain) < self.max_steps and bool(ids))
-
-    def listed_out(self, subgraph_ids: Sequence[int], chain: Sequence[int]) -> set[int]:
-        """G_q triplets that would list one more entity of a relation the chain has listed `max_listed` of.
-
-        Why: a small model spends its steps writing a relation's entities one
-        by one (a film's actors, an actor's films) and runs out of steps before
-        the next hop; the answer completion adds the rest of such a list from
-        the graph (`kgqa_core.answers.completion`), so writing them teaches the
-        chain nothing.  Not in the paper; the step's trace records the ids.
-        """
-        lists = listed_relations(self.graph.triplets_by_ids(list(chain)), self.topics, self.max_listed)
-        if not lists:
-            return set()
-        out: set[int] = set()
-        written = set(chain)
-        for t in self.graph.triplets_by_ids([i for i in subgraph_ids if i not in written]):
-            for source, relation, forward in lists:
-                if t.relation == relation and (t.head if forward else t.tail) == source:
-                    out.add(t.id)
-        return out
 
     def trie(self, allowed_ids: Sequence[int], opener: str) -> TripletTrie:
         key = (opener, tuple(allowed_ids))

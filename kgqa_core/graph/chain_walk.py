@@ -1,10 +1,9 @@
 """How a reasoning chain walks the graph from the question's entity: hops, listed siblings, and steps off the path.
 
-Two rules read a chain this way: answer completion follows the chain's
-relation path from the topic entity (`kgqa_core.answers.completion`), and
-DoG's listing cap stops a chain from writing a relation's entities one by one
-(`kgqa_core.decoding.dog_guide`).  Both need the same reading of the chain,
-so it is written once here.
+Answer completion follows the chain's relation path from the topic entity
+(`kgqa_core.answers.completion`); the reading is kept apart from it so that
+anything else that asks "which hop is this triplet" (a view, an analysis of
+traces) reads chains the same way.
 
 A chain's first triplet must touch a topic entity; that entity is the
 source and the triplet is read away from it.  Each later triplet is
@@ -83,13 +82,3 @@ def walk_chain(chain: Sequence[Any], topics: Sequence[str]) -> list[ChainStep]:
             steps.append(ChainStep(t, "off", "", t.relation, True, ""))
             break
     return steps
-
-
-def listed_relations(chain: Sequence[Any], topics: Sequence[str], at_least: int) -> list[tuple[str, str, bool]]:
-    """The (source, relation, forward) the chain has listed `at_least` entities of (the hop and its siblings)."""
-    counts: dict[tuple[str, str, bool], int] = {}
-    for step in walk_chain(chain, topics):
-        if step.kind != "off":
-            key = (step.source, step.relation, step.forward)
-            counts[key] = counts.get(key, 0) + 1
-    return [k for k, n in counts.items() if n >= at_least]

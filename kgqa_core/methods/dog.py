@@ -80,10 +80,6 @@ class DogParams(PromptParams):
     auto_steps: bool = param(
         True, "Raise max_steps to two triplets per hop the question names (kgqa_core.methods.hop_budget); noted.",
         advanced=True)
-    max_listed: int = param(
-        2, "Entities of one relation from one entity a chain may write (a list); the rest leave the trie, so the "
-        "chain moves on or concludes, and complete_answers adds them (not in the paper); 0: no cap.",
-        min=0, max=16, advanced=True)
     complete_answers: bool = param(
         True, "Add the other entities the graph holds for the chain's answer after the model's own: every entity "
         "the chain's relation path reaches from the topic entity, else every entity its last triplet's "
@@ -153,9 +149,7 @@ class _DogRun:
         trace.extra["prefill_seconds"] = round(time.perf_counter() - t0, 4)
         t_decode, c_decode = time.perf_counter(), time.process_time()
         # G_q grows over ctx.walk_graph: the prompt's context, or the whole graph with hubs cut (gq_scope)
-        guides = DogGuides(model, ctx.walk_graph, params.max_steps, params.repeat_triplets, params.reverse_readings,
-                           topics=ctx.topics, max_listed=params.max_listed)
-        self.guides = guides
+        guides = DogGuides(model, ctx.walk_graph, params.max_steps, params.repeat_triplets, params.reverse_readings)
         beam = ChainBeam(model, ctx.walk_graph, guides, params.beam_size, params.max_new_tokens,
                          force_conclusion=params.force_conclusion, strict=params.strict,
                          reprompt=self._reprompt if params.local_visibility else None)
@@ -209,10 +203,6 @@ class _DogRun:
                 )
             )
         notes = [e.hypothesis.note for e in searched.extensions if e.hypothesis.note]
-        listed = sorted(self.guides.listed_out(beam.subgraph.triplet_ids, beam.chain)) if self.params.max_listed else []
-        if listed:
-            notes.append(f"listing cap: {len(listed)} triplet(s) left out of the trie, each one more entity of a "
-                         f"relation the chain has listed {self.params.max_listed} of (complete_answers adds them)")
         return Step(
             index=0,
             kind="dog.triplet",
@@ -245,7 +235,6 @@ class _DogRun:
                 "reversed": chosen.reversed,  # written backwards; chosen_triplet_id is the graph triplet
                 # chain triplets the step could not write again (repeat_triplets False)
                 "excluded_repeats": [] if self.params.repeat_triplets else list(beam.chain),
-                "excluded_listed": listed,  # left out by max_listed
             },
         )
 

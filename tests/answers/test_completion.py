@@ -128,14 +128,24 @@ def test_listed_siblings_keep_the_path_and_the_chain_may_go_on_from_any_of_them(
                                                     ("directed_by", True)])
 
 
-def test_a_chain_that_is_not_a_path_falls_back_to_its_last_triplet():
-    # the second triplet starts from neither the path's end nor the hop's source
+def test_a_chain_that_leaves_its_path_completes_along_the_hops_that_reach_the_answer():
+    # "who acted in Disclosure": two actors listed, then a triplet off the path (its director)
+    chain = _chain(("Disclosure", "starred_actors", "Michael Douglas"), ("Disclosure", "starred_actors", "Demi Moore"),
+                   ("Disclosure", "directed_by", "Barry Levinson"))
+    assert chain_path(chain, ["Disclosure"]) == ("Disclosure", [("starred_actors", True)])
+    got = complete_from_chain(_ans("Michael Douglas", "Demi Moore"), chain, G, ["Disclosure"])
+    assert got.direction == "path" and got.added == ["Donald Sutherland"]
+    # the last-triplet rule alone could not: the answers are not directors
+    assert complete_from_last_triplet(_ans("Michael Douglas", "Demi Moore"), chain[-1], G, ["Disclosure"]) is None
+
+
+def test_when_no_hop_reaches_the_answer_the_last_triplet_rule_applies():
     chain = _chain(("Disclosure", "directed_by", "Barry Levinson"), ("Ghost", "starred_actors", "Demi Moore"))
-    assert chain_path(chain, ["Disclosure"]) is None
+    assert chain_path(chain, ["Disclosure"]) == ("Disclosure", [("directed_by", True)])
     assert complete_along_path(_ans("Ghost"), chain, G, ["Disclosure"]) is None
     got = complete_from_chain(_ans("Ghost"), chain, G, ["Disclosure"])
     assert got.direction == "heads" and [a.text for a in got.answers] == ["Ghost", "G.I. Jane"]
-    # a chain that does not start at a topic entity is not a path either
+    # a chain that does not start at a topic entity has no path
     assert chain_path(_chain(("Ghost", "starred_actors", "Demi Moore")), ["Disclosure"]) is None
 
 

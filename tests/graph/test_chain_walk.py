@@ -1,0 +1,42 @@
+"""walk_chain: how a chain walks from the question's entity (hops, listed siblings, a step off the path)."""
+
+from __future__ import annotations
+
+from kgqa_core.graph.chain_walk import walk_chain
+from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+
+G = KnowledgeGraph.from_triplets(
+    [
+        ("Heat", "starred_actors", "Al Pacino"),
+        ("Heat", "starred_actors", "Robert De Niro"),
+        ("Heat", "directed_by", "Michael Mann"),
+        ("Serpico", "starred_actors", "Al Pacino"),
+        ("Scarface", "starred_actors", "Al Pacino"),
+        ("Scarface", "release_year", "1983"),
+    ]
+)
+
+
+def _chain(*spo):
+    return [G.find(*t) for t in spo]
+
+
+def test_hops_siblings_and_the_step_off_the_path():
+    chain = _chain(("Heat", "starred_actors", "Al Pacino"), ("Serpico", "starred_actors", "Al Pacino"),
+                   ("Scarface", "starred_actors", "Al Pacino"), ("Scarface", "release_year", "1983"),
+                   ("Heat", "directed_by", "Michael Mann"), ("Heat", "starred_actors", "Robert De Niro"))
+    steps = walk_chain(chain, ["Heat"])
+    assert [s.kind for s in steps] == ["hop", "hop", "sibling", "hop", "off"]  # the walk stops at the step off
+    assert [(s.source, s.relation, s.forward, s.target) for s in steps[:4]] == [
+        ("Heat", "starred_actors", True, "Al Pacino"),
+        ("Al Pacino", "starred_actors", False, "Serpico"),
+        ("Al Pacino", "starred_actors", False, "Scarface"),  # a sibling: the walk stands on it...
+        ("Scarface", "release_year", True, "1983"),  # ...so the chain goes on from the listed film
+    ]
+
+
+def test_a_chain_read_backwards_from_the_topic_and_one_that_misses_it():
+    steps = walk_chain(_chain(("Serpico", "starred_actors", "Al Pacino")), ["Al Pacino"])
+    assert [(s.kind, s.source, s.forward, s.target) for s in steps] == [("hop", "Al Pacino", False, "Serpico")]
+    assert walk_chain(_chain(("Serpico", "starred_actors", "Al Pacino")), ["Heat"]) == []
+    assert walk_chain([], ["Heat"]) == []
