@@ -16,10 +16,26 @@ and never write the answer line; the loop is cut as soon as a sentence comes
 round a third time (`is_looping`, stop ``"repeat"``), and `force_conclusion`
 then appends "Therefore, the answer is" and lets the model finish that one
 line (`decoders.force_conclusion`).  DoG and CoT get the same treatment, so the comparison stays fair.
+
+Decoding one token per forward pass is what a CPU answer mostly waits on
+(llama.cpp reads the 1.5B model's weights once per pass: about 6 passes a
+second on one thread, whether the pass carries 1 token or 8).  The free text
+repeats what the context already holds -- "< Heat -> directed_by -> Michael
+Mann > This tells us Michael Mann directed Heat", the examples' "This tells
+us", the answer line's names -- so each pass also carries a guess of the
+next few tokens copied from the context after the last tokens' most recent
+occurrence there (*prompt lookup decoding*, `lookup_draft`), and keeps
+those the model's own greedy choice agrees with (`decode_free_text`).  The
+text is the greedy text either way, up to the last bits of the backend's
+arithmetic (a pass over several tokens uses other kernels than a pass over
+one), and a guess the model rejects costs only its share of one pass; the
+model state is rewound past it (`LanguageModel.rewind`).  ``KGQA_LOOKUP_DRAFT``
+sets the guess length (0 turns it off).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -125,9 +141,10 @@ def decode_free_text(
     """
     eos = model.eos_ids
     before = model.counter.forward_passes
+    draft_len = lookup_draft_tokens() if hasattr(model, "rewind") and hasattr(state, "logits") else 0
     ids: list[int] = []
     text = ""
-    for _ in range(max_tokens):
+    while len(ids) < max_tokens:
         tok = int(torch.argmax(state.logits))
         if tok in eos:
             return _done(model, FreeText(text, ids, "eos"), before)
@@ -145,10 +162,78 @@ def decode_free_text(
         cut = stop(text)
         if cut is not None:
             return _done(model, FreeText(text[:cut], ids, "stop"), before)
-        model.step(state, [tok])
+        draft = lookup_draft(state.ids + [tok], min(draft_len, max_tokens - len(ids))) if draft_len else []
+        if not draft:
+            model.step(state, [tok])
+            if detect_loops and is_looping(text):
+                return _done(model, FreeText(text, ids, "repeat"), before)
+            continue
+        base = len(state.ids) + 1  # the state's length with `tok`
+        rows = model.extend(state, [tok] + draft)  # rows[j]: what follows tok, draft[0], ..., draft[j-1]
         if detect_loops and is_looping(text):
+            model.rewind(state, base, rows[0])
             return _done(model, FreeText(text, ids, "repeat"), before)
+        kept = 0
+        for j, guess in enumerate(draft):
+            if int(torch.argmax(rows[j])) != guess or guess in eos or (
+                    detector is not None and detector.is_opening(guess)):
+                break  # a rejected guess, or a token the loop above must handle (EOS, an opener)
+            ids.append(guess)
+            text = model.decode(ids)
+            cut = stop(text)
+            if cut is not None:  # as above: the state holds all but the last token
+                model.rewind(state, base + j, rows[j])
+                return _done(model, FreeText(text[:cut], ids, "stop"), before)
+            kept += 1
+            if detect_loops and is_looping(text):
+                model.rewind(state, base + kept, rows[kept])
+                return _done(model, FreeText(text, ids, "repeat"), before)
+        model.rewind(state, base + kept, rows[kept])
     return _done(model, FreeText(text, ids, "length"), before)
+
+
+LOOKUP_DRAFT_TOKENS = 6  # guessed tokens per pass (`lookup_draft`); $KGQA_LOOKUP_DRAFT overrides, 0 is off
+LOOKUP_NGRAMS = (3, 2)  # the last n tokens looked up in the context, longest first
+
+
+def lookup_draft_tokens() -> int:
+    """The guess length: $KGQA_LOOKUP_DRAFT when it is a number, else `LOOKUP_DRAFT_TOKENS`."""
+    value = os.environ.get("KGQA_LOOKUP_DRAFT", "").strip()
+    return int(value) if value.isdigit() else LOOKUP_DRAFT_TOKENS
+
+
+def lookup_draft(context: list[int], n: int) -> list[int]:
+    """Up to `n` tokens that followed the last few tokens of `context` where they last occurred before.
+
+    Parameters
+    ----------
+    context : the ids the model has read and chosen so far (prompt and text).
+    n : how many tokens to guess at most.
+
+    Returns
+    -------
+    The tokens after the most recent earlier occurrence of the last 3 (else 2)
+    tokens of `context`, or [] when neither occurs earlier.
+
+    Examples
+    --------
+    >>> lookup_draft([5, 6, 7, 8, 9, 1, 5, 6, 7], 3)
+    [8, 9, 1]
+    >>> lookup_draft([1, 2, 3], 4)
+    []
+    """
+    if n <= 0:
+        return []
+    size = len(context)
+    for k in LOOKUP_NGRAMS:
+        if size <= k:
+            continue
+        tail = context[-k:]
+        first = tail[0]
+        for start in range(size - k - 1, -1, -1):
+            if context[start] == first and context[start:start + k] == tail:
+                return context[start + k:start + k + n]
+    return []
 
 
 CONCLUSION = " Therefore, the answer is"

@@ -334,6 +334,15 @@ class LlamaCppModel(BackendFields, ModelBase):
             rows = self._run([(s, list(ids), True) for s, ids in zip(states, new_ids)])
         return [torch.log_softmax(r, dim=-1) for r in rows]
 
+    def rewind(self, state: LlamaSequence, n: int, logits: torch.Tensor) -> None:
+        """Keep the first `n` ids of `state` (drop the cells after them); `logits`: the next-token logits after id n-1."""
+        if n >= len(state.ids):
+            return
+        with self.lock:
+            self._ll.llama_memory_seq_rm(self._mem, state.seq_id, n, -1)
+            del state.ids[n:]
+            state.logits = logits
+
     def fork(self, state: LlamaSequence) -> LlamaSequence:
         with self.lock:
             seq = self._alloc()

@@ -140,6 +140,15 @@ class TransformersModel(BackendFields, ModelBase):
         state.logits = logits[0, -1]
         return torch.log_softmax(logits[0], dim=-1)
 
+    def rewind(self, state: PromptState, n: int, logits: torch.Tensor) -> None:
+        """Keep the first `n` ids of `state` (its cache cropped); `logits`: the next-token logits after id n-1."""
+        if n >= len(state.ids):
+            return
+        with self.lock:
+            state.cache.crop(n - len(state.ids))  # transformers 5: a negative count removes that many tokens
+            del state.ids[n:]
+            state.logits = logits
+
     def extend_many(self, states: Seq[PromptState], new_ids: Seq[Seq[int]]) -> list[torch.Tensor]:
         """Extend several sequences; one batched pass when their caches can be stacked."""
         if len(states) == 1:

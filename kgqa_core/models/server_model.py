@@ -119,6 +119,10 @@ class ServerBackend(BackendFields, ModelBase):
     def extend_many(self, states: Seq[Any], new_ids: Seq[Seq[int]]) -> list[torch.Tensor]:
         return [self.extend(s, i) for s, i in zip(states, new_ids)]
 
+    def rewind(self, state: ServerSequence, n: int, logits: Any = None) -> None:
+        """Keep the first `n` ids (the server reads the whole text again with the next request)."""
+        del state.ids[n:]
+
     def clear_prefix_cache(self) -> None:
         """The server keeps its own cache; nothing is held here."""
 

@@ -1,6 +1,7 @@
 """Free text between triplets: where a looping text is cut, and the forced answer line."""
 
 import pytest
+import torch
 
 from kgqa_core.decoding.decoders import force_conclusion
 from kgqa_core.decoding.free_text import CONCLUSION, decode_free_text, is_looping
@@ -76,3 +77,74 @@ def test_a_chain_at_its_limit_concludes_where_it_would_open_a_triplet(backend_mo
     assert needs_conclusion(limit.stop, limit.text)
     forced = force_conclusion(backend_model, state)
     assert forced.text.startswith(CONCLUSION)
+
+
+# The free text copies what the context holds: the triplet just written, the examples' phrasing.
+LOOKUP_PROMPT = (
+    "1. <Heat -> directed_by -> Michael Mann> This tells us Michael Mann directed Heat.\n"
+    "2. <Heat -> starred_actors -> Al Pacino> This tells us Al Pacino starred in Heat.\n"
+    "3. <Collateral -> directed_by -> Michael Mann> This tells us"
+)
+
+
+NEAR_TIE = 0.5  # nats: llama.cpp's several-token passes use other kernels than one-token passes
+
+
+def _decode(model, monkeypatch, draft: str, prompt: str, max_tokens: int):
+    monkeypatch.setenv("KGQA_LOOKUP_DRAFT", draft)
+    state = model.prefill(model.encode(prompt))
+    n = len(state.ids)
+    free = decode_free_text(model, state, max_tokens, detector=None, detect_loops=False, stop=lambda t: None)
+    assert state.ids[n:] == free.ids  # the state holds exactly the text written
+    return free, state
+
+
+def _margin_after(model, prompt_ids, ids):
+    """The greedy margin (top-1 minus top-2 log-prob) after `ids`, one token per pass."""
+    state = model.prefill(prompt_ids)
+    for tok in ids:
+        model.step(state, [tok])
+    top = torch.log_softmax(state.logits.float(), -1).topk(2).values
+    return float(top[0] - top[1])
+
+
+def _same_greedy_text(model, prompt, a, b):
+    """Equal, or apart only from a near tie where they first differ (the backend's arithmetic)."""
+    if a == b:
+        return True
+    i = next(k for k, (x, y) in enumerate(zip(a, b)) if x != y)
+    return _margin_after(model, model.encode(prompt), a[:i]) < NEAR_TIE
+
+
+def test_lookup_drafts_give_the_greedy_text_in_fewer_passes(backend_model, monkeypatch):
+    model = backend_model
+    plain, _ = _decode(model, monkeypatch, "0", LOOKUP_PROMPT, 40)
+    fast, state = _decode(model, monkeypatch, "6", LOOKUP_PROMPT, 40)
+    assert _same_greedy_text(model, LOOKUP_PROMPT, plain.ids, fast.ids), (plain.text, fast.text)
+    assert fast.stop == plain.stop == "length" and len(fast.ids) == 40  # the budget holds with guesses
+    assert fast.forward_passes < plain.forward_passes, (fast.forward_passes, plain.forward_passes)
+    # the rewinds left the cache as if the text had been fed token by token: the next-token
+    # distribution agrees with a fresh read of the same ids (a stale cell would change it wholesale)
+    fresh = model.prefill(list(state.ids))
+    got, want = (torch.log_softmax(x.float(), -1) for x in (state.logits, fresh.logits))
+    top = want.topk(10).indices
+    assert float((got[top] - want[top]).abs().max()) < NEAR_TIE
+
+
+def test_lookup_drafts_stop_where_plain_decoding_stops(backend_model, monkeypatch):
+    """A stop inside an accepted guess ends the text at the same token with the same state."""
+    model = backend_model
+
+    def at_collateral(text):
+        return text.index("Collateral") + len("Collateral") if "Collateral" in text else None
+
+    runs = []
+    for draft in ("0", "6"):
+        monkeypatch.setenv("KGQA_LOOKUP_DRAFT", draft)
+        state = model.prefill(model.encode(LOOKUP_PROMPT))
+        n = len(state.ids)
+        free = decode_free_text(model, state, 40, detector=None, detect_loops=False, stop=at_collateral)
+        assert free.stop == "stop" and free.text.endswith("Collateral")
+        assert state.ids[n:] == free.ids[:-1]  # the token that decided the stop is not fed
+        runs.append(free)
+    assert _same_greedy_text(model, LOOKUP_PROMPT, runs[0].ids, runs[1].ids)
