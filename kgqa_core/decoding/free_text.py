@@ -30,12 +30,12 @@ text is the greedy text either way, up to the last bits of the backend's
 arithmetic (a pass over several tokens uses other kernels than a pass over
 one), and a guess the model rejects costs only its share of one pass; the
 model state is rewound past it (`LanguageModel.rewind`).  ``KGQA_LOOKUP_DRAFT``
-sets the guess length (0 turns it off).
+sets the guess length (0 turns it off); `kgqa_core.models.lookup` has the rule,
+which the models' own `generate` shares.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -43,6 +43,7 @@ from typing import Any, Callable
 import torch
 
 from ..models.interface import Sequence as PromptState
+from ..models.lookup import lookup_draft, lookup_draft_tokens
 from .constraint import OpeningDetector
 from .prompt import answer_line_done, find_runaway, parse_answers
 
@@ -190,50 +191,6 @@ def decode_free_text(
                 return _done(model, FreeText(text, ids, "repeat"), before)
         model.rewind(state, base + kept, rows[kept])
     return _done(model, FreeText(text, ids, "length"), before)
-
-
-LOOKUP_DRAFT_TOKENS = 6  # guessed tokens per pass (`lookup_draft`); $KGQA_LOOKUP_DRAFT overrides, 0 is off
-LOOKUP_NGRAMS = (3, 2)  # the last n tokens looked up in the context, longest first
-
-
-def lookup_draft_tokens() -> int:
-    """The guess length: $KGQA_LOOKUP_DRAFT when it is a number, else `LOOKUP_DRAFT_TOKENS`."""
-    value = os.environ.get("KGQA_LOOKUP_DRAFT", "").strip()
-    return int(value) if value.isdigit() else LOOKUP_DRAFT_TOKENS
-
-
-def lookup_draft(context: list[int], n: int) -> list[int]:
-    """Up to `n` tokens that followed the last few tokens of `context` where they last occurred before.
-
-    Parameters
-    ----------
-    context : the ids the model has read and chosen so far (prompt and text).
-    n : how many tokens to guess at most.
-
-    Returns
-    -------
-    The tokens after the most recent earlier occurrence of the last 3 (else 2)
-    tokens of `context`, or [] when neither occurs earlier.
-
-    Examples
-    --------
-    >>> lookup_draft([5, 6, 7, 8, 9, 1, 5, 6, 7], 3)
-    [8, 9, 1]
-    >>> lookup_draft([1, 2, 3], 4)
-    []
-    """
-    if n <= 0:
-        return []
-    size = len(context)
-    for k in LOOKUP_NGRAMS:
-        if size <= k:
-            continue
-        tail = context[-k:]
-        first = tail[0]
-        for start in range(size - k - 1, -1, -1):
-            if context[start] == first and context[start:start + k] == tail:
-                return context[start + k:start + k + n]
-    return []
 
 
 CONCLUSION = " Therefore, the answer is"

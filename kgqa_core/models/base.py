@@ -18,6 +18,7 @@ import torch
 
 from ..trace.schema import ModelCall
 from .generation import GenerationConfig
+from .lookup import lookup_draft, lookup_draft_tokens
 from .interface import (
     ContinuationScore,
     Generation,
@@ -146,8 +147,9 @@ class ModelBase:
             out_ids: list[int] = []
             stopped_by = "length"
             text = ""
+            draft_len = lookup_draft_tokens() if hasattr(self, "rewind") else 0
             try:
-                for _ in range(config.max_new_tokens):
+                while len(out_ids) < config.max_new_tokens:
                     logits = state.logits
                     if logits_processor is not None:
                         logits = logits_processor(out_ids, logits)
@@ -162,7 +164,30 @@ class ModelBase:
                         text = text[: text.index(hit)]
                         stopped_by = f"stop:{hit}"
                         break
-                    self.step(state, [next_id])
+                    room = min(draft_len, config.max_new_tokens - len(out_ids))
+                    draft = lookup_draft(state.ids + [next_id], room) if room > 0 else []
+                    if not draft:
+                        self.step(state, [next_id])
+                        continue
+                    # prompt lookup decoding (kgqa_core.models.lookup): keep the guesses greedy agrees with
+                    base = len(state.ids) + 1
+                    rows = self.extend(state, [next_id] + draft)
+                    kept = 0
+                    for j, guess in enumerate(draft):
+                        row = rows[j] if logits_processor is None else logits_processor(out_ids, rows[j])
+                        if int(torch.argmax(row).item()) != guess or guess in eos:
+                            break
+                        out_ids.append(guess)
+                        text = self.decode(out_ids)
+                        hit = _first_stop(text, config.stop_strings)
+                        if hit is not None:
+                            text = text[: text.index(hit)]
+                            stopped_by = f"stop:{hit}"
+                            break
+                        kept += 1
+                    self.rewind(state, base + kept, rows[kept])
+                    if stopped_by != "length":
+                        break
             finally:
                 if own:
                     self.release(state)

@@ -148,3 +148,19 @@ def test_lookup_drafts_stop_where_plain_decoding_stops(backend_model, monkeypatc
         assert state.ids[n:] == free.ids[:-1]  # the token that decided the stop is not fed
         runs.append(free)
     assert _same_greedy_text(model, LOOKUP_PROMPT, runs[0].ids, runs[1].ids)
+
+
+def test_generate_with_lookup_drafts_gives_the_greedy_text_in_fewer_passes(backend_model, monkeypatch):
+    from kgqa_core.models.generation import GenerationConfig
+
+    model = backend_model
+    config = GenerationConfig(max_new_tokens=30, stop_strings=["Pacino>"])
+    runs = []
+    for draft in ("0", "6"):
+        monkeypatch.setenv("KGQA_LOOKUP_DRAFT", draft)
+        runs.append(model.generate(LOOKUP_PROMPT, config))
+    plain, fast = runs
+    assert _same_greedy_text(model, LOOKUP_PROMPT, plain.token_ids, fast.token_ids), (plain.text, fast.text)
+    if plain.token_ids == fast.token_ids:
+        assert fast.text == plain.text and fast.stopped_by == plain.stopped_by
+    assert fast.forward_passes < plain.forward_passes, (fast.forward_passes, plain.forward_passes)
