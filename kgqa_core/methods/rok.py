@@ -228,7 +228,14 @@ def run(request: MethodRequest, p: RokParams, rec: TraceRecorder) -> None:
     # ---- PageRank buckets ----------------------------------------------------
     t0 = time.perf_counter()
     pagerank = subgraph_pagerank(graph, sub_ids, p.damping)
-    ranking = rank_paths(paths, key_entities, pagerank, p.top_k, must_cover=keys.question_entities)
+    relevance = None
+    if keys.question_entities and paths:  # which of the question entity's own paths it asks about
+        from ..graph.hub_caps import relation_relevance
+
+        relations = sorted({t.relation for t in graph.triplets_by_ids(sub_ids)})
+        relevance = relation_relevance(request.question, relations, embedder)
+    ranking = rank_paths(paths, key_entities, pagerank, p.top_k, must_cover=keys.question_entities,
+                         relation_relevance=relevance, graph=graph)
     selected = ranking.selected
     main_ids: list[int] = []
     for r in selected:

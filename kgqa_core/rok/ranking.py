@@ -10,7 +10,7 @@ fullest bucket first, then the next, until k paths are chosen.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import networkx as nx
 
@@ -58,14 +58,23 @@ def rank_paths(
     pagerank: dict[str, float],
     top_k: int,
     must_cover: Sequence[str] = (),
+    relation_relevance: Mapping[str, float] | None = None,
+    graph: KnowledgeGraph | None = None,
+    cover_paths: int = 2,
 ) -> PathRanking:
     """Bucket paths by key entities contained, choose top_k from fullest bucket down.
 
     Ties in mean PageRank go to the shorter path, then to the one found first.
     Each entity of ``must_cover`` (the question's own entities) that no
-    chosen path contains gets its best-ranked path added beyond k: when the
+    chosen path contains gets paths of its own added beyond k: when the
     chain of thought names wrong entities, their paths fill the upper
     buckets and would otherwise push the question's entity out entirely.
+    Which of its paths: with `relation_relevance` (each relation's relevance
+    to the question) and `graph`, the `cover_paths` whose first relation out
+    of the entity the question asks for most ("who directed X" ->
+    ``directed_by``), shorter first; without, its best-ranked path.  Over a
+    whole KB the best-ranked path of a film runs through a genre or a year
+    hub, not the fact the question asks about.
     """
     keys = set(key_entities)
     ranking = PathRanking(pagerank=dict(pagerank))
@@ -82,8 +91,18 @@ def rank_paths(
     for entity in must_cover:
         if any(r.selected and entity in r.path.entities for r in rows):
             continue
-        best = next((r for r in rows if entity in r.path.entities), None)
-        if best is not None:
-            best.selected = True
+        own = [r for r in rows if entity in r.path.entities]
+        if relation_relevance is not None and graph is not None:
+            def asked(r: RankedPath) -> tuple[float, int]:
+                at = r.path.entities.index(entity)
+                near = [s for k, s in enumerate(r.path.steps) if k in (at - 1, at)]  # the triplets at the entity
+                best = max((relation_relevance.get(graph.triplet(s.triplet_id).relation, 0.0) for s in near),
+                           default=0.0)
+                return (-best, r.path.hops)
+            own = sorted(own, key=asked)[: max(cover_paths, 1)]
+        else:
+            own = own[:1]
+        for r in own:
+            r.selected = True
     ranking.ranked = rows
     return ranking

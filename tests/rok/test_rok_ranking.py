@@ -65,3 +65,25 @@ def test_question_entity_keeps_a_path_when_cot_paths_fill_the_top_buckets():
     covered = rank_paths(paths, keys, pr, top_k=2, must_cover=["Topic"])
     assert len(covered.selected) == 3
     assert covered.selected[-1].path.entities == ("Topic", "Answer")
+
+
+def test_the_question_entitys_paths_the_question_asks_about_are_the_ones_added():
+    g = _fan_out()
+    g.add("Topic", "has_genre", "Drama")
+    g.add("Other film", "has_genre", "Drama")
+    g.add("Topic", "directed_by", "Director")
+    keys = ["A", "B", "C", "D", "E"]
+    search = pairwise_paths(g, keys, max_hops=2, max_paths=50)
+    from kgqa_core.rok.paths import neighbourhood_paths
+
+    own = neighbourhood_paths(g, ["Topic"], 2, 50).paths
+    paths = search.paths + own
+    pr = subgraph_pagerank(g, [t for p in paths for t in p.triplet_ids])
+    relevance = {"directed_by": 0.9, "has_genre": 0.1}
+    covered = rank_paths(paths, keys, pr, top_k=2, must_cover=["Topic"], relation_relevance=relevance, graph=g,
+                         cover_paths=1)
+    added = [r for r in covered.selected if "Topic" in r.path.entities]
+    assert [r.path.entities for r in added] == [("Topic", "Director")]
+    # without relevance the best-ranked path is added, whatever it is about
+    plain = rank_paths(paths, keys, pr, top_k=2, must_cover=["Topic"])
+    assert len([r for r in plain.selected if "Topic" in r.path.entities]) == 1
