@@ -233,7 +233,10 @@ def run(request: MethodRequest, p: RokParams, rec: TraceRecorder) -> None:
         from ..graph.hub_caps import relation_relevance
 
         relations = sorted({t.relation for t in graph.triplets_by_ids(sub_ids)})
-        relevance = relation_relevance(request.question, relations, embedder)
+        # the question's words first ("directed" -> directed_by), the embedding for other wordings ("author")
+        words = relation_relevance(request.question, relations)
+        meaning = relation_relevance(request.question, relations, embedder) if embedder is not None else {}
+        relevance = {r: words.get(r, 0.0) + meaning.get(r, 0.0) for r in relations}
     ranking = rank_paths(paths, key_entities, pagerank, p.top_k, must_cover=keys.question_entities,
                          relation_relevance=relevance, graph=graph)
     selected = ranking.selected

@@ -65,16 +65,16 @@ def rank_paths(
     """Bucket paths by key entities contained, choose top_k from fullest bucket down.
 
     Ties in mean PageRank go to the shorter path, then to the one found first.
-    Each entity of ``must_cover`` (the question's own entities) that no
-    chosen path contains gets paths of its own added beyond k: when the
-    chain of thought names wrong entities, their paths fill the upper
-    buckets and would otherwise push the question's entity out entirely.
-    Which of its paths: with `relation_relevance` (each relation's relevance
-    to the question) and `graph`, the `cover_paths` whose first relation out
-    of the entity the question asks for most ("who directed X" ->
-    ``directed_by``), shorter first; without, its best-ranked path.  Over a
-    whole KB the best-ranked path of a film runs through a genre or a year
-    hub, not the fact the question asks about.
+    Each entity of ``must_cover`` (the question's own entities) gets paths
+    of its own added beyond k: when the chain of thought names wrong
+    entities, their paths fill the upper buckets and would otherwise push
+    the question's entity out entirely.  With `relation_relevance` (each
+    relation's relevance to the question) and `graph`, always the
+    `cover_paths` whose relation at the entity the question asks for most
+    ("who directed X" -> ``directed_by``), shorter first, even when a chosen
+    path already passes through the entity (over a whole KB that path runs
+    through a genre or year hub, not the fact asked about); without, its
+    best-ranked path, only when no chosen path contains it.
     """
     keys = set(key_entities)
     ranking = PathRanking(pagerank=dict(pagerank))
@@ -89,10 +89,11 @@ def rank_paths(
     for r in rows[: max(top_k, 0)]:
         r.selected = True
     for entity in must_cover:
-        if any(r.selected and entity in r.path.entities for r in rows):
+        asks = relation_relevance is not None and graph is not None
+        if not asks and any(r.selected and entity in r.path.entities for r in rows):
             continue
         own = [r for r in rows if entity in r.path.entities]
-        if relation_relevance is not None and graph is not None:
+        if asks:
             def asked(r: RankedPath) -> tuple[float, int]:
                 at = r.path.entities.index(entity)
                 near = [s for k, s in enumerate(r.path.steps) if k in (at - 1, at)]  # the triplets at the entity

@@ -87,3 +87,18 @@ def test_the_question_entitys_paths_the_question_asks_about_are_the_ones_added()
     # without relevance the best-ranked path is added, whatever it is about
     plain = rank_paths(paths, keys, pr, top_k=2, must_cover=["Topic"])
     assert len([r for r in plain.selected if "Topic" in r.path.entities]) == 1
+
+
+def test_with_relevance_the_asked_path_is_added_even_when_a_chosen_path_passes_the_entity():
+    g = KnowledgeGraph.from_triplets([
+        ("Topic", "release_year", "1987"), ("Other", "release_year", "1987"),
+        ("Topic", "written_by", "Writer"),
+    ])
+    from kgqa_core.rok.paths import neighbourhood_paths
+
+    paths = neighbourhood_paths(g, ["Topic"], 2, 50).paths
+    pr = subgraph_pagerank(g, [t for p in paths for t in p.triplet_ids])
+    ranked = rank_paths(paths, ["Topic", "1987"], pr, top_k=1, must_cover=["Topic"],
+                        relation_relevance={"written_by": 0.3, "release_year": 0.0}, graph=g, cover_paths=1)
+    chosen = [r.path.entities for r in ranked.selected]
+    assert ("Topic", "Writer") in chosen and len(chosen) == 2
