@@ -261,6 +261,8 @@ def run(request: MethodRequest, p: RokParams, rec: TraceRecorder) -> None:
             "pagerank": {e: round(s, 6) for e, s in sorted(pagerank.items(), key=lambda kv: -kv[1])},
             "buckets": {str(k): v for k, v in sorted(ranking.buckets.items(), reverse=True)},
             "selected": [r.index for r in selected],
+            # the question entity's paths about the relation it asks for, read first (rank_paths)
+            "asked": [r.index for r in selected if r.asked],
             "paths": [r.path.triplet_ids for r in selected],
             "damping": p.damping,
         },

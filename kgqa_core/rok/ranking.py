@@ -25,6 +25,7 @@ class RankedPath:
     key_count: int
     mean_pagerank: float
     selected: bool = False
+    asked: bool = False  # a question entity's path about the relation the question asks for (`must_cover`)
 
 
 @dataclass
@@ -35,7 +36,9 @@ class PathRanking:
 
     @property
     def selected(self) -> list[RankedPath]:
-        return [r for r in self.ranked if r.selected]
+        """The chosen paths, the question entity's asked-about paths first (the answer reads them first)."""
+        chosen = [r for r in self.ranked if r.selected]
+        return [r for r in chosen if r.asked] + [r for r in chosen if not r.asked]
 
 
 def subgraph_pagerank(graph: KnowledgeGraph, triplet_ids: Sequence[int], damping: float = 0.85) -> dict[str, float]:
@@ -101,6 +104,8 @@ def rank_paths(
                            default=0.0)
                 return (-best, r.path.hops)
             own = sorted(own, key=asked)[: max(cover_paths, 1)]
+            for r in own:
+                r.asked = True
         else:
             own = own[:1]
         for r in own:

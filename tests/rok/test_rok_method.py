@@ -75,7 +75,11 @@ def test_single_entity_question_uses_paths_out_of_it(scripted):
 def test_top_k_and_hops_parameters_change_the_search(scripted):
     model = scripted(cot="Bob Stone and 1999 and Drama.", branches="none", answer="Film X")
     trace, _ = _run(model, params={"top_k": 1, "hops": 1})
-    assert len(trace.extra["paths"]) == 1
+    # top_k paths by PageRank bucket, plus at most two of the question entity's asked-about paths
+    ranked = trace.steps[3].extra
+    assert trace.steps[3].kind == "rok.pagerank"
+    assert len([i for i in ranked["selected"] if i not in ranked["asked"]]) <= 1 and len(ranked["asked"]) <= 2
+    assert len(trace.extra["paths"]) == len(ranked["selected"])
     assert all(len(p) == 1 for p in trace.steps[2].extra["paths"])
 
 
