@@ -147,7 +147,7 @@ class ModelBase:
             out_ids: list[int] = []
             stopped_by = "length"
             text = ""
-            draft_len = lookup_draft_tokens() if hasattr(self, "rewind") else 0
+            draft_len = lookup_draft_tokens(self) if hasattr(self, "rewind") else 0
             try:
                 while len(out_ids) < config.max_new_tokens:
                     logits = state.logits

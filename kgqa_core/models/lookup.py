@@ -15,14 +15,25 @@ from __future__ import annotations
 
 import os
 
-LOOKUP_DRAFT_TOKENS = 6  # guessed tokens per pass (`lookup_draft`); $KGQA_LOOKUP_DRAFT overrides, 0 is off
+LOOKUP_DRAFT_TOKENS = 6  # guessed tokens per pass where a backend does not say (`lookup_draft`)
 LOOKUP_NGRAMS = (3, 2)  # the last n tokens looked up in the context, longest first
 
 
-def lookup_draft_tokens() -> int:
-    """The guess length: $KGQA_LOOKUP_DRAFT when it is a number, else `LOOKUP_DRAFT_TOKENS`."""
+def lookup_draft_tokens(model: object = None) -> int:
+    """The guess length: $KGQA_LOOKUP_DRAFT when it is a number, else the backend's ``lookup_draft``.
+
+    Whether guessing pays depends on what a pass over several tokens costs
+    against a pass over one.  Measured on this project's 2-core CPU with the
+    1.5B model (docs/benchmarks.md, "Prompt lookup decoding"): transformers
+    takes 380 ms for one token and 644 ms for seven, so guesses are nearly
+    free and it guesses 6; llama.cpp takes 137 ms for one and 504 ms for
+    seven (its CPU kernels are compute-bound), so a guess costs almost half a
+    token, more than the guesses save, and it does not guess (0).
+    """
     value = os.environ.get("KGQA_LOOKUP_DRAFT", "").strip()
-    return int(value) if value.isdigit() else LOOKUP_DRAFT_TOKENS
+    if value.isdigit():
+        return int(value)
+    return int(getattr(model, "lookup_draft", LOOKUP_DRAFT_TOKENS))
 
 
 def lookup_draft(context: list[int], n: int) -> list[int]:
