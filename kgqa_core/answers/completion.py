@@ -99,6 +99,19 @@ def _side(graph: Any, anchor: str, relation: str, anchor_is_head: bool) -> list[
     return list(out)
 
 
+
+def _added(answers: Sequence[Answer], others: Sequence[str], topics: set[str], anchor: str,
+           max_added: int) -> tuple[list[Answer], list[str], int] | None:
+    """The answers with `others` the model did not give appended (marked), the added names, and how many were cut."""
+    given = {a.entity for a in answers if a.entity} | {a.text for a in answers}
+    extra = [e for e in others if e not in given and e not in topics and e != anchor]
+    if not extra:
+        return None
+    kept = extra[:max_added]
+    added = [Answer(text=e, entity=e, in_graph=True, score=None, completed_from_graph=True) for e in kept]
+    return list(answers) + added, kept, len(extra) - len(kept)
+
+
 def complete_from_last_triplet(
     answers: Sequence[Answer],
     last: Any,
@@ -121,21 +134,12 @@ def complete_from_last_triplet(
         others = _side(graph, anchor, last.relation, anchor_is_head)
         if anchor in named_set or not named_set & set(others):
             continue
-        given = {a.entity for a in answers if a.entity} | {a.text for a in answers}
-        extra = [e for e in others if e not in given and e not in topic_set and e != anchor]
-        if not extra:
+        done = _added(answers, others, topic_set, anchor, max_added)
+        if done is None:
             return None
-        kept = extra[:max_added]
-        added = [Answer(text=e, entity=e, in_graph=True, score=None, completed_from_graph=True) for e in kept]
-        return Completion(
-            answers=list(answers) + added,
-            anchor=anchor,
-            relation=last.relation,
-            direction="tails" if anchor_is_head else "heads",
-            added=kept,
-            held=len(others),
-            cut=len(extra) - len(kept),
-        )
+        completed, kept, cut = done
+        return Completion(completed, anchor, last.relation, "tails" if anchor_is_head else "heads",
+                          added=kept, held=len(others), cut=cut)
     return None
 
 
@@ -210,25 +214,13 @@ def complete_along_path(
     levels, skipped = reach(graph, source, path)
     if len(levels) < len(path) or not named & set(levels[-1]):
         return None
-    hops = len(path)
     reached = levels[-1]
-    given = {a.entity for a in answers if a.entity} | {a.text for a in answers}
-    extra = [e for e in reached if e not in given and e not in topic_set]
-    if not extra:
+    done = _added(answers, reached, topic_set, source, max_added)
+    if done is None:
         return None
-    kept = extra[:max_added]
-    return Completion(
-        answers=list(answers) + [Answer(text=e, entity=e, in_graph=True, score=None, completed_from_graph=True)
-                                 for e in kept],
-        anchor=source,
-        relation=path[hops - 1][0],
-        direction="path",
-        added=kept,
-        held=len(reached),
-        cut=len(extra) - len(kept),
-        path=list(path[:hops]),
-        frontier_cut=skipped,
-    )
+    completed, kept, cut = done
+    return Completion(completed, source, path[-1][0], "path", added=kept, held=len(reached), cut=cut,
+                      path=list(path), frontier_cut=skipped)
 
 
 def complete_from_chain(

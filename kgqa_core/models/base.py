@@ -148,6 +148,18 @@ class ModelBase:
             stopped_by = "length"
             text = ""
             draft_len = lookup_draft_tokens(self) if hasattr(self, "rewind") else 0
+
+            def take(token: int) -> bool:
+                """Write `token`; True when a stop string ends the text there (the token is then not fed)."""
+                nonlocal text, stopped_by
+                out_ids.append(token)
+                text = self.decode(out_ids)
+                hit = _first_stop(text, config.stop_strings)
+                if hit is None:
+                    return False
+                text, stopped_by = text[: text.index(hit)], f"stop:{hit}"
+                return True
+
             try:
                 while len(out_ids) < config.max_new_tokens:
                     logits = state.logits
@@ -157,12 +169,7 @@ class ModelBase:
                     if next_id in eos:
                         stopped_by = "eos"
                         break
-                    out_ids.append(next_id)
-                    text = self.decode(out_ids)
-                    hit = _first_stop(text, config.stop_strings)
-                    if hit is not None:
-                        text = text[: text.index(hit)]
-                        stopped_by = f"stop:{hit}"
+                    if take(next_id):
                         break
                     room = min(draft_len, config.max_new_tokens - len(out_ids))
                     draft = lookup_draft(state.ids + [next_id], room) if room > 0 else []
@@ -175,14 +182,7 @@ class ModelBase:
                     kept = 0
                     for j, guess in enumerate(draft):
                         row = rows[j] if logits_processor is None else logits_processor(out_ids, rows[j])
-                        if int(torch.argmax(row).item()) != guess or guess in eos:
-                            break
-                        out_ids.append(guess)
-                        text = self.decode(out_ids)
-                        hit = _first_stop(text, config.stop_strings)
-                        if hit is not None:
-                            text = text[: text.index(hit)]
-                            stopped_by = f"stop:{hit}"
+                        if int(torch.argmax(row).item()) != guess or guess in eos or take(guess):
                             break
                         kept += 1
                     self.rewind(state, base + kept, rows[kept])
