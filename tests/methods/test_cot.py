@@ -78,4 +78,8 @@ def test_cot_costs_one_forward_pass_per_token(runs):
     forced = lambda t: int(t.extra.get("forced_conclusion", 0))  # noqa: E731
     assert cot.forward_passes <= cot.tokens_out + 1 + forced(cot)
     per_token = lambda t: (t.forward_passes - t.model_calls - forced(t)) / max(t.tokens_out, 1)  # noqa: E731
-    assert per_token(dog) <= per_token(cot) + 1e-9
+    # DoG's constraint costs no extra pass: at most one per token (forced trie runs take fewer). CoT's free
+    # text may take fewer than one per token (prompt lookup guesses on this backend), so the two are not
+    # compared with each other.
+    assert per_token(dog) <= 1 + 1e-9
+    assert per_token(cot) <= 1 + 1e-9
