@@ -24,9 +24,9 @@ def lookup_draft_tokens(model: object = None) -> int:
 
     Whether guessing pays depends on what a pass over several tokens costs
     against a pass over one.  Measured on this project's 2-core CPU with the
-    1.5B model (docs/benchmarks.md, "Prompt lookup decoding"): transformers
-    takes 380 ms for one token and 644 ms for seven, so guesses are nearly
-    free and it guesses 6; llama.cpp takes 137 ms for one and 504 ms for
+    1.5B model, one thread (docs/benchmarks.md, "Prompt lookup decoding"): transformers
+    takes 357 ms for one token and 625 ms for seven, so guesses are nearly
+    free and it guesses 6; llama.cpp takes 139 ms for one and 501 ms for
     seven (its CPU kernels are compute-bound), so a guess costs almost half a
     token, more than the guesses save, and it does not guess (0).
     """
