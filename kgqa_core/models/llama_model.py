@@ -132,7 +132,7 @@ class LlamaCppModel(BackendFields, ModelBase):
     min_reused_prefix: int = 32
 
     backend = "llama.cpp"
-    lookup_draft = 0  # guessed tokens per pass (kgqa_core.models.lookup): a 7-token pass costs 3.6 one-token ones on a CPU
+    lookup_draft = 0  # guessed tokens a pass (models/lookup.py): a 7-token pass costs 3.6 one-token ones
 
     def __post_init__(self) -> None:
         import llama_cpp

@@ -59,7 +59,7 @@ class TransformersModel(BackendFields, ModelBase):
     _prefixes: list = field(default_factory=list, repr=False)
 
     backend = "transformers"
-    lookup_draft = 6  # guessed tokens per pass (kgqa_core.models.lookup): a 7-token pass costs 1.75 one-token ones on a CPU
+    lookup_draft = 6  # guessed tokens a pass (models/lookup.py): a 7-token pass costs 1.75 one-token ones
 
     @property
     def device_label(self) -> str:
