@@ -189,7 +189,10 @@ def test_a_looping_chain_is_cut_and_concluded_on_a_metaqa_question(backend_model
         off = run_method(method, MethodRequest(graph=q.graph(), question=q.question, model=backend_model,
                                                topic_entities=list(q.topic_entities),
                                                params={"force_conclusion": False, **BUDGET_120}))
-        assert off.answer_texts == [] and "forced_conclusion" not in off.extra
+        # nothing is appended without force_conclusion (whether the looping 135M model ever writes an
+        # answer line itself there is a near tie that depends on the KV cache's history in the process)
+        assert "forced_conclusion" not in off.extra
+        assert not any("Therefore, the answer is" in n for n in off.notes)
 
 
 def test_a_chain_never_rewrites_its_own_triplets_unless_asked(backend_model):
