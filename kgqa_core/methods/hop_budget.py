@@ -8,8 +8,16 @@ graph holds around X (``directed_by``, ``written_by``).  `estimate_hops`
 counts such relation-word mentions in the question (each position once),
 using the relations of the triplets the method already has in hand (the
 prompt context), so it follows the graph's own vocabulary rather than a
-list of phrasings.  A question that names no relation word counts as one
-hop.  The estimate is clamped to `MAX_HOPS`.
+list of phrasings.  Words match by form, not meaning: the same word, two
+forms of one stem ("acted", "actors"; "writer", "written"), the head of a
+compound ("screenwriter" names ``written_by``), or a common irregular past
+("wrote").  A relation word next to a word of sharing ("the same actor of
+X", "films that share directors with X", "whose actors also appear in X")
+names a hop there and back, and the question gets one hop more.  A question
+that names no relation word counts as one hop.  The estimate is clamped to
+`MAX_HOPS`.  On 1,000 MetaQA dev questions per hop (vocabulary: the KB's
+relations) it is exact for 85% (92% / 76% / 88% of 1/2/3-hop); counting
+exact words only, 60%.
 
 `dog_step_budget` turns it into DoG's ``max_steps``: two triplets per hop
 (one to take the hop, one to spare for listing or a wrong turn), at least
@@ -36,14 +44,26 @@ _GENERIC = frozenset("has have had is of in on by to for the a an with as at typ
 class HopEstimate:
     hops: int
     mentions: list[str]  # the question words that matched a relation, in question order
+    shared: bool = False  # a relation word next to a word of sharing: one hop more (there and back)
 
     def note(self, budget_name: str, budget: int) -> str:
         said = ", ".join(repr(m) for m in self.mentions) if self.mentions else "no relation word"
+        if self.shared:
+            said += " (shared: there and back)"
         return f"{budget_name} {budget} from the question: {said} -> about {self.hops} hop(s)"
 
 
+# a relation word next to one of these names a hop there and back ("the same actor of X")
+_SHARING = frozenset("same share shares shared sharing also co".split())
+# irregular past forms of verbs relation names use ("written_by" is asked as "who wrote X")
+_IRREGULAR = {"wrote": "write", "spoke": "speak", "sang": "sing", "drew": "draw", "made": "make",
+              "won": "win", "led": "lead", "built": "build", "took": "take", "gave": "give", "sold": "sell",
+              "bought": "buy", "taught": "teach", "began": "begin", "grew": "grow", "held": "hold"}
+_MIN_COMPOUND_HEAD = 5  # "screenwriter" -> "writer"; shorter tails match too much
+
+
 def _same_word(a: str, b: str) -> bool:
-    """Two forms of one word: equal, or sharing their first four letters or more ('writer', 'written')."""
+    """Two forms of one word: equal, or one stem with a short ending ('writer'/'written', 'acted'/'actors')."""
     if a == b:
         return True
     n = 0
@@ -51,7 +71,23 @@ def _same_word(a: str, b: str) -> bool:
         if x != y:
             break
         n += 1
-    return n >= 4 and n >= min(len(a), len(b)) - 3
+    shorter = min(len(a), len(b))
+    return (n >= 4 and n >= shorter - 3) or (n >= 3 and n >= shorter - 2)
+
+
+def _relation_of(word: str, words: dict[str, str]) -> str | None:
+    """The relation `word` names: by its own form, its irregular base, or its compound head."""
+    for form in (word, _IRREGULAR.get(word)):
+        if form:
+            hit = next((r for rw, r in words.items() if _same_word(form, rw)), None)
+            if hit is not None:
+                return hit
+    for start in range(1, len(word) - _MIN_COMPOUND_HEAD + 1):
+        head = word[start:]
+        hit = next((r for rw, r in words.items() if _same_word(head, rw)), None)
+        if hit is not None:
+            return hit
+    return None
 
 
 def estimate_hops(question: str, relations: Iterable[str]) -> HopEstimate:
@@ -66,17 +102,20 @@ def estimate_hops(question: str, relations: Iterable[str]) -> HopEstimate:
             if w not in _GENERIC and len(w) > 2:
                 words.setdefault(w, r)
     mentions: list[str] = []
+    shared = False
     last_relation, last_pos = None, -2
-    for pos, w in enumerate(_WORD.findall(question.casefold())):
-        if w in _GENERIC:
+    tokens = _WORD.findall(question.casefold())
+    for pos, w in enumerate(tokens):
+        if w in _GENERIC or w in _SHARING:
             continue
-        hit = next((r for rw, r in words.items() if _same_word(w, rw)), None)
+        hit = _relation_of(w, words)
         if hit is None:
             continue
         if not (hit == last_relation and pos == last_pos + 1):
             mentions.append(w)
+            shared = shared or any(t in _SHARING for t in tokens[max(0, pos - 3):pos + 4])
         last_relation, last_pos = hit, pos
-    return HopEstimate(max(1, min(MAX_HOPS, len(mentions))), mentions)
+    return HopEstimate(max(1, min(MAX_HOPS, len(mentions) + int(shared))), mentions, shared)
 
 
 def dog_step_budget(estimate: HopEstimate, floor: int = MIN_DOG_STEPS) -> int:
@@ -84,24 +123,31 @@ def dog_step_budget(estimate: HopEstimate, floor: int = MIN_DOG_STEPS) -> int:
     return max(floor, 2 * estimate.hops)
 
 
-def relations_near(graph: object, entities: Iterable[str], cap: int = 200, fan: int = 20) -> list[str]:
-    """Relation names within two hops of `entities`, reading at most `cap` triplets of any one entity.
+def relations_near(graph: object, entities: Iterable[str], cap: int = 200, fan: int = 20,
+                   depth: int = MAX_HOPS) -> list[str]:
+    """Relation names within `depth` hops of `entities`, reading at most `cap` triplets of any one entity.
 
-    The second hop is read from at most `fan` neighbours of each entity, so a
-    hub costs a bounded number of lookups on any graph store.
+    Each further hop reads at most `fan` new entities per starting entity (the
+    first found), so a hub costs a bounded number of lookups on any graph
+    store, and a 3-hop question's last relation ("the languages of the films
+    ...") is in the vocabulary although it is three hops out.
     """
     from ..graph.hub_caps import capped_neighbours
 
     found: dict[str, None] = {}
     for ent in dict.fromkeys(entities):
-        around, _ = capped_neighbours(graph, ent, cap, {})
-        others: dict[str, None] = {}
-        for t in around:
-            found.setdefault(t.relation, None)
-            others.setdefault(t.other(ent), None)
-        for other in list(others)[:fan]:
-            for t in capped_neighbours(graph, other, cap, {})[0]:
-                found.setdefault(t.relation, None)
+        seen = {ent}
+        frontier = [ent]
+        for level in range(depth):
+            reached: dict[str, None] = {}
+            for e in frontier:
+                for t in capped_neighbours(graph, e, cap, {})[0]:
+                    found.setdefault(t.relation, None)
+                    other = t.other(e)
+                    if other not in seen:
+                        reached.setdefault(other, None)
+            frontier = list(reached)[:fan]
+            seen.update(frontier)
     return list(found)
 
 

@@ -66,8 +66,8 @@ class ReadsParams(MethodParams):
     stop_penalty: float = param(1.5, "Subtracted from the log-score of None in search decisions.",
                                 min=0.0, max=20.0, advanced=True)
     auto_search_steps: bool = param(
-        True, "Offer None only after as many expansions as the question names relations "
-        "(kgqa_core.methods.hop_budget); noted.", advanced=True)
+        True, "Offer None only once a path is as many expansions deep as the question names hops, and keep "
+        "the last decisions for reaching that depth (kgqa_core.methods.hop_budget); noted.", advanced=True)
 
 
 _MAX_LISTED_ENTITIES = 200
@@ -139,14 +139,21 @@ class _Reads:
         s = self.structure
         assert s is not None
         stopped = "max_search_steps"
-        min_steps = self._min_search_steps()
-        for _ in range(self.params.max_search_steps):
+        min_depth = self._min_search_steps()
+        budget = self.params.max_search_steps
+        for step in range(budget):
             pool = search_options(self.graph, s, self.params.max_depth, self.params.max_node_triplets)
             if not pool:
                 stopped = "no expansion left"
                 break
+            reached = max(n.depth for n in s.nodes.values())
+            deeper, depth_note = _keep_depth_reachable(pool, s, reached, min_depth, budget - step)
+            if depth_note:
+                pool = deeper
             ranked = rank_pool(self.question, pool, self.params.max_pool, self._embed_texts)
-            offer_none = len(s.nodes) > max(1, min_steps)  # nodes = expansions + the root
+            # None only once a path is as deep as the hops the question names: a chooser that
+            # takes every relation out of the root has not answered a 3-hop question
+            offer_none = reached >= max(1, min_depth)
             texts = ([NONE_OPTION] if offer_none else []) + [o.text for o in ranked.options]
             before = s.triplet_ids()
             decision = self._choose("search", search_prompt(self.question, s, self.examples), texts)
@@ -154,7 +161,7 @@ class _Reads:
             if offer_none and penalty and len(texts) > 1:
                 with_penalty(decision, 0, penalty)
             chosen_text = decision.chosen.text
-            notes = []
+            notes = [depth_note] if depth_note else []
             if ranked.cut:
                 notes.append(
                     f"{ranked.total} expansions, cut to the {len(ranked.options)} most similar to the "
@@ -196,11 +203,12 @@ class _Reads:
         self.trace.extra["search_stopped_by"] = stopped
 
     def _min_search_steps(self) -> int:
-        """Expansions before None is offered: the hops the question names (``auto_search_steps``), else 1.
+        """The depth a path must reach before None is offered: the hops the question names, else 1.
 
         An untrained chooser stops after the first hop on most 2-hop
         questions (the paper's App. G); a question that names two relations
-        ("the directors of the films written by X") needs two expansions.
+        ("the directors of the films written by X") needs a path two
+        expansions deep, not two expansions of the root.
         """
         if not self.params.auto_search_steps:
             return 1
@@ -210,7 +218,8 @@ class _Reads:
         estimate = estimate_hops(self.question, relations_near(self.graph, [self.structure.root_id]))
         steps = min(estimate.hops, self.params.max_search_steps)
         if steps > 1:
-            self.trace.notes.append(estimate.note("min_search_steps", steps) + "; None is offered after that many")
+            self.trace.notes.append(estimate.note("min_search_steps", steps)
+                                    + "; None is offered once a path is that many expansions deep")
         return steps
 
     def _embed_texts(self, texts: list[str]):
@@ -376,6 +385,29 @@ class _Reads:
             extra={"abstract_structure": s.to_dict(), "linearized_structure": s.linearize(self.examples)},
         )
         self.rec.step(step)
+
+
+def _keep_depth_reachable(
+    pool: list, structure: AbstractStructure, reached: int, min_depth: int, steps_left: int
+) -> tuple[list, str]:
+    """The expansions that still let a path reach `min_depth` within `steps_left` decisions, and a note.
+
+    When the decisions left are just enough to take the deepest path down to
+    the hops the question names, only expansions of the deepest nodes stay
+    in the pool (an expansion of a shallower node would leave the question
+    unanswerable at its depth); otherwise, or when no deepest node can be
+    expanded, the pool is unchanged and the note empty.
+    """
+    needed = min_depth - reached
+    if needed <= 0 or steps_left > needed:
+        return pool, ""
+    deepest = [o for o in pool if structure[o.node_id].depth == reached]
+    if not deepest or len(deepest) == len(pool):
+        return pool, ""
+    return deepest, (
+        f"{steps_left} search decision(s) left for {needed} more hop(s): only expansions of the deepest "
+        f"node(s) offered ({len(deepest)} of {len(pool)})"
+    )
 
 
 def _candidate(opt, kept: bool, extra: dict[str, Any]) -> Candidate:

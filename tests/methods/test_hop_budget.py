@@ -22,6 +22,26 @@ def test_relation_words_are_counted_once_per_mention():
         "max_steps", 6)
 
 
+def test_forms_compounds_irregular_pasts_and_sharing_words_name_hops():
+    """Each case below was counted one hop short before (exact words only)."""
+    cases = {
+        "what genres are the films acted by Carl Reiner in": (2, ["genres", "acted"], False),
+        "which movies have the same screenwriter of Black Cat, White Cat": (2, ["screenwriter"], True),
+        "who wrote movies that share actors with the movie Fuzz": (3, ["wrote", "actors"], True),
+        "when did the films release whose actors also appear in the film Laurel Canyon": (
+            3, ["release", "actors"], True),
+        "who are film co-writers of Lynne Ramsay": (2, ["writers"], True),
+    }
+    for question, (hops, mentions, shared) in cases.items():
+        est = estimate_hops(question, RELS)
+        assert (est.hops, est.mentions, est.shared) == (hops, mentions, shared), question
+    note = estimate_hops("who wrote movies that share actors with the movie Fuzz", RELS).note("max_steps", 6)
+    assert note == "max_steps 6 from the question: 'wrote', 'actors' (shared: there and back) -> about 3 hop(s)"
+    # no false hops from film words, names or short endings
+    assert estimate_hops("what films did Ridley Scott direct", RELS).hops == 1
+    assert estimate_hops("what does Shall We Dance? appear in", RELS).hops == 1
+
+
 def test_relations_near_reads_a_bounded_neighbourhood_of_a_hub():
     g = KnowledgeGraph.from_triplets([(f"F{i}", "has_genre", "Drama") for i in range(3000)]
                                      + [("F1", "directed_by", "Ann"), ("Ann", "written_by_rare", "Z")])
@@ -29,7 +49,10 @@ def test_relations_near_reads_a_bounded_neighbourhood_of_a_hub():
     real = g.neighbours
     g.neighbours = lambda e: calls.append(e) or real(e)  # type: ignore[method-assign]
     rels = relations_near(g, ["Drama"], cap=50, fan=5)
-    assert "has_genre" in rels and len(calls) == 6  # the hub and 5 of its neighbours, not 3,000
+    # the hub, 5 of its neighbours, and Ann at the third hop: not 3,000 lookups
+    assert calls == ["Drama", "F0", "F1", "F2", "F3", "F4", "Ann"]
+    assert rels == ["has_genre", "directed_by", "written_by_rare"]  # three hops out is in the vocabulary
+    assert relations_near(g, ["Drama"], cap=50, fan=5, depth=2) == ["has_genre", "directed_by"]
 
 
 def test_dog_budget_is_raised_for_a_three_hop_question_with_a_note():

@@ -328,7 +328,8 @@ def test_stop_penalty_lowers_the_none_option():
 
     def run(penalty):
         request = MethodRequest(graph=g, question="which films share the director of Titanic?", model=NoModel(),
-                                topic_entities=["Titanic"], params={"stop_penalty": penalty, "max_search_steps": 2})
+                                topic_entities=["Titanic"], params={"stop_penalty": penalty, "max_search_steps": 2,
+                                                                      "auto_search_steps": False})
         return reads.run(request, chooser=ScriptedChooser(
             lambda k, p, o: prefer_none(k, p, o) if "None" in o else [0.0 if "directed_by" in x else -9 for x in o]))
 

@@ -1,7 +1,8 @@
-"""READS offers None only after as many expansions as the question names relations (auto_search_steps)."""
+"""READS offers None only once a path is as deep as the hops the question names (auto_search_steps)."""
 
 from __future__ import annotations
 
+from kgqa_core.graph.knowledge_graph import KnowledgeGraph
 from kgqa_core.methods import reads
 from kgqa_core.methods.base import MethodRequest
 from kgqa_core.reads.scoring import ScriptedChooser
@@ -28,3 +29,43 @@ def test_the_switch_turns_it_off_and_bad_values_are_refused():
                             params={"auto_search_steps": "two"})
     trace = reads.run(request, chooser=ScriptedChooser(Script()))
     assert "auto_search_steps" in trace.error
+
+
+def mendoza() -> KnowledgeGraph:
+    return KnowledgeGraph.from_triplets([
+        ("Kinatay", "directed_by", "Brillante Mendoza"), ("Kinatay", "starred_actors", "Coco Martin"),
+        ("Kinatay", "release_year", "2009"), ("Serbis", "directed_by", "Brillante Mendoza"),
+        ("Serbis", "starred_actors", "Gina Pareno"), ("Lola", "directed_by", "Brillante Mendoza"),
+        ("Lola", "starred_actors", "Anita Linda"),
+    ])
+
+
+Q3 = "the films directed by the director of Kinatay starred who"  # three hops
+
+
+def test_none_waits_for_a_path_as_deep_as_the_question_and_the_last_decisions_go_deeper():
+    # the chooser spends two decisions on relations out of the root (the failure seen on whole-KB 3-hop
+    # questions); with two decisions left for two more hops only the deepest nodes may be expanded, and
+    # those pools hold one option each here, so no chooser call is made for them
+    trace, script = run_scripted(
+        mendoza(), Q3, "Kinatay", "Kinatay + starred_actors", "Kinatay + directed_by",
+        "entity_3 + starred_actors -> entity_4", max_search_steps="4")
+    pools = [opts for kind, opts in script.pools if kind == "search"]
+    assert len(pools) == 2 and all("None" not in p for p in pools)  # no path three deep yet
+    assert "Kinatay + directed_by" in pools[1]  # breadth is still allowed while there is room
+    searches = [s for s in trace.steps if s.kind == "reads.search"]
+    assert [s.title for s in searches] == [
+        "retrieve Kinatay + starred_actors -> entity_1", "retrieve Kinatay + directed_by -> entity_2",
+        "retrieve entity_2 + directed_by (reverse) -> entity_3", "retrieve entity_3 + starred_actors -> entity_4"]
+    assert "2 search decision(s) left for 2 more hop(s): only expansions of the deepest node(s) offered (1 of 2)" \
+        in searches[2].note
+    assert {a.entity for a in trace.answers} == {"Gina Pareno", "Anita Linda"}
+    assert trace.extra["search_stopped_by"] == "max_search_steps"
+
+
+def test_none_is_offered_once_the_path_is_deep_enough():
+    _, script = run_scripted(
+        mendoza(), Q3, "Kinatay", "Kinatay + directed_by", "entity_1 + directed_by (reverse)",
+        "entity_2 + starred_actors", "None", "entity_2 + starred_actors -> entity_3")
+    pools = [opts for kind, opts in script.pools if kind == "search"]
+    assert ["None" in p for p in pools] == [False, False, False, True]
