@@ -1,0 +1,85 @@
+"""How often the hop estimate (kgqa_core.methods.hop_budget) names the hops a MetaQA dev question needs.
+
+Run from the repository root (no model; seconds):
+
+    .venv/bin/python benchmarks/hop_estimate.py [--per-hop 1000] [--data ../shared/data/metaqa]
+
+The vocabulary is the KB's relation names (what `relations_near` reads on the
+whole KB around a topic, up to three hops out); the question's bracketed topic
+entity is removed so that its name does not count as a relation word.  Prints,
+per hop, the share of questions estimated exactly, under and over, and the
+share a count of exact relation words alone would get.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from kgqa_core.graph.hub_caps import relation_words  # noqa: E402
+from kgqa_core.methods.hop_budget import MAX_HOPS, _GENERIC, _WORD, estimate_hops  # noqa: E402
+
+_TOPIC = re.compile(r"\[[^\]]*\]")
+
+
+def kb_relations(kb: Path) -> list[str]:
+    rels: dict[str, None] = {}
+    with gzip.open(kb, "rt", encoding="utf-8") as fh:
+        for line in fh:
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) == 3:
+                rels.setdefault(parts[1], None)
+    return list(rels)
+
+
+def exact_word_hops(question: str, relations: list[str]) -> int:
+    """The old rule: question words equal to a relation-name word, adjacent repeats once."""
+    words = {w for r in relations for w in relation_words(r).casefold().split() if w not in _GENERIC and len(w) > 2}
+    hits, last = 0, -2
+    for pos, w in enumerate(_WORD.findall(question.casefold())):
+        if w in words:
+            if pos != last + 1:
+                hits += 1
+            last = pos
+    return max(1, min(MAX_HOPS, hits))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "metaqa")
+    ap.add_argument("--per-hop", type=int, default=1000)
+    args = ap.parse_args(argv)
+    relations = kb_relations(args.data / "kb.tsv.gz")
+    print(f"vocabulary: {len(relations)} KB relations; first {args.per_hop} dev questions per hop")
+    print("| hop | n | exact | under | over | exact (exact words only) |")
+    print("|---|---|---|---|---|---|")
+    total = Counter()
+    for hop in (1, 2, 3):
+        c = Counter()
+        with gzip.open(args.data / f"qa_dev_{hop}hop.txt.gz", "rt", encoding="utf-8") as fh:
+            for i, line in enumerate(fh):
+                if i >= args.per_hop:
+                    break
+                question = _TOPIC.sub(" X ", line.split("\t")[0])
+                est = estimate_hops(question, relations).hops
+                c["n"] += 1
+                c["exact" if est == hop else "under" if est < hop else "over"] += 1
+                c["old"] += exact_word_hops(question, relations) == hop
+        total.update(c)
+        n = c["n"]
+        print(f"| {hop} | {n} | {c['exact'] / n:.1%} | {c['under'] / n:.1%} | {c['over'] / n:.1%} | {c['old'] / n:.1%} |")
+    n = total["n"]
+    print(f"| all | {n} | {total['exact'] / n:.1%} | {total['under'] / n:.1%} | {total['over'] / n:.1%} | "
+          f"{total['old'] / n:.1%} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
