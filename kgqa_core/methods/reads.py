@@ -105,6 +105,7 @@ class _Reads:
         self.structure: AbstractStructure | None = None
         self.applied: list[ConstraintOption] = []
         self._embed = None
+        self._min_depth = 1  # the depth the question names (set by search)
 
     # ------------------------------------------------------------ driver
     def run(self) -> None:
@@ -139,7 +140,7 @@ class _Reads:
         s = self.structure
         assert s is not None
         stopped = "max_search_steps"
-        min_depth = self._min_search_steps()
+        min_depth = self._min_depth = self._min_search_steps()
         budget = self.params.max_search_steps
         for step in range(budget):
             pool = search_options(self.graph, s, self.params.max_depth, self.params.max_node_triplets)
@@ -298,7 +299,7 @@ class _Reads:
         s = self.structure
         assert s is not None
         used = {a.position for a in self.applied}
-        options = answer_options(s, used)
+        options, depth_notes = _keep_deep_answers(answer_options(s, used), s, self._min_depth)
         self.trace.extra["retrieved_triplets"] = s.triplet_ids()
         self.trace.extra["abstract_structure"] = s.to_dict()
         if not options:
@@ -324,7 +325,7 @@ class _Reads:
         ]
         self._step(
             "reads.answer", f"answer position {node.id} ({len(order)} entities)", decision, candidates,
-            before, order[:_MAX_LISTED_ENTITIES], [], {"answer_node": node.id},
+            before, order[:_MAX_LISTED_ENTITIES], depth_notes, {"answer_node": node.id},
         )
         from ..trace.faithfulness import check_chains, ground_chain
 
@@ -408,6 +409,25 @@ def _keep_depth_reachable(
         f"{steps_left} search decision(s) left for {needed} more hop(s): only expansions of the deepest "
         f"node(s) offered ({len(deepest)} of {len(pool)})"
     )
+
+
+def _keep_deep_answers(options: list, structure: AbstractStructure, min_depth: int) -> tuple[list, list[str]]:
+    """The answer positions as deep as the hops the question names (or the deepest there are), and a note.
+
+    A node one hop from the root answers a 1-hop question; when the question
+    names three hops and the search reached three, the entities one hop out
+    (the film's director, where the question asks for his films' years) are
+    the path's way there, not its end.  `min_depth` 1 keeps every option.
+    """
+    if min_depth <= 1 or not options:
+        return options, []
+    deepest = max(structure[o.node_id].depth for o in options)
+    target = min(min_depth, deepest)
+    kept = [o for o in options if structure[o.node_id].depth >= target]
+    if len(kept) == len(options):
+        return options, []
+    return kept, [f"answer positions at depth >= {target} offered (the question names about {min_depth} "
+                  f"hop(s)): {len(kept)} of {len(options)}"]
 
 
 def _candidate(opt, kept: bool, extra: dict[str, Any]) -> Candidate:

@@ -165,8 +165,7 @@ def test_reverse_relations_are_marked_and_followed():
     trace, script = run_scripted(
         films(), "which films share the director of Titanic?", "Titanic",
         "Titanic + directed_by", "entity_1 + directed_by (reverse)", "None",
-        "entity_1 + directed_by (reverse) -> entity_2",
-    )
+    )  # "share the director": two hops, so the one answer position two deep is taken without a call
     # the reverse expansion reaches the other films, never Titanic itself (G_k is a tree)
     assert sorted(a.text for a in trace.answers) == ["Aliens", "Avatar"]
     lin = trace.extra["linearized_structure"]

@@ -14,8 +14,7 @@ Q2 = "who directed the films starred by Kate Winslet"  # names 'directed' and 's
 
 def test_a_two_relation_question_is_not_offered_none_before_its_second_expansion():
     # the first expansion is the only option (no model call); the second is asked without None
-    trace, script = run_scripted(films(), Q2, "Kate Winslet", "entity_1 + directed_by", "None",
-                                 "entity_1 + directed_by -> entity_2")
+    trace, script = run_scripted(films(), Q2, "Kate Winslet", "entity_1 + directed_by", "None")
     search_pools = [opts for kind, opts in script.pools if kind == "search"]
     assert "None" not in search_pools[0] and "None" in search_pools[1]
     assert any("min_search_steps 2 from the question" in n for n in trace.notes)
@@ -49,7 +48,7 @@ def test_none_waits_for_a_path_as_deep_as_the_question_and_the_last_decisions_go
     # those pools hold one option each here, so no chooser call is made for them
     trace, script = run_scripted(
         mendoza(), Q3, "Kinatay", "Kinatay + starred_actors", "Kinatay + directed_by",
-        "entity_3 + starred_actors -> entity_4", max_search_steps="4")
+        max_search_steps="4")
     pools = [opts for kind, opts in script.pools if kind == "search"]
     assert len(pools) == 2 and all("None" not in p for p in pools)  # no path three deep yet
     assert "Kinatay + directed_by" in pools[1]  # breadth is still allowed while there is room
@@ -66,6 +65,25 @@ def test_none_waits_for_a_path_as_deep_as_the_question_and_the_last_decisions_go
 def test_none_is_offered_once_the_path_is_deep_enough():
     _, script = run_scripted(
         mendoza(), Q3, "Kinatay", "Kinatay + directed_by", "entity_1 + directed_by (reverse)",
-        "entity_2 + starred_actors", "None", "entity_2 + starred_actors -> entity_3")
+        "entity_2 + starred_actors", "None")
     pools = [opts for kind, opts in script.pools if kind == "search"]
     assert ["None" in p for p in pools] == [False, False, False, True]
+
+
+def test_answer_positions_are_as_deep_as_the_question_names():
+    # the search reached three hops, so the director one hop out (entity_2) is the way there, not an answer
+    trace, script = run_scripted(
+        mendoza(), Q3, "Kinatay", "Kinatay + starred_actors", "Kinatay + directed_by",
+        max_search_steps="4")
+    assert [kind for kind, _ in script.pools if kind == "answer"] == []  # one position left: no call
+    step = next(s for s in trace.steps if s.kind == "reads.answer")
+    assert "answer positions at depth >= 3 offered (the question names about 3 hop(s)): 1 of 4" in step.note
+    assert {a.entity for a in trace.answers} == {"Gina Pareno", "Anita Linda"}
+
+
+def test_a_shallow_search_still_answers_from_what_it_reached():
+    # with auto_search_steps off, the estimate is not used and every node is an answer position
+    trace, script = run_scripted(
+        mendoza(), Q3, "Kinatay", "Kinatay + directed_by", "None", auto_search_steps="false")
+    assert [a.entity for a in trace.answers] == ["Brillante Mendoza"]
+    assert "answer positions" not in next(s for s in trace.steps if s.kind == "reads.answer").note
