@@ -37,6 +37,9 @@ def test_forms_compounds_irregular_pasts_and_sharing_words_name_hops():
         assert (est.hops, est.mentions, est.shared) == (hops, mentions, shared), question
     note = estimate_hops("who wrote movies that share actors with the movie Fuzz", RELS).note("max_steps", 6)
     assert note == "max_steps 6 from the question: 'wrote', 'actors' (shared: there and back) -> about 3 hop(s)"
+    # both legs named already: the sharing word adds nothing (CI caught 3 hops here)
+    again = estimate_hops("which movies did the director of Film 0 also direct?", RELS)
+    assert (again.hops, again.mentions, again.shared) == (2, ["director", "direct"], False)
     # no false hops from film words, names or short endings
     assert estimate_hops("what films did Ridley Scott direct", RELS).hops == 1
     assert estimate_hops("what does Shall We Dance? appear in", RELS).hops == 1
