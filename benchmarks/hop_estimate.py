@@ -2,7 +2,7 @@
 
 Run from the repository root (no model; seconds):
 
-    .venv/bin/python benchmarks/hop_estimate.py [--per-hop 1000] [--data ../shared/data/metaqa]
+    .venv/bin/python benchmarks/hop_estimate.py [--per-hop N] [--data ../shared/data/metaqa]
 
 The vocabulary is the KB's relation names (what `relations_near` reads on the
 whole KB around a topic, up to three hops out); the question's bracketed topic
@@ -54,10 +54,11 @@ def exact_word_hops(question: str, relations: list[str]) -> int:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "metaqa")
-    ap.add_argument("--per-hop", type=int, default=1000)
+    ap.add_argument("--per-hop", type=int, default=0, help="questions per hop (0: all)")
     args = ap.parse_args(argv)
     relations = kb_relations(args.data / "kb.tsv.gz")
-    print(f"vocabulary: {len(relations)} KB relations; first {args.per_hop} dev questions per hop")
+    print(f"vocabulary: {len(relations)} KB relations; "
+          f"{f'first {args.per_hop}' if args.per_hop else 'all'} dev questions per hop")
     print("| hop | n | exact | under | over | exact (exact words only) |")
     print("|---|---|---|---|---|---|")
     total = Counter()
@@ -65,13 +66,15 @@ def main(argv: list[str] | None = None) -> int:
         c = Counter()
         with gzip.open(args.data / f"qa_dev_{hop}hop.txt.gz", "rt", encoding="utf-8") as fh:
             for i, line in enumerate(fh):
-                if i >= args.per_hop:
+                if args.per_hop and i >= args.per_hop:
                     break
-                question = _TOPIC.sub(" X ", line.split("\t")[0])
-                est = estimate_hops(question, relations).hops
+                raw = line.split("\t")[0]
+                topic = m.group(0)[1:-1] if (m := _TOPIC.search(raw)) else ""
+                question = _TOPIC.sub(lambda m: m.group(0)[1:-1], raw)
+                est = estimate_hops(question, relations, [topic]).hops
                 c["n"] += 1
                 c["exact" if est == hop else "under" if est < hop else "over"] += 1
-                c["old"] += exact_word_hops(question, relations) == hop
+                c["old"] += exact_word_hops(_TOPIC.sub(" X ", raw), relations) == hop
         total.update(c)
         n = c["n"]
         print(f"| {hop} | {n} | {c['exact'] / n:.1%} | {c['under'] / n:.1%} | {c['over'] / n:.1%} | {c['old'] / n:.1%} |")

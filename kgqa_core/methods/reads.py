@@ -216,7 +216,8 @@ class _Reads:
         from .hop_budget import estimate_hops, relations_near
 
         assert self.structure is not None
-        estimate = estimate_hops(self.question, relations_near(self.graph, [self.structure.root_id]))
+        estimate = estimate_hops(self.question, relations_near(self.graph, [self.structure.root_id]),
+                                 self.trace.topic_entities)
         steps = min(estimate.hops, self.params.max_search_steps)
         if steps > 1:
             self.trace.notes.append(estimate.note("min_search_steps", steps)
