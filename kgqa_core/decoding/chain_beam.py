@@ -12,6 +12,13 @@ and only they get a KV state: a greedy child takes its parent's (already
 extended), the others a fork of the parent fed the triplet, or, with local
 visibility (§5.2), a fresh prefill of the re-read prompt (`reprompt`).
 
+With ``min_depth`` (the hops the question names), a chain that writes its
+answer line while it stands fewer hops from the topic entity than that is
+taken back to the end of its last sentence before the answer, its next step
+number is written (" 3.") and it decodes on, so it may open another
+triplet; at most ``min_depth`` times per chain, and the text taken back is
+kept for the trace (`SearchedChain.taken_back`, `FinishedChain.taken_back`).
+
 A round comes back as a `BeamRound` of typed records (finished chains,
 searched chains with their extensions, what was kept and dropped), so the
 method builds its trace steps from it without knowing how the beam ran,
@@ -20,6 +27,7 @@ and the beam knows nothing of traces or costs.
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -51,6 +59,7 @@ class BeamCandidate:
     beam_id: int = 0
     parent_id: int | None = None
     answer_text: str = ""
+    walked_on: int = 0  # answer lines taken back so far (min_depth)
 
     @property
     def score(self) -> float:
@@ -87,6 +96,7 @@ class SearchedChain:
     search: TripletSearchResult
     started: float  # time.perf_counter() when the chain's step began
     extensions: list[Extension]  # best first, one per graph triplet
+    taken_back: "TakenBack | None" = None  # an early answer line this step replaced (min_depth)
 
 
 @dataclass
@@ -106,6 +116,17 @@ class FinishedChain:
     stop: str  # "eos", "stop", "repeat", "length", "limit" (would open past max_steps) or "constraint"
     forced_conclusion: bool = False
     failure: ConstraintFailure | None = None
+    taken_back: "TakenBack | None" = None  # asked to go on, the chain answered again
+
+
+@dataclass
+class TakenBack:
+    """An answer line written too few hops from the topic entity, taken back so the chain goes on."""
+
+    text: str  # the model's text that was dropped (the answer line and what followed)
+    depth: int  # hops from the topic entity the chain stood at
+    min_depth: int  # hops the question names
+    written: str  # what was written instead before the model went on (" 3.")
 
 
 @dataclass
@@ -138,7 +159,8 @@ class ChainBeam:
     """The triplet-level beam over one prompt: `start` the first chain, then `advance` until no chain is left."""
 
     def __init__(self, model: Any, graph: Any, guides: DogGuides, width: int, max_new_tokens: int,
-                 force_conclusion: bool = True, strict: bool = False, reprompt: Reprompt | None = None) -> None:
+                 force_conclusion: bool = True, strict: bool = False, reprompt: Reprompt | None = None,
+                 min_depth: int = 0) -> None:
         self.model = model
         self.graph = graph  # the prompt's context graph
         self.guides = guides
@@ -147,6 +169,7 @@ class ChainBeam:
         self.force_conclusion = force_conclusion
         self.strict = strict
         self.reprompt = reprompt  # local visibility: a kept chain's state from its re-read prompt
+        self.min_depth = min_depth  # hops from the topic entity before an answer line is accepted (0: any)
         self.rounds = 0
         self._next_beam = 0
 
@@ -169,11 +192,17 @@ class ChainBeam:
                 out.finished.append(self._finish(beam, "", "length"))
                 continue
             guide = self.guides.for_chain(beam.subgraph.triplet_ids, beam.chain)
+            start = len(beam.state.ids)
             free = free_text(self.model, beam.state, budget, guide.detector, allow_open=guide.may_open)
+            taken_back = None
+            if guide.may_open and self._answers_too_early(beam, free):
+                free, taken_back = self._walk_on(beam, guide, free, start, budget)
             beam.generated_ids.extend(free.ids)
             if free.stop != "open":
                 beam.text += free.text
-                out.finished.append(self._finish(beam, free.text, free.stop))
+                finished = self._finish(beam, free.text, free.stop)
+                finished.taken_back = taken_back
+                out.finished.append(finished)
                 continue
             beam.text += free.text + "<"
             inside = guide.open(free.opener)  # the guide's state after the opener: the trie's root
@@ -190,7 +219,7 @@ class ChainBeam:
                 out.finished.append(finished)
                 continue
             out.searched.append(SearchedChain(beam, free.text, free.opener, triplet_guide.trie, result, started,
-                                              self._extensions(beam, result)))
+                                              self._extensions(beam, result), taken_back))
         extensions = out.extensions
         if extensions:
             kept, _ = select_chains([e.chain for e in extensions], self.width)
@@ -200,6 +229,45 @@ class ChainBeam:
             self._attach_states(extensions)
             out.kept = kept
         return out
+
+    # ------------------------------------------------------------ depth
+    def _answers_too_early(self, beam: BeamCandidate, free: Any) -> bool:
+        """An answer line written fewer hops from the topic entity than the question names (and retries left)."""
+        if self.min_depth <= 0 or beam.walked_on >= self.min_depth or free.stop not in ("eos", "stop"):
+            return False
+        if not parse_answers(free.text):
+            return False
+        return chain_depth(self.graph, beam.chain, beam.subgraph.topics) < self.min_depth
+
+    def _walk_on(self, beam: BeamCandidate, guide: Any, free: Any, start: int, budget: int) -> tuple[Any, TakenBack]:
+        """Take the answer line back to the last sentence before it, write the next step number, decode on.
+
+        Returns the step's free text as one (kept text, the number, the
+        model's new text) and what was taken back.  The state is cut by
+        `rewind` (every backend keeps the first n ids), so nothing is read
+        twice but the few number tokens.
+        """
+        model, state = self.model, beam.state
+        cut = answer_sentence_start(free.text)
+        kept = 0  # free tokens whose text lies before the cut
+        for k in range(1, len(free.ids) + 1):
+            if len(model.decode(free.ids[:k])) > cut:
+                break
+            kept = k
+        kept = min(kept, len(state.ids) - start)
+        kept_text = model.decode(free.ids[:kept])
+        model.rewind(state, start + kept, state.logits)  # the logits are replaced by the step below
+        written = ("" if kept_text.endswith((" ", "\n")) or not kept_text else " ") + f"{len(beam.chain) + 1}."
+        written_ids = model.encode(written)
+        model.step(state, written_ids)
+        beam.walked_on += 1
+        taken = TakenBack(free.text[len(kept_text):], chain_depth(self.graph, beam.chain, beam.subgraph.topics),
+                          self.min_depth, written)
+        rest = free_text(model, state, max(budget - kept - len(written_ids), 1), guide.detector,
+                         allow_open=guide.may_open)
+        rest.text = kept_text + written + rest.text
+        rest.ids = list(free.ids[:kept]) + list(written_ids) + list(rest.ids)
+        return rest, taken
 
     # ------------------------------------------------------------ chains
     def _extensions(self, parent: BeamCandidate, result: TripletSearchResult) -> list[Extension]:
@@ -226,6 +294,7 @@ class ChainBeam:
             text=parent.text + self.model.decode(hyp.token_ids),
             generated_ids=parent.generated_ids + list(hyp.token_ids),
             parent_id=parent.beam_id,
+            walked_on=parent.walked_on,
         )
 
     def _attach_states(self, extensions: list[Extension]) -> None:
@@ -259,3 +328,38 @@ class ChainBeam:
             forced = True
         beam.answer_text = last_text
         return FinishedChain(beam, last_text, stop, forced)
+
+
+def chain_depth(graph: Any, chain: Sequence[int], topics: Sequence[str]) -> int:
+    """How many hops from the topic entities the chain's triplets reach (0 for no triplet).
+
+    The chain's triplets are read as an undirected graph; the depth is the
+    largest distance from a topic entity to an entity it reaches.  Three
+    facts about the topic entity are one hop deep, not three.
+    """
+    adjacent: dict[str, set[str]] = {}
+    for t in graph.triplets_by_ids(list(chain)):
+        adjacent.setdefault(t.head, set()).add(t.tail)
+        adjacent.setdefault(t.tail, set()).add(t.head)
+    depth = {e: 0 for e in topics if e in adjacent}
+    frontier = list(depth)
+    while frontier:
+        nxt = []
+        for e in frontier:
+            for o in adjacent[e]:
+                if o not in depth:
+                    depth[o] = depth[e] + 1
+                    nxt.append(o)
+        frontier = nxt
+    return max(depth.values(), default=0)
+
+
+_ANSWER_PHRASE = re.compile(r"(therefore|so|thus|hence)?[ ,]*(the )?answer (is|are)", re.IGNORECASE)
+
+
+def answer_sentence_start(text: str) -> int:
+    """Where the sentence holding the first answer phrase starts in `text` (after the previous '.', '!', '?' or newline)."""
+    m = _ANSWER_PHRASE.search(text)
+    end = m.start() if m else len(text)
+    cut = max(text.rfind(ch, 0, end) for ch in (".", "!", "?", "\n"))
+    return cut + 1 if cut >= 0 else 0

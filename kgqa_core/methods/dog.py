@@ -12,7 +12,7 @@ Eq. 3 triplet scores) survive (§2.4).  Every chain carries its own G_q and
 KV cache; the prompt is run through the model once and shared.
 
 Parameters: `DogParams` (each with its range and one-line help).  Notes on
-three of them.  ``force_conclusion`` (True): a chain whose text loops, runs
+four of them.  ``force_conclusion`` (True): a chain whose text loops, runs
 out of budget or ends without an answer line gets "Therefore, the answer is"
 appended and the model finishes that line; CoT does the same.  Not in the
 paper, which assumes the model concludes by itself; the trace notes every
@@ -27,6 +27,15 @@ the chain records the graph triplet.  The paper's Freebase graphs hold most
 facts in both directions, one-direction graphs such as MetaQA do not; see
 `kgqa_core.graph.readings`.
 
+``walk_to_depth`` (True): a chain that writes its answer line while it
+stands fewer hops from the topic entity than the question names
+(`kgqa_core.methods.hop_budget`) has that line taken back (its text and KV
+cells, back to the end of the sentence before it), its next step number
+written (" 3.") and decodes on, so it may open another triplet; at most that
+many times per chain, each noted on the step.  Not in the paper: on whole-KB
+3-hop questions the 1.5B model answered after its first or second triplet
+(docs/benchmarks.md).
+
 Chains are ranked by the paper's chain score, a sum of log-probabilities,
 which favours shorter chains when finished chains of different lengths are
 compared; that is the paper's definition and is kept.
@@ -38,7 +47,7 @@ import time
 from dataclasses import dataclass
 
 from ..decoding.beam import token_view
-from ..decoding.chain_beam import BeamCandidate, BeamRound, ChainBeam, FinishedChain, SearchedChain
+from ..decoding.chain_beam import BeamCandidate, BeamRound, ChainBeam, FinishedChain, SearchedChain, TakenBack
 from ..decoding.context import (
     DecodingContext,
     PromptParams,
@@ -80,6 +89,10 @@ class DogParams(PromptParams):
     auto_steps: bool = param(
         True, "Raise max_steps to two triplets per hop the question names (kgqa_core.methods.hop_budget); noted.",
         advanced=True)
+    walk_to_depth: bool = param(
+        True, "A chain that writes its answer line fewer hops from the topic entity than the question names "
+        "(kgqa_core.methods.hop_budget) is taken back to its last sentence, its next step number written, and "
+        "decodes on; at most that many times per chain; noted (not in the paper).", advanced=True)
     complete_answers: bool = param(
         True, "Add the other entities the graph holds for the chain's answer after the model's own: every entity "
         "the chain's relation path reaches from the topic entity, else every entity its last triplet's "
@@ -95,11 +108,17 @@ class DogParams(PromptParams):
 
 def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
     """Answer `request.question` with DoG; see the module docstring."""
+    estimate = None
+    if params.auto_steps or params.walk_to_depth:
+        from .hop_budget import question_hops
+
+        estimate = question_hops(request)
     if params.auto_steps:
         from .hop_budget import auto_step_budget
 
-        params = auto_step_budget(params, request, rec.trace.notes)
+        params = auto_step_budget(params, request, rec.trace.notes, estimate)
     ctx = prepare(request, "dog", params)
+    min_depth = estimate.hops if params.walk_to_depth and estimate is not None else 0
     describe_context(rec.trace, ctx)
     walk = None
     if params.gq_scope == "graph":
@@ -109,7 +128,7 @@ def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
         walk = ctx.walk_graph = HubCappedView(request.graph, request.question, params.walk_cap,
                                               embedder=load_embedder())
     with request.model.lock:
-        _DogRun(request, ctx, rec).decode()
+        _DogRun(request, ctx, rec, min_depth).decode()
     if walk is not None and walk.cuts:
         rec.trace.notes.append(walk.cut_note())
 
@@ -117,8 +136,9 @@ def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
 class _DogRun:
     """One DoG run: wires the chain step's guide and the chain beam together and records each round."""
 
-    def __init__(self, request: MethodRequest, ctx: DecodingContext, rec: TraceRecorder) -> None:
+    def __init__(self, request: MethodRequest, ctx: DecodingContext, rec: TraceRecorder, min_depth: int = 0) -> None:
         self.request = request
+        self.min_depth = min_depth  # hops the question names: an earlier answer line is taken back
         self.model = request.model
         self.ctx = ctx
         self.rec = rec
@@ -152,7 +172,8 @@ class _DogRun:
         guides = DogGuides(model, ctx.walk_graph, params.max_steps, params.repeat_triplets, params.reverse_readings)
         beam = ChainBeam(model, ctx.walk_graph, guides, params.beam_size, params.max_new_tokens,
                          force_conclusion=params.force_conclusion, strict=params.strict,
-                         reprompt=self._reprompt if params.local_visibility else None)
+                         reprompt=self._reprompt if params.local_visibility else None,
+                         min_depth=self.min_depth)
         chains = beam.start(base, QueryCentricSubgraph(ctx.walk_graph, ctx.topics))
         finished: list[BeamCandidate] = []
         while chains:
@@ -203,6 +224,9 @@ class _DogRun:
                 )
             )
         notes = [e.hypothesis.note for e in searched.extensions if e.hypothesis.note]
+        if searched.taken_back is not None:
+            notes.insert(0, taken_back_note(searched.taken_back, went_on=True))
+            self.trace.extra["answers_taken_back"] = self.trace.extra.get("answers_taken_back", 0) + 1
         return Step(
             index=0,
             kind="dog.triplet",
@@ -286,6 +310,9 @@ class _DogRun:
             trace.extra["forced_conclusion"] = trace.extra.get("forced_conclusion", 0) + 1
             trace.notes.append(f"beam {beam.beam_id}: {forced_note}")
         answers = parse_answers(done.free_text) or parse_answers(beam.text)
+        if done.taken_back is not None:
+            forced_note = "; ".join(n for n in (taken_back_note(done.taken_back, went_on=False), forced_note) if n)
+            self.trace.extra["answers_taken_back"] = self.trace.extra.get("answers_taken_back", 0) + 1
         self.rec.step(Step(
             index=0,
             kind="dog.answer",
@@ -328,3 +355,12 @@ class _DogRun:
 
 SPEC = MethodSpec("dog", run, DogParams,
                   "Decoding on Graphs: graph-constrained chains with triplet-level beam search")
+
+
+def taken_back_note(taken: TakenBack, went_on: bool) -> str:
+    """The trace's account of an answer line taken back because the chain stood too few hops out."""
+    said = " ".join(taken.text.split())
+    said = said if len(said) <= 120 else said[:117] + "..."
+    head = (f"the chain wrote its answer {taken.depth} hop(s) from the topic entity, the question names "
+            f"{taken.min_depth}: {said!r} was taken back and {taken.written.strip()!r} written")
+    return head + ("; it went on to this triplet" if went_on else "; it answered again, and that answer stands")

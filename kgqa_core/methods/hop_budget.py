@@ -221,11 +221,16 @@ def rok_path_hops(estimate: HopEstimate) -> int:
     return max(2, estimate.hops)
 
 
-def auto_step_budget(params: Any, request: Any, notes: list[str]) -> Any:
-    """DoG's params with ``max_steps`` raised to `dog_step_budget` for this question (a note when raised)."""
+def question_hops(request: Any) -> HopEstimate:
+    """The hops `request.question` names, against the relations near its topic entities."""
     graph = request.graph
     topics = [e for e in request.topic_entities if e and graph.has_entity(e)]
-    estimate = estimate_hops(request.question, relations_near(graph, topics), topics)
+    return estimate_hops(request.question, relations_near(graph, topics), topics)
+
+
+def auto_step_budget(params: Any, request: Any, notes: list[str], estimate: HopEstimate | None = None) -> Any:
+    """DoG's params with ``max_steps`` raised to `dog_step_budget` for this question (a note when raised)."""
+    estimate = estimate or question_hops(request)
     budget = dog_step_budget(estimate, params.max_steps)
     if budget == params.max_steps:
         return params
