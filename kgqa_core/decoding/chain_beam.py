@@ -16,7 +16,8 @@ With ``min_depth`` (the hops the question names), a chain that writes its
 answer line while it stands fewer hops from the topic entity than that is
 taken back to the end of its last sentence before the answer, its next step
 number is written (" 3.") and it decodes on, so it may open another
-triplet; at most ``min_depth`` times per chain, and the text taken back is
+triplet, chosen among those leading on from its farthest entities
+(`frontier_triplets`); at most ``min_depth`` times per chain, and the text taken back is
 kept for the trace (`SearchedChain.taken_back`, `FinishedChain.taken_back`).
 
 A round comes back as a `BeamRound` of typed records (finished chains,
@@ -127,6 +128,8 @@ class TakenBack:
     depth: int  # hops from the topic entity the chain stood at
     min_depth: int  # hops the question names
     written: str  # what was written instead before the model went on (" 3.")
+    offered: int = 0  # triplets the next step was restricted to (those leading on from the farthest entities)
+    of: int = 0  # triplets the step would have offered
 
 
 @dataclass
@@ -196,7 +199,7 @@ class ChainBeam:
             free = free_text(self.model, beam.state, budget, guide.detector, allow_open=guide.may_open)
             taken_back = None
             if guide.may_open and self._answers_too_early(beam, free):
-                free, taken_back = self._walk_on(beam, guide, free, start, budget)
+                free, taken_back, guide = self._walk_on(beam, guide, free, start, budget)
             beam.generated_ids.extend(free.ids)
             if free.stop != "open":
                 beam.text += free.text
@@ -239,13 +242,16 @@ class ChainBeam:
             return False
         return chain_depth(self.graph, beam.chain, beam.subgraph.topics) < self.min_depth
 
-    def _walk_on(self, beam: BeamCandidate, guide: Any, free: Any, start: int, budget: int) -> tuple[Any, TakenBack]:
+    def _walk_on(self, beam: BeamCandidate, guide: Any, free: Any, start: int,
+                 budget: int) -> tuple[Any, TakenBack, Any]:
         """Take the answer line back to the last sentence before it, write the next step number, decode on.
 
-        Returns the step's free text as one (kept text, the number, the
-        model's new text) and what was taken back.  The state is cut by
-        `rewind` (every backend keeps the first n ids), so nothing is read
-        twice but the few number tokens.
+        The step's guide is narrowed to the triplets leading on from the
+        chain's farthest entities (`frontier_triplets`; unchanged when there
+        are none).  Returns the step's free text as one (kept text, the
+        number, the model's new text), what was taken back, and the guide.
+        The state is cut by `rewind` (every backend keeps the first n ids),
+        so nothing is read twice but the few number tokens.
         """
         model, state = self.model, beam.state
         cut = answer_sentence_start(free.text)
@@ -262,12 +268,16 @@ class ChainBeam:
         model.step(state, written_ids)
         beam.walked_on += 1
         taken = TakenBack(free.text[len(kept_text):], chain_depth(self.graph, beam.chain, beam.subgraph.topics),
-                          self.min_depth, written)
+                          self.min_depth, written, of=len(guide.allowed_ids))
+        onward = frontier_triplets(self.graph, beam.chain, beam.subgraph.topics, guide.allowed_ids)
+        if onward:
+            guide = self.guides.restricted(guide, onward)
+            taken.offered = len(onward)
         rest = free_text(model, state, max(budget - kept - len(written_ids), 1), guide.detector,
                          allow_open=guide.may_open)
         rest.text = kept_text + written + rest.text
         rest.ids = list(free.ids[:kept]) + list(written_ids) + list(rest.ids)
-        return rest, taken
+        return rest, taken, guide
 
     # ------------------------------------------------------------ chains
     def _extensions(self, parent: BeamCandidate, result: TripletSearchResult) -> list[Extension]:
@@ -337,6 +347,29 @@ def chain_depth(graph: Any, chain: Sequence[int], topics: Sequence[str]) -> int:
     largest distance from a topic entity to an entity it reaches.  Three
     facts about the topic entity are one hop deep, not three.
     """
+    return max(entity_depths(graph, chain, topics).values(), default=0)
+
+
+def frontier_triplets(graph: Any, chain: Sequence[int], topics: Sequence[str], allowed: Sequence[int]) -> list[int]:
+    """The `allowed` triplets that lead on from the chain's farthest entities to an entity it has not reached.
+
+    What a chain taken back for answering too early may write next: a step
+    out, not another fact about where it has been.
+    """
+    depths = entity_depths(graph, chain, topics)
+    if not depths:
+        depths = {t: 0 for t in topics}
+    far = max(depths.values(), default=0)
+    frontier = {e for e, d in depths.items() if d == far}
+    out = []
+    for t in graph.triplets_by_ids(list(allowed)):
+        if (t.head in frontier and t.tail not in depths) or (t.tail in frontier and t.head not in depths):
+            out.append(t.id)
+    return out
+
+
+def entity_depths(graph: Any, chain: Sequence[int], topics: Sequence[str]) -> dict[str, int]:
+    """Each entity the chain reaches from a topic entity, with its distance in hops (the topics at 0)."""
     adjacent: dict[str, set[str]] = {}
     for t in graph.triplets_by_ids(list(chain)):
         adjacent.setdefault(t.head, set()).add(t.tail)
@@ -351,7 +384,7 @@ def chain_depth(graph: Any, chain: Sequence[int], topics: Sequence[str]) -> int:
                     depth[o] = depth[e] + 1
                     nxt.append(o)
         frontier = nxt
-    return max(depth.values(), default=0)
+    return depth
 
 
 _ANSWER_PHRASE = re.compile(r"(therefore|so|thus|hence)?[ ,]*(the )?answer (is|are)", re.IGNORECASE)

@@ -114,6 +114,12 @@ class DogGuides:
             ids = [t for t in ids if t not in used]
         return DogGuide(self.detector, self, ids, may_open=len(chain) < self.max_steps and bool(ids))
 
+    def restricted(self, guide: DogGuide, allowed_ids: Sequence[int]) -> DogGuide:
+        """`guide` narrowed to `allowed_ids` (a subset of its own): a chain made to walk on from where it stands."""
+        keep = set(allowed_ids)
+        ids = [t for t in guide.allowed_ids if t in keep]
+        return DogGuide(self.detector, self, ids, may_open=guide.may_open and bool(ids))
+
     def trie(self, allowed_ids: Sequence[int], opener: str) -> TripletTrie:
         key = (opener, tuple(allowed_ids))
         trie = self._tries.get(key)

@@ -31,8 +31,10 @@ facts in both directions, one-direction graphs such as MetaQA do not; see
 stands fewer hops from the topic entity than the question names
 (`kgqa_core.methods.hop_budget`) has that line taken back (its text and KV
 cells, back to the end of the sentence before it), its next step number
-written (" 3.") and decodes on, so it may open another triplet; at most that
-many times per chain, each noted on the step.  Not in the paper: on whole-KB
+written (" 3.") and decodes on, so it may open another triplet, one that
+leads on from the chain's farthest entities to an entity it has not reached
+(a step out, not another fact about where it stands); at most that many
+times per chain, each noted on the step.  Not in the paper: on whole-KB
 3-hop questions the 1.5B model answered after its first or second triplet
 (docs/benchmarks.md).
 
@@ -92,7 +94,8 @@ class DogParams(PromptParams):
     walk_to_depth: bool = param(
         True, "A chain that writes its answer line fewer hops from the topic entity than the question names "
         "(kgqa_core.methods.hop_budget) is taken back to its last sentence, its next step number written, and "
-        "decodes on; at most that many times per chain; noted (not in the paper).", advanced=True)
+        "decodes on, its next triplet one leading on from its farthest entities; at most that many times per "
+        "chain; noted (not in the paper).", advanced=True)
     complete_answers: bool = param(
         True, "Add the other entities the graph holds for the chain's answer after the model's own: every entity "
         "the chain's relation path reaches from the topic entity, else every entity its last triplet's "
@@ -363,4 +366,7 @@ def taken_back_note(taken: TakenBack, went_on: bool) -> str:
     said = said if len(said) <= 120 else said[:117] + "..."
     head = (f"the chain wrote its answer {taken.depth} hop(s) from the topic entity, the question names "
             f"{taken.min_depth}: {said!r} was taken back and {taken.written.strip()!r} written")
+    if taken.offered:
+        head += (f"; the next triplet was offered only from the chain's farthest entities: {taken.offered} of "
+                 f"{taken.of} G_q triplets")
     return head + ("; it went on to this triplet" if went_on else "; it answered again, and that answer stands")

@@ -11,7 +11,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from kgqa_core.decoding.chain_beam import BeamCandidate, ChainBeam, answer_sentence_start, chain_depth
+from kgqa_core.decoding.chain_beam import (BeamCandidate, ChainBeam, answer_sentence_start, chain_depth,
+                                           frontier_triplets)
 from kgqa_core.decoding.dog_guide import DogGuides
 from kgqa_core.decoding.query_subgraph import QueryCentricSubgraph
 from kgqa_core.graph.knowledge_graph import KnowledgeGraph
@@ -42,6 +43,17 @@ def test_chain_depth_counts_hops_from_the_topic_not_triplets():
     assert chain_depth(GRAPH, [heat, heat_year], ["Heat"]) == 1  # two facts of the topic: one hop
     assert chain_depth(GRAPH, [heat, collateral], ["Heat"]) == 2
     assert chain_depth(GRAPH, [collateral], ["Heat"]) == 0  # not reached from the topic
+
+
+def test_frontier_triplets_lead_on_from_the_farthest_entities():
+    heat = GRAPH.find("Heat", "directed_by", "Michael Mann").id
+    collateral = GRAPH.find("Collateral", "directed_by", "Michael Mann").id
+    year = GRAPH.find("Collateral", "release_year", "2004").id
+    heat_year = GRAPH.find("Heat", "release_year", "1995").id
+    everything = [t.id for t in GRAPH.triplets_by_ids(range(5))]
+    assert frontier_triplets(GRAPH, [heat], ["Heat"], everything) == [collateral]
+    assert frontier_triplets(GRAPH, [heat, collateral], ["Heat"], everything) == [year]
+    assert set(frontier_triplets(GRAPH, [], ["Heat"], everything)) == {heat, heat_year}  # no triplet yet: the topic
 
 
 def test_answer_sentence_start_keeps_the_sentences_before_the_answer():
@@ -78,7 +90,10 @@ def test_an_early_answer_is_taken_back_and_the_chain_opens_another_triplet(backe
     assert "answer is" not in searched.free_text  # the answer line is gone from the chain's text
     kept = round_.kept[0]
     assert kept.chain[0] == first and len(kept.chain) == 2 and kept.walked_on == 1
-    # (which triplet is the 135M's choice: it takes Heat's release year, still one hop out)
+    # the step was offered only what leads on from Michael Mann: Collateral, two hops out
+    assert (taken.offered, taken.of) == (1, 2)
+    assert kept.chain[1] == GRAPH.find("Collateral", "directed_by", "Michael Mann").id
+    assert chain_depth(GRAPH, kept.chain, ["Heat"]) == 2
     # the KV state holds exactly the chain's tokens: its next-token logits match a fresh read of them
     assert kept.state.ids == prompt_ids + kept.generated_ids
     model.clear_prefix_cache()
