@@ -17,8 +17,11 @@ answer line while it stands fewer hops from the topic entity than that is
 taken back to the end of its last sentence before the answer, its next step
 number is written (" 3.") and it decodes on, so it may open another
 triplet, chosen among those leading on from its farthest entities
-(`frontier_triplets`); at most ``min_depth`` times per chain, and the text taken back is
+(`frontier_triplets`), and so on at each step until it is deep enough; at
+most ``min_depth`` times per chain, and the text taken back is
 kept for the trace (`SearchedChain.taken_back`, `FinishedChain.taken_back`).
+A chain whose triplets left are no more than the hops it still needs is
+narrowed the same way (`SearchedChain.narrowed`).
 
 A round comes back as a `BeamRound` of typed records (finished chains,
 searched chains with their extensions, what was kept and dropped), so the
@@ -98,6 +101,7 @@ class SearchedChain:
     started: float  # time.perf_counter() when the chain's step began
     extensions: list[Extension]  # best first, one per graph triplet
     taken_back: "TakenBack | None" = None  # an early answer line this step replaced (min_depth)
+    narrowed: "Narrowed | None" = None  # the step was offered only triplets leading on (min_depth)
 
 
 @dataclass
@@ -118,6 +122,17 @@ class FinishedChain:
     forced_conclusion: bool = False
     failure: ConstraintFailure | None = None
     taken_back: "TakenBack | None" = None  # asked to go on, the chain answered again
+
+
+@dataclass
+class Narrowed:
+    """A step offered only the triplets leading on from the chain's farthest entities, and why."""
+
+    offered: int
+    of: int
+    depth: int  # hops from the topic entity the chain stood at
+    min_depth: int
+    steps_left: int  # triplets the chain may still write, this one included
 
 
 @dataclass
@@ -194,12 +209,13 @@ class ChainBeam:
             if budget <= 0:
                 out.finished.append(self._finish(beam, "", "length"))
                 continue
-            guide = self.guides.for_chain(beam.subgraph.triplet_ids, beam.chain)
+            full = self.guides.for_chain(beam.subgraph.triplet_ids, beam.chain)
+            guide, narrowed = self._narrow(beam, full)
             start = len(beam.state.ids)
             free = free_text(self.model, beam.state, budget, guide.detector, allow_open=guide.may_open)
             taken_back = None
             if guide.may_open and self._answers_too_early(beam, free):
-                free, taken_back, guide = self._walk_on(beam, guide, free, start, budget)
+                free, taken_back, guide = self._walk_on(beam, full, free, start, budget)
             beam.generated_ids.extend(free.ids)
             if free.stop != "open":
                 beam.text += free.text
@@ -222,7 +238,8 @@ class ChainBeam:
                 out.finished.append(finished)
                 continue
             out.searched.append(SearchedChain(beam, free.text, free.opener, triplet_guide.trie, result, started,
-                                              self._extensions(beam, result), taken_back))
+                                              self._extensions(beam, result), taken_back,
+                                              narrowed if taken_back is None else None))
         extensions = out.extensions
         if extensions:
             kept, _ = select_chains([e.chain for e in extensions], self.width)
@@ -241,6 +258,28 @@ class ChainBeam:
         if not parse_answers(free.text):
             return False
         return chain_depth(self.graph, beam.chain, beam.subgraph.topics) < self.min_depth
+
+    def _narrow(self, beam: BeamCandidate, guide: Any, taken_back: bool = False) -> tuple[Any, Narrowed | None]:
+        """The step's guide, narrowed to the triplets leading on when the chain must still go out.
+
+        A chain must go out when it stands fewer hops out than ``min_depth``
+        and either it was taken back for answering early (now or in an
+        earlier step: it keeps walking out until it is deep enough) or its
+        triplets left are no more than the hops it still needs.  Unchanged
+        when no triplet leads on.
+        """
+        if self.min_depth <= 0 or not guide.may_open:
+            return guide, None
+        depth = chain_depth(self.graph, beam.chain, beam.subgraph.topics)
+        need = self.min_depth - depth
+        steps_left = self.guides.max_steps - len(beam.chain)
+        if need <= 0 or not (taken_back or beam.walked_on > 0 or steps_left <= need):
+            return guide, None
+        onward = frontier_triplets(self.graph, beam.chain, beam.subgraph.topics, guide.allowed_ids)
+        if not onward:
+            return guide, None
+        narrowed = Narrowed(len(onward), len(guide.allowed_ids), depth, self.min_depth, steps_left)
+        return self.guides.restricted(guide, onward), narrowed
 
     def _walk_on(self, beam: BeamCandidate, guide: Any, free: Any, start: int,
                  budget: int) -> tuple[Any, TakenBack, Any]:
@@ -269,10 +308,9 @@ class ChainBeam:
         beam.walked_on += 1
         taken = TakenBack(free.text[len(kept_text):], chain_depth(self.graph, beam.chain, beam.subgraph.topics),
                           self.min_depth, written, of=len(guide.allowed_ids))
-        onward = frontier_triplets(self.graph, beam.chain, beam.subgraph.topics, guide.allowed_ids)
-        if onward:
-            guide = self.guides.restricted(guide, onward)
-            taken.offered = len(onward)
+        guide, narrowed = self._narrow(beam, guide, taken_back=True)
+        if narrowed is not None:
+            taken.offered, taken.of = narrowed.offered, narrowed.of
         rest = free_text(model, state, max(budget - kept - len(written_ids), 1), guide.detector,
                          allow_open=guide.may_open)
         rest.text = kept_text + written + rest.text

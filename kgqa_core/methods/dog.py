@@ -33,8 +33,10 @@ stands fewer hops from the topic entity than the question names
 cells, back to the end of the sentence before it), its next step number
 written (" 3.") and decodes on, so it may open another triplet, one that
 leads on from the chain's farthest entities to an entity it has not reached
-(a step out, not another fact about where it stands); at most that many
-times per chain, each noted on the step.  Not in the paper: on whole-KB
+(a step out, not another fact about where it stands), and so on until it
+stands that many hops out; a chain whose triplets left are just enough to
+get there is narrowed the same way.  At most that many take-backs per
+chain, each noted on the step.  Not in the paper: on whole-KB
 3-hop questions the 1.5B model answered after its first or second triplet
 (docs/benchmarks.md).
 
@@ -49,7 +51,8 @@ import time
 from dataclasses import dataclass
 
 from ..decoding.beam import token_view
-from ..decoding.chain_beam import BeamCandidate, BeamRound, ChainBeam, FinishedChain, SearchedChain, TakenBack
+from ..decoding.chain_beam import (BeamCandidate, BeamRound, ChainBeam, FinishedChain, Narrowed, SearchedChain,
+                                   TakenBack)
 from ..decoding.context import (
     DecodingContext,
     PromptParams,
@@ -94,8 +97,9 @@ class DogParams(PromptParams):
     walk_to_depth: bool = param(
         True, "A chain that writes its answer line fewer hops from the topic entity than the question names "
         "(kgqa_core.methods.hop_budget) is taken back to its last sentence, its next step number written, and "
-        "decodes on, its next triplet one leading on from its farthest entities; at most that many times per "
-        "chain; noted (not in the paper).", advanced=True)
+        "decodes on, its next triplets leading on from its farthest entities until it is deep enough (also when "
+        "its triplets left are just enough to get there); at most that many times per chain; noted (not in the "
+        "paper).", advanced=True)
     complete_answers: bool = param(
         True, "Add the other entities the graph holds for the chain's answer after the model's own: every entity "
         "the chain's relation path reaches from the topic entity, else every entity its last triplet's "
@@ -230,6 +234,8 @@ class _DogRun:
         if searched.taken_back is not None:
             notes.insert(0, taken_back_note(searched.taken_back, went_on=True))
             self.trace.extra["answers_taken_back"] = self.trace.extra.get("answers_taken_back", 0) + 1
+        if searched.narrowed is not None:
+            notes.insert(0, narrowed_note(searched.narrowed))
         return Step(
             index=0,
             kind="dog.triplet",
@@ -370,3 +376,11 @@ def taken_back_note(taken: TakenBack, went_on: bool) -> str:
         head += (f"; the next triplet was offered only from the chain's farthest entities: {taken.offered} of "
                  f"{taken.of} G_q triplets")
     return head + ("; it went on to this triplet" if went_on else "; it answered again, and that answer stands")
+
+
+def narrowed_note(n: Narrowed) -> str:
+    """The trace's account of a step offered only the triplets leading on from the chain's farthest entities."""
+    why = (f"with {n.steps_left} triplet(s) left" if n.steps_left <= n.min_depth - n.depth
+           else "walking on after an answer taken back")
+    return (f"the chain stood {n.depth} hop(s) from the topic entity, the question names {n.min_depth} ({why}): "
+            f"offered only triplets leading on from its farthest entities, {n.offered} of {n.of} G_q triplets")

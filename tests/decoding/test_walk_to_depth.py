@@ -104,3 +104,41 @@ def test_an_early_answer_is_taken_back_and_the_chain_opens_another_triplet(backe
     assert int(a.argmax()) == int(b.argmax())
     assert float((a[top] - b[top]).abs().max()) < 0.5, float((a[top] - b[top]).abs().max())
     model.release(fresh)
+
+
+def test_the_trace_note_quotes_what_was_taken_back_as_text():
+    from kgqa_core.decoding.chain_beam import TakenBack
+    from kgqa_core.methods.dog import taken_back_note
+
+    taken = TakenBack(" Therefore, the answer is * <b>Michael Mann</b>.", depth=1, min_depth=2, written=" 2.",
+                      offered=1, of=2)
+    note = taken_back_note(taken, went_on=True)
+    assert note == ("the chain wrote its answer 1 hop(s) from the topic entity, the question names 2: "
+                    "'Therefore, the answer is * <b>Michael Mann</b>.' was taken back and '2.' written; the next "
+                    "triplet was offered only from the chain's farthest entities: 1 of 2 G_q triplets; it went on "
+                    "to this triplet")
+    assert taken_back_note(TakenBack("x" * 300, 0, 1, " 1."), went_on=False).endswith(
+        "...' was taken back and '1.' written; it answered again, and that answer stands")
+
+
+def test_a_chain_with_just_enough_triplets_left_is_offered_only_the_way_out(backend_model):
+    """max_steps 2, one hop walked, two named: the last triplet must lead on, whatever the model writes first."""
+    model = backend_model
+    first = GRAPH.find("Heat", "directed_by", "Michael Mann").id
+    walked = " < Heat -> directed_by -> Michael Mann >"
+    prompt_ids = model.encode(SHOTS + QUESTION + walked)
+    sub = QueryCentricSubgraph(GRAPH, ["Heat"])
+    sub.expand(GRAPH.triplet(first))
+    chain = BeamCandidate(state=model.prefill(prompt_ids), subgraph=sub, chain=[first], triplet_scores=[0.0],
+                          text=walked)
+    beam = ChainBeam(model, GRAPH, DogGuides(model, GRAPH, max_steps=2), width=1, max_new_tokens=64,
+                     force_conclusion=False, min_depth=2)
+    round_ = beam.advance([chain])
+    assert len(round_.searched) == 1
+    assert round_.kept[0].chain == [first, GRAPH.find("Collateral", "directed_by", "Michael Mann").id]
+    searched = round_.searched[0]
+    # narrowed before the free text; the model answered anyway, so the take-back says so (and carries the counts)
+    assert (searched.narrowed is not None) != (searched.taken_back is not None)
+    counts = searched.narrowed or searched.taken_back
+    assert (counts.offered, counts.of) == (1, 2)
+    model.release(round_.kept[0].state)
