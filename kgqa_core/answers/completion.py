@@ -33,6 +33,9 @@ is used only when the model's first answer is among the entities its end
 reaches, so it never replaces the model's reading of the question, only
 completes it; else the last-triplet rule applies.
 
+Names are compared up to case: an answer "comedy" (which a KB may also hold
+as a tag) is the genre "Comedy" the path reaches, and is not added twice.
+
 Topic entities are never added (the question is about them).  At most
 `MAX_COMPLETED_ANSWERS` are added; a relation that holds more (a genre's
 thousands of films, read backwards) is cut and the cut is noted.  Only
@@ -103,8 +106,8 @@ def _side(graph: Any, anchor: str, relation: str, anchor_is_head: bool) -> list[
 def _added(answers: Sequence[Answer], others: Sequence[str], topics: set[str], anchor: str,
            max_added: int) -> tuple[list[Answer], list[str], int] | None:
     """The answers with `others` the model did not give appended (marked), the added names, and how many were cut."""
-    given = {a.entity for a in answers if a.entity} | {a.text for a in answers}
-    extra = [e for e in others if e not in given and e not in topics and e != anchor]
+    given = {n.casefold() for a in answers for n in (a.entity, a.text) if n}
+    extra = [e for e in others if e.casefold() not in given and e not in topics and e != anchor]
     if not extra:
         return None
     kept = extra[:max_added]
@@ -129,10 +132,10 @@ def complete_from_last_triplet(
     named = [a.entity for a in answers if a.entity and a.entity not in topic_set]
     if not named or last is None:
         return None
-    named_set = set(named)
+    named_set = {n.casefold() for n in named}
     for anchor, anchor_is_head in ((last.head, True), (last.tail, False)):
         others = _side(graph, anchor, last.relation, anchor_is_head)
-        if anchor in named_set or not named_set & set(others):
+        if anchor.casefold() in named_set or not named_set & {o.casefold() for o in others}:
             continue
         done = _added(answers, others, topic_set, anchor, max_added)
         if done is None:
@@ -210,9 +213,8 @@ def complete_along_path(
     first = next((a.entity for a in answers if a.entity and a.entity not in topic_set), None)
     if first is None:
         return None
-    named = {first}
     levels, skipped = reach(graph, source, path)
-    if len(levels) < len(path) or not named & set(levels[-1]):
+    if len(levels) < len(path) or first.casefold() not in {e.casefold() for e in levels[-1]}:
         return None
     reached = levels[-1]
     done = _added(answers, reached, topic_set, source, max_added)

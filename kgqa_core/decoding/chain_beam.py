@@ -391,6 +391,9 @@ def chain_depth(graph: Any, chain: Sequence[int], topics: Sequence[str]) -> int:
 def frontier_triplets(graph: Any, chain: Sequence[int], topics: Sequence[str], allowed: Sequence[int]) -> list[int]:
     """The `allowed` triplets that lead on from the chain's farthest entities to an entity it has not reached.
 
+    Names equal up to case count as reached (MetaQA tags repeat people's
+    names in lower case).
+
     What a chain taken back for answering too early may write next: a step
     out, not another fact about where it has been.
     """
@@ -399,9 +402,11 @@ def frontier_triplets(graph: Any, chain: Sequence[int], topics: Sequence[str], a
         depths = {t: 0 for t in topics}
     far = max(depths.values(), default=0)
     frontier = {e for e, d in depths.items() if d == far}
+    reached = {e.casefold() for e in depths}  # a tag "albert pyun" is where the chain has been
     out = []
     for t in graph.triplets_by_ids(list(allowed)):
-        if (t.head in frontier and t.tail not in depths) or (t.tail in frontier and t.head not in depths):
+        if (t.head in frontier and t.tail.casefold() not in reached) or (
+                t.tail in frontier and t.head.casefold() not in reached):
             out.append(t.id)
     return out
 

@@ -166,3 +166,15 @@ def test_a_hub_on_the_path_is_cut_per_hop_and_noted():
     got = complete_along_path([Answer("1900", "1900", True)], chain, g, ["Seed"])
     assert got.frontier_cut > 0 and "not followed" in got.note
     assert len(got.added) <= 100 and got.cut > 0
+
+
+def test_an_answer_in_another_case_is_the_entity_the_path_reaches():
+    """MetaQA holds "comedy" as a tag and "Comedy" as a genre; the model wrote the tag's spelling."""
+    g = KnowledgeGraph.from_triplets([("Banquet", "written_by", "Shakespeare"), ("Tempest", "written_by", "Shakespeare"),
+                                      ("Banquet", "has_genre", "Drama"), ("Tempest", "has_genre", "Comedy"),
+                                      ("Tempest", "has_tags", "comedy")])
+    chain = [g.find("Banquet", "written_by", "Shakespeare"), g.find("Tempest", "written_by", "Shakespeare"),
+             g.find("Tempest", "has_genre", "Comedy")]
+    answers = [Answer(text="comedy", entity="comedy", in_graph=True)]
+    got = complete_along_path(answers, chain, g, topics=["Banquet"])
+    assert got is not None and [a.text for a in got.answers] == ["comedy", "Drama"]  # "Comedy" not added again

@@ -142,3 +142,12 @@ def test_a_chain_with_just_enough_triplets_left_is_offered_only_the_way_out(back
     counts = searched.narrowed or searched.taken_back
     assert (counts.offered, counts.of) == (1, 2)
     model.release(round_.kept[0].state)
+
+
+def test_a_name_the_chain_has_reached_in_another_case_does_not_lead_on():
+    g = KnowledgeGraph.from_triplets([("Omega Doom", "written_by", "Albert Pyun"),
+                                      ("Sword", "written_by", "Albert Pyun"),
+                                      ("Sword", "has_tags", "albert pyun"), ("Sword", "has_genre", "Fantasy")])
+    chain = [g.find("Omega Doom", "written_by", "Albert Pyun").id, g.find("Sword", "written_by", "Albert Pyun").id]
+    everything = [t.id for t in g.triplets_by_ids(range(4))]
+    assert frontier_triplets(g, chain, ["Omega Doom"], everything) == [g.find("Sword", "has_genre", "Fantasy").id]
