@@ -69,6 +69,7 @@ class Completion:
     cut: int = 0  # left out by MAX_COMPLETED_ANSWERS
     path: list[tuple[str, bool]] = field(default_factory=list)  # (relation, read forwards) from `anchor`
     frontier_cut: int = 0  # entities of an intermediate hop not expanded (MAX_PATH_FRONTIER)
+    walked: int = 0  # hops the chain walked along its path (more than `path` when completed at the question's hop)
 
     @property
     def note(self) -> str:
@@ -76,6 +77,9 @@ class Completion:
             steps = " ".join(f"-{r}{'' if fwd else ' (reverse)'}-> ?" for r, fwd in self.path)
             side = f"every entity the graph reaches along {self.anchor} {steps}"
             where = f"the chain walks {len(self.path)} hop(s) from the question's entity to the answer; it names"
+            if self.walked > len(self.path):
+                where = (f"the chain walks {self.walked} hop(s) from the question's entity, the question names "
+                         f"{len(self.path)} and the answer is there; that hop names")
         else:
             side = (f"every tail of ({self.anchor}, {self.relation}, ?)" if self.direction == "tails"
                     else f"every head of (?, {self.relation}, {self.anchor})")
@@ -194,6 +198,7 @@ def complete_along_path(
     graph: Any,
     topics: Sequence[str] = (),
     max_added: int = MAX_COMPLETED_ANSWERS,
+    hops: int | None = None,
 ) -> Completion | None:
     """`answers` completed with every entity the chain's relation path reaches from its topic entity.
 
@@ -204,6 +209,12 @@ def complete_along_path(
     among the entities the whole path reaches (an answer picked up half-way
     is not completed: the path's end is what the chain says the question
     asks for), or the graph holds nothing beyond what the model answered.
+
+    With `hops` (how many hops the question names,
+    `kgqa_core.methods.hop_budget`) a path that walks further than that
+    completes at that hop when the first answer is there: "who starred in
+    Cemetery Man" answered from a chain that went on to a co-star's other
+    film completes with Cemetery Man's actors, not the co-stars' co-stars.
     """
     walked = chain_path(chain, topics)
     if walked is None:
@@ -214,15 +225,26 @@ def complete_along_path(
     if first is None:
         return None
     levels, skipped = reach(graph, source, path)
-    if len(levels) < len(path) or first.casefold() not in {e.casefold() for e in levels[-1]}:
+    if len(levels) < len(path):
         return None
-    reached = levels[-1]
+    at = len(path)
+    if hops is not None and 0 < hops < len(path) and _holds(levels[hops - 1], first):
+        at = hops
+    elif not _holds(levels[-1], first):
+        return None
+    walked = len(path)
+    path, reached = path[:at], levels[at - 1]
     done = _added(answers, reached, topic_set, source, max_added)
     if done is None:
         return None
     completed, kept, cut = done
     return Completion(completed, source, path[-1][0], "path", added=kept, held=len(reached), cut=cut,
-                      path=list(path), frontier_cut=skipped)
+                      path=list(path), frontier_cut=skipped, walked=walked)
+
+
+def _holds(level: Sequence[str], name: str) -> bool:
+    folded = name.casefold()
+    return any(e.casefold() == folded for e in level)
 
 
 def complete_from_chain(
@@ -231,9 +253,10 @@ def complete_from_chain(
     graph: Any,
     topics: Sequence[str] = (),
     max_added: int = MAX_COMPLETED_ANSWERS,
+    hops: int | None = None,
 ) -> Completion | None:
     """Completion along the chain's path from a topic entity, else from its last triplet (module docstring)."""
     if not chain:
         return None
-    return (complete_along_path(answers, chain, graph, topics, max_added)
+    return (complete_along_path(answers, chain, graph, topics, max_added, hops)
             or complete_from_last_triplet(answers, chain[-1], graph, topics, max_added))

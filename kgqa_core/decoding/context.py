@@ -116,7 +116,7 @@ def context_prompt(ctx: DecodingContext, request: Any, subgraph_ids: Sequence[in
 
 def resolve_answers(
     texts: Sequence[str], graph: Any, topics: Sequence[str] = (), notes: list[str] | None = None,
-    *, complete_from: Sequence[Any] | None = None,
+    *, complete_from: Sequence[Any] | None = None, hops: int | None = None,
 ) -> list[Answer]:
     """Each parsed answer, linked to a graph entity when it names one.
 
@@ -148,7 +148,7 @@ def resolve_answers(
     if complete_from:
         from ..answers.completion import complete_from_chain
 
-        completion = complete_from_chain(out, complete_from, graph, topics)
+        completion = complete_from_chain(out, complete_from, graph, topics, hops=hops)
         if completion is not None:
             out = completion.answers
             if notes is not None:

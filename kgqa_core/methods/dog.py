@@ -125,7 +125,8 @@ def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
 
         params = auto_step_budget(params, request, rec.trace.notes, estimate)
     ctx = prepare(request, "dog", params)
-    min_depth = estimate.hops if params.walk_to_depth and estimate is not None else 0
+    hops = estimate.hops if estimate is not None else None
+    min_depth = hops if params.walk_to_depth and hops is not None else 0
     describe_context(rec.trace, ctx)
     walk = None
     if params.gq_scope == "graph":
@@ -135,7 +136,7 @@ def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
         walk = ctx.walk_graph = HubCappedView(request.graph, request.question, params.walk_cap,
                                               embedder=load_embedder())
     with request.model.lock:
-        _DogRun(request, ctx, rec, min_depth).decode()
+        _DogRun(request, ctx, rec, min_depth, hops).decode()
     if walk is not None and walk.cuts:
         rec.trace.notes.append(walk.cut_note())
 
@@ -143,9 +144,11 @@ def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
 class _DogRun:
     """One DoG run: wires the chain step's guide and the chain beam together and records each round."""
 
-    def __init__(self, request: MethodRequest, ctx: DecodingContext, rec: TraceRecorder, min_depth: int = 0) -> None:
+    def __init__(self, request: MethodRequest, ctx: DecodingContext, rec: TraceRecorder, min_depth: int = 0,
+                 hops: int | None = None) -> None:
         self.request = request
         self.min_depth = min_depth  # hops the question names: an earlier answer line is taken back
+        self.hops = hops  # hops the question names (None: not estimated): where a list completes
         self.model = request.model
         self.ctx = ctx
         self.rec = rec
@@ -347,7 +350,7 @@ class _DogRun:
             best = ranked[0]
             texts = parse_answers(best.answer_text) or parse_answers(best.text)
             chain = graph.triplets_by_ids(best.chain) if self.params.complete_answers else None
-            trace.answers = resolve_answers(texts, graph, topics, trace.notes, complete_from=chain)
+            trace.answers = resolve_answers(texts, graph, topics, trace.notes, complete_from=chain, hops=self.hops)
             trace.raw_output = self.ctx.prompt.assistant_prefix + best.text
             trace.extra["best_beam"] = best.beam_id
             trace.extra["stop"] = best.stop

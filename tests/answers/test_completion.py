@@ -178,3 +178,25 @@ def test_an_answer_in_another_case_is_the_entity_the_path_reaches():
     answers = [Answer(text="comedy", entity="comedy", in_graph=True)]
     got = complete_along_path(answers, chain, g, topics=["Banquet"])
     assert got is not None and [a.text for a in got.answers] == ["comedy", "Drama"]  # "Comedy" not added again
+
+
+def test_a_path_longer_than_the_question_completes_at_the_questions_hop():
+    """'who starred in Cemetery Man' from a chain that went on to a co-star's film and its cast."""
+    g = KnowledgeGraph.from_triplets([("Cemetery Man", "starred_actors", "Rupert Everett"),
+                                      ("Cemetery Man", "starred_actors", "Anna Falchi"),
+                                      ("Next Best Thing", "starred_actors", "Rupert Everett"),
+                                      ("Next Best Thing", "starred_actors", "Benjamin Bratt")])
+    chain = [g.find("Cemetery Man", "starred_actors", "Rupert Everett"),
+             g.find("Next Best Thing", "starred_actors", "Rupert Everett"),
+             g.find("Next Best Thing", "starred_actors", "Benjamin Bratt")]
+    answers = [Answer(text="Rupert Everett", entity="Rupert Everett", in_graph=True)]
+    at_one = complete_along_path(answers, chain, g, topics=["Cemetery Man"], hops=1)
+    assert [a.text for a in at_one.answers] == ["Rupert Everett", "Anna Falchi"]
+    assert "the chain walks 3 hop(s) from the question's entity, the question names 1" in at_one.note
+    # without the question's hops: the path's end (the papers' chain read to its end), as before
+    at_end = complete_along_path(answers, chain, g, topics=["Cemetery Man"])
+    assert [a.text for a in at_end.answers] == ["Rupert Everett", "Anna Falchi", "Benjamin Bratt"]
+    # the answer is not at the question's hop: the path's end decides, as without hops
+    other = [Answer(text="Benjamin Bratt", entity="Benjamin Bratt", in_graph=True)]
+    assert [a.text for a in complete_along_path(other, chain, g, ["Cemetery Man"], hops=1).answers][:1] == [
+        "Benjamin Bratt"]
