@@ -216,6 +216,27 @@ def relations_near(graph: object, entities: Iterable[str], cap: int = 200, fan: 
     return list(found)
 
 
+MAX_GRAPH_VOCABULARY = 500  # a local graph with at most this many relation names lends them all
+
+
+def hop_vocabulary(graph: object, topics: Iterable[str]) -> list[str]:
+    """The relation names a question's words are matched against: those near `topics`, then the graph's own.
+
+    `relations_near` reads a bounded neighbourhood, so a relation three
+    hops out that the first entities reached do not hold ("the languages of
+    the films directed by the director of X", when X has no language) can be
+    missing; a graph held in memory with a small relation vocabulary (MetaQA
+    has 9) lends all of its names.  A remote store lends only what is near.
+    """
+    from ..graph.store import is_local_graph
+
+    names = relations_near(graph, topics)
+    every = getattr(graph, "relations", None) if is_local_graph(graph) else None
+    if isinstance(every, (list, tuple)) and len(every) <= MAX_GRAPH_VOCABULARY:
+        names = list(dict.fromkeys([*names, *every]))
+    return names
+
+
 def rok_path_hops(estimate: HopEstimate) -> int:
     """RoK's path length for the question: the paper's 2, or 3 when the question names three hops."""
     return max(2, estimate.hops)
@@ -225,7 +246,7 @@ def question_hops(request: Any) -> HopEstimate:
     """The hops `request.question` names, against the relations near its topic entities."""
     graph = request.graph
     topics = [e for e in request.topic_entities if e and graph.has_entity(e)]
-    return estimate_hops(request.question, relations_near(graph, topics), topics)
+    return estimate_hops(request.question, hop_vocabulary(graph, topics), topics)
 
 
 def auto_step_budget(params: Any, request: Any, notes: list[str], estimate: HopEstimate | None = None) -> Any:
@@ -241,7 +262,7 @@ def auto_step_budget(params: Any, request: Any, notes: list[str], estimate: HopE
 def auto_path_hops(params: Any, question: str, graph: Any, topics: Iterable[str], trace: Any) -> Any:
     """RoK's params with ``hops`` raised to the hops the question names (a note and the trace's parameters)."""
     topics = [t for t in topics if t]
-    estimate = estimate_hops(question, relations_near(graph, topics), topics)
+    estimate = estimate_hops(question, hop_vocabulary(graph, topics), topics)
     hops = max(params.hops, rok_path_hops(estimate)) if estimate.hops > 2 else params.hops
     if hops == params.hops:
         return params

@@ -213,10 +213,10 @@ class _Reads:
         """
         if not self.params.auto_search_steps:
             return 1
-        from .hop_budget import estimate_hops, relations_near
+        from .hop_budget import estimate_hops, hop_vocabulary
 
         assert self.structure is not None
-        estimate = estimate_hops(self.question, relations_near(self.graph, [self.structure.root_id]),
+        estimate = estimate_hops(self.question, hop_vocabulary(self.graph, [self.structure.root_id]),
                                  self.trace.topic_entities)
         steps = min(estimate.hops, self.params.max_search_steps)
         if steps > 1:

@@ -101,3 +101,15 @@ def test_dog_budget_is_raised_for_a_three_hop_question_with_a_note():
     Req.question = "who directed Kinatay"
     assert auto_step_budget(DogParams(), Req, notes).max_steps == 4 and len(notes) == 1  # not raised: no note
     assert auto_step_budget(DogParams(max_steps=8), Req, notes).max_steps == 8
+
+
+def test_a_local_graph_lends_its_whole_small_vocabulary():
+    """X has no language and its director's films are many: 'languages' three hops out is still a word."""
+    from kgqa_core.methods.hop_budget import hop_vocabulary
+
+    films = [(f"F{i}", "directed_by", "Ann") for i in range(30)] + [("F29", "in_language", "Irish")]
+    g = KnowledgeGraph.from_triplets([("X", "directed_by", "Ann"), *films])
+    assert "in_language" not in relations_near(g, ["X"], fan=5)
+    assert "in_language" in hop_vocabulary(g, ["X"])
+    q = "what are the primary languages in the films directed by the director of X"
+    assert estimate_hops(q, hop_vocabulary(g, ["X"]), ["X"]).hops == 3
