@@ -253,7 +253,9 @@ class ChainBeam:
     # ------------------------------------------------------------ depth
     def _answers_too_early(self, beam: BeamCandidate, free: Any) -> bool:
         """An answer line written fewer hops from the topic entity than the question names (and retries left)."""
-        if self.min_depth <= 0 or beam.walked_on >= self.min_depth or free.stop not in ("eos", "stop"):
+        # "length"/"repeat": an answer line that ran on ("* Forever Amber, Forever Amber, ...") is taken back too
+        if self.min_depth <= 0 or beam.walked_on >= self.min_depth or free.stop not in ("eos", "stop", "length",
+                                                                                        "repeat"):
             return False
         if not parse_answers(free.text):
             return False
