@@ -32,10 +32,12 @@ import json
 import sys
 from collections import defaultdict
 from pathlib import Path
+from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kgqa_core.answers.completion import complete_from_chain, complete_from_last_triplet  # noqa: E402
+from kgqa_core.methods.hop_budget import question_hops  # noqa: E402
 from kgqa_core.eval.dataset import load_dataset  # noqa: E402
 from kgqa_core.eval.metrics import predicted_answer_forms, score_answers  # noqa: E402
 from kgqa_core.trace.schema import load_trace  # noqa: E402
@@ -54,6 +56,15 @@ def _chain(trace, graph) -> list:
         steps = steps if all(s.grounded for s in steps) else steps[-1:]
     ids = [s.triplet_id for s in steps if s.triplet_id is not None]
     return graph.triplets_by_ids(ids) if len(ids) == len(steps) else []
+
+
+def _hops(trace, graph) -> int | None:
+    """The hops DoG completed at (`question_hops`, as the method reads them); None for the other methods."""
+    p = trace.parameters if isinstance(trace.parameters, dict) else {}
+    if trace.method != "dog" or not (p.get("auto_steps", True) or p.get("walk_to_depth", True)):
+        return None
+    request = SimpleNamespace(question=trace.question, graph=graph, topic_entities=trace.topic_entities)
+    return question_hops(request).hops
 
 
 def _score(trace, answers, gold):
@@ -91,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         chain = _chain(trace, graph) if trace.parameters.get("complete_answers", True) is not False else []
         topics = trace.topic_entities
         last = complete_from_last_triplet(own, chain[-1], graph, topics) if chain else None
-        path = complete_from_chain(own, chain, graph, topics) if chain else None
+        path = complete_from_chain(own, chain, graph, topics, hops=_hops(trace, graph)) if chain else None
         scores = [_score(trace, own, rec["gold"]),
                   _score(trace, last.answers if last else own, rec["gold"]),
                   _score(trace, path.answers if path else own, rec["gold"])]

@@ -28,7 +28,11 @@ of Forever Young, which is what the question asks (the last-triplet rule
 would add only Jamie Lee Curtis's films).  Triplets that list siblings of the
 step before (same entity, relation and direction: the model enumerating)
 leave the path as it is; the path ends at a triplet that leaves it (one
-that starts from neither the path's end nor the step's source).  The path
+that starts from neither the path's end nor the step's source), and a
+triplet that starts again from the topic entity begins another path
+("Quality Street -> release_year -> 1937", then "Quality Street ->
+starred_actors -> Katharine Hepburn" and on: the second is the path the
+question asks about when the answer lies at its end).  The path
 is used only when the model's first answer is among the entities its end
 reaches, so it never replaces the model's reading of the question, only
 completes it; else the last-triplet rule applies.
@@ -48,7 +52,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from ..graph.chain_walk import walk_chain
+from ..graph.chain_walk import path_segments, walk_chain
 from ..graph.store import is_local_graph
 from ..trace.schema import Answer
 
@@ -150,16 +154,20 @@ def complete_from_last_triplet(
     return None
 
 
-def chain_path(chain: Sequence[Any], topics: Sequence[str]) -> tuple[str, list[tuple[str, bool]]] | None:
-    """The topic entity and the relation path the chain walks from it, up to its first step off the path.
+def chain_paths(chain: Sequence[Any], topics: Sequence[str]) -> list[tuple[str, list[tuple[str, bool]]]]:
+    """The relation paths the chain walks from a topic entity, latest first (empty when it does not start at one).
 
-    None when the chain does not start at a topic entity.  Listed siblings
-    leave the path as it is (`kgqa_core.graph.chain_walk`).
+    A chain may survey the topic entity before it takes the hop it needs
+    (a restart, `kgqa_core.graph.chain_walk`); each start is one path.
+    Listed siblings leave a path as it is.
     """
-    steps = walk_chain(chain, topics)
-    if not steps:
-        return None
-    return steps[0].source, [(s.relation, s.forward) for s in steps if s.kind == "hop"]
+    return path_segments(walk_chain(chain, topics))
+
+
+def chain_path(chain: Sequence[Any], topics: Sequence[str]) -> tuple[str, list[tuple[str, bool]]] | None:
+    """The latest of `chain_paths`, or None."""
+    paths = chain_paths(chain, topics)
+    return paths[0] if paths else None
 
 
 def reach(graph: Any, source: str, path: Sequence[tuple[str, bool]],
@@ -202,11 +210,13 @@ def complete_along_path(
 ) -> Completion | None:
     """`answers` completed with every entity the chain's relation path reaches from its topic entity.
 
-    The path is the chain's hops up to its first step off the path
-    (`chain_path`): a chain that wrote one more triplet off its path after
-    listing its answers still completes along the hops that led to them.
-    None when the model's first answer (other than a topic entity) is not
-    among the entities the whole path reaches (an answer picked up half-way
+    A path is the chain's hops from a topic entity up to a step off it or
+    a restart from the topic (`chain_paths`; the latest that holds the
+    answer is used): a chain that wrote one more triplet off its path after
+    listing its answers still completes along the hops that led to them, and
+    one that surveyed the topic's other facts first completes along the hops
+    it took after.  None when the model's first answer (other than a topic
+    entity) is not among the entities a whole path reaches (an answer picked up half-way
     is not completed: the path's end is what the chain says the question
     asks for), or the graph holds nothing beyond what the model answered.
 
@@ -216,14 +226,20 @@ def complete_along_path(
     Cemetery Man" answered from a chain that went on to a co-star's other
     film completes with Cemetery Man's actors, not the co-stars' co-stars.
     """
-    walked = chain_path(chain, topics)
-    if walked is None:
-        return None
-    source, path = walked
     topic_set = set(topics)
     first = next((a.entity for a in answers if a.entity and a.entity not in topic_set), None)
     if first is None:
         return None
+    for source, path in chain_paths(chain, topics):
+        done = _complete_at(answers, source, path, first, graph, topic_set, max_added, hops)
+        if done is not None:
+            return done
+    return None
+
+
+def _complete_at(answers: Sequence[Answer], source: str, path: list[tuple[str, bool]], first: str, graph: Any,
+                 topic_set: set[str], max_added: int, hops: int | None) -> Completion | None:
+    """Completion along one path from `source` when its end (or the question's hop) holds `first`."""
     levels, skipped = reach(graph, source, path)
     if len(levels) < len(path):
         return None

@@ -15,7 +15,12 @@ source and the triplet is read away from it.  Each later triplet is
   entities ("Heat -> starred_actors -> Al Pacino", then "... -> Robert De
   Niro"); the walk then stands on the sibling, so the chain may go on from
   any entity it listed;
-* **off** the path otherwise; the walk ends there.
+* a **restart** when it is none of these but starts again from a topic
+  entity: the model surveyed the question's entity ("Quality Street ->
+  release_year -> 1937", "Quality Street -> has_genre -> Romance") before
+  it took the hop it needed ("Quality Street -> starred_actors -> Katharine
+  Hepburn"); the walk begins a new path there (`path_segments`);
+* **off** the path otherwise; the walk stands nowhere until a restart.
 
 Examples
 --------
@@ -36,7 +41,7 @@ class ChainStep:
     """One triplet of a chain as the walk reads it."""
 
     triplet: Any
-    kind: str  # "hop", "sibling" or "off"
+    kind: str  # "hop", "sibling", "restart" or "off"
     source: str  # the entity the triplet is read from ("" when off the path)
     relation: str
     forward: bool  # read head -> tail
@@ -44,7 +49,7 @@ class ChainStep:
 
 
 def walk_chain(chain: Sequence[Any], topics: Sequence[str]) -> list[ChainStep]:
-    """Each triplet of `chain` read as a hop, a sibling or off the path (empty when the chain does not start at a topic).
+    """Each triplet of `chain` read as a hop, a sibling, a restart or off the path (empty when the chain does not start at a topic).
 
     Parameters
     ----------
@@ -53,32 +58,68 @@ def walk_chain(chain: Sequence[Any], topics: Sequence[str]) -> list[ChainStep]:
 
     Returns
     -------
-    One `ChainStep` per triplet up to and including the first step off the path.
+    One `ChainStep` per triplet.
     """
     if not chain:
         return []
-    first = chain[0]
     topic_set = set(topics)
-    if first.head in topic_set:
-        forward = True
-    elif first.tail in topic_set:
-        forward = False
-    else:
+    first = _from_topic(chain[0], topic_set, "hop")
+    if first is None:
         return []
-    hop = ChainStep(first, "hop", first.head if forward else first.tail, first.relation, forward,
-                    first.tail if forward else first.head)
-    steps = [hop]
-    end = hop.target
+    steps = [first]
+    hop: ChainStep | None = first
+    end = first.target
     for t in chain[1:]:
-        if t.head == end or t.tail == end:
+        if end and (t.head == end or t.tail == end):
             fwd = t.head == end
             hop = ChainStep(t, "hop", end, t.relation, fwd, t.tail if fwd else t.head)
             steps.append(hop)
             end = hop.target
-        elif t.relation == hop.relation and (t.head if hop.forward else t.tail) == hop.source:
+        elif hop is not None and t.relation == hop.relation and (t.head if hop.forward else t.tail) == hop.source:
             end = t.tail if hop.forward else t.head
             steps.append(ChainStep(t, "sibling", hop.source, t.relation, hop.forward, end))
+        elif (again := _from_topic(t, topic_set, "restart")) is not None:
+            hop = again
+            steps.append(again)
+            end = again.target
         else:
+            hop, end = None, ""
             steps.append(ChainStep(t, "off", "", t.relation, True, ""))
-            break
     return steps
+
+
+def path_segments(steps: Sequence[ChainStep]) -> list[tuple[str, list[tuple[str, bool]]]]:
+    """The relation paths the walk took from a topic entity, one per start (the first hop or a restart), latest first.
+
+    Each is the topic entity and its hops as (relation, read forwards); a
+    segment ends at a restart or a step off the path (listed siblings leave
+    it as it is).
+
+    Examples
+    --------
+    >>> from kgqa_core.graph.triplet import Triplet
+    >>> chain = [Triplet(0, "Heat", "release_year", "1995"), Triplet(1, "Heat", "starred_actors", "Al Pacino"),
+    ...          Triplet(2, "Serpico", "starred_actors", "Al Pacino")]
+    >>> path_segments(walk_chain(chain, ["Heat"]))
+    [('Heat', [('starred_actors', True), ('starred_actors', False)]), ('Heat', [('release_year', True)])]
+    """
+    segments: list[tuple[str, list[tuple[str, bool]]]] = []
+    open_ = False
+    for s in steps:
+        if s.kind == "restart" or not segments:
+            segments.append((s.source, [(s.relation, s.forward)]))
+            open_ = True
+        elif s.kind == "hop" and open_:
+            segments[-1][1].append((s.relation, s.forward))
+        elif s.kind == "off":
+            open_ = False
+    return segments[::-1]
+
+
+def _from_topic(t: Any, topics: set[str], kind: str) -> ChainStep | None:
+    """`t` read away from a topic entity it touches, or None."""
+    if t.head in topics:
+        return ChainStep(t, kind, t.head, t.relation, True, t.tail)
+    if t.tail in topics:
+        return ChainStep(t, kind, t.tail, t.relation, False, t.head)
+    return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from kgqa_core.answers.completion import (
     MAX_PATH_FRONTIER,
     chain_path,
+    chain_paths,
     complete_along_path,
     complete_from_chain,
     complete_from_last_triplet,
@@ -132,7 +133,9 @@ def test_a_chain_that_leaves_its_path_completes_along_the_hops_that_reach_the_an
     # "who acted in Disclosure": two actors listed, then a triplet off the path (its director)
     chain = _chain(("Disclosure", "starred_actors", "Michael Douglas"), ("Disclosure", "starred_actors", "Demi Moore"),
                    ("Disclosure", "directed_by", "Barry Levinson"))
-    assert chain_path(chain, ["Disclosure"]) == ("Disclosure", [("starred_actors", True)])
+    # the director starts another path from the topic; the actors' path is the one that holds the answers
+    assert chain_paths(chain, ["Disclosure"]) == [("Disclosure", [("directed_by", True)]),
+                                                  ("Disclosure", [("starred_actors", True)])]
     got = complete_from_chain(_ans("Michael Douglas", "Demi Moore"), chain, G, ["Disclosure"])
     assert got.direction == "path" and got.added == ["Donald Sutherland"]
     # the last-triplet rule alone could not: the answers are not directors
@@ -200,3 +203,28 @@ def test_a_path_longer_than_the_question_completes_at_the_questions_hop():
     other = [Answer(text="Benjamin Bratt", entity="Benjamin Bratt", in_graph=True)]
     assert [a.text for a in complete_along_path(other, chain, g, ["Cemetery Man"], hops=1).answers][:1] == [
         "Benjamin Bratt"]
+
+
+def test_a_chain_that_surveys_the_topic_first_completes_along_the_path_it_took_after():
+    # "the release years of the films starred by actors in Quality Street" (MetaQA dev 3-hop): the chain listed
+    # the film's own year and genre, then walked actor -> film -> year; the model answered 1937, 1940
+    g = KnowledgeGraph.from_triplets([
+        ("Quality Street", "release_year", "1937"), ("Quality Street", "has_genre", "Romance"),
+        ("Quality Street", "starred_actors", "Katharine Hepburn"), ("Quality Street", "starred_actors", "Franchot Tone"),
+        ("The Philadelphia Story", "starred_actors", "Katharine Hepburn"), ("The Philadelphia Story", "release_year", "1940"),
+        ("Adam's Rib", "starred_actors", "Katharine Hepburn"), ("Adam's Rib", "release_year", "1949"),
+        ("Mutiny on the Bounty", "starred_actors", "Franchot Tone"), ("Mutiny on the Bounty", "release_year", "1935"),
+        ("Romance Film", "has_genre", "Romance"),
+    ])
+    chain = [g.find("Quality Street", "release_year", "1937"), g.find("Quality Street", "has_genre", "Romance"),
+             g.find("Quality Street", "starred_actors", "Katharine Hepburn"),
+             g.find("The Philadelphia Story", "starred_actors", "Katharine Hepburn"),
+             g.find("The Philadelphia Story", "release_year", "1940")]
+    answers = [Answer("1937", "1937", True), Answer("1940", "1940", True)]
+    got = complete_from_chain(answers, chain, g, ["Quality Street"], hops=3)
+    assert got.direction == "path"
+    assert got.path == [("starred_actors", True), ("starred_actors", False), ("release_year", True)]
+    assert [a.text for a in got.answers[:2]] == ["1937", "1940"]
+    assert sorted(got.added) == ["1935", "1949"]
+    # read as one walk that stopped at the second triplet, only the film's own year was reachable
+    assert complete_from_chain(answers, chain[:2], g, ["Quality Street"], hops=3) is None
