@@ -178,7 +178,7 @@ class ChainBeam:
 
     def __init__(self, model: Any, graph: Any, guides: DogGuides, width: int, max_new_tokens: int,
                  force_conclusion: bool = True, strict: bool = False, reprompt: Reprompt | None = None,
-                 min_depth: int = 0) -> None:
+                 min_depth: int = 0, relations: frozenset[str] = frozenset()) -> None:
         self.model = model
         self.graph = graph  # the prompt's context graph
         self.guides = guides
@@ -188,6 +188,9 @@ class ChainBeam:
         self.strict = strict
         self.reprompt = reprompt  # local visibility: a kept chain's state from its re-read prompt
         self.min_depth = min_depth  # hops from the topic entity before an answer line is accepted (0: any)
+        self.relations = relations  # the relations the question names: a step offers only theirs (empty: all)
+        self.steps_seen = 0  # steps that could open a triplet, while `relations` is set
+        self.steps_named = 0  # of those, steps whose offer `relations` narrowed
         self.rounds = 0
         self._next_beam = 0
 
@@ -209,7 +212,7 @@ class ChainBeam:
             if budget <= 0:
                 out.finished.append(self._finish(beam, "", "length"))
                 continue
-            full = self.guides.for_chain(beam.subgraph.triplet_ids, beam.chain)
+            full = self._named(self.guides.for_chain(beam.subgraph.triplet_ids, beam.chain))
             guide, narrowed = self._narrow(beam, full)
             start = len(beam.state.ids)
             free = free_text(self.model, beam.state, budget, guide.detector, allow_open=guide.may_open)
@@ -249,6 +252,24 @@ class ChainBeam:
             self._attach_states(extensions)
             out.kept = kept
         return out
+
+    # ------------------------------------------------------------ relations
+    def _named(self, guide: Any) -> Any:
+        """The step's guide narrowed to triplets of the relations the question names (unchanged when none is there).
+
+        "What languages are the films that share directors with Another 48
+        Hrs. in" names `directed_by` and `in_language`; the 1.5B model, offered
+        everything, wrote the film's genre at its second step and walked
+        through comedies from there.
+        """
+        if not self.relations or not guide.may_open:
+            return guide
+        self.steps_seen += 1
+        ids = [t.id for t in self.graph.triplets_by_ids(list(guide.allowed_ids)) if t.relation in self.relations]
+        if not ids or len(ids) == len(guide.allowed_ids):
+            return guide
+        self.steps_named += 1
+        return self.guides.restricted(guide, ids)
 
     # ------------------------------------------------------------ depth
     def _answers_too_early(self, beam: BeamCandidate, free: Any) -> bool:

@@ -40,6 +40,16 @@ chain, each noted on the step.  Not in the paper: on whole-KB
 3-hop questions the 1.5B model answered after its first or second triplet
 (docs/benchmarks.md).
 
+``question_relations`` (True): when the question's words name relations of
+the graph (the same reading as the step budget, `hop_budget.estimate_hops`:
+"what languages are the films that share directors with X" names
+`in_language` and `directed_by`), each step offers only the G_q triplets of
+those relations, in either reading; a step where none is there offers all,
+and a question that names none is not narrowed.  Not in the paper, whose
+trie holds all of G_q: on whole-KB 2- and 3-hop questions the 1.5B model
+spent steps on tags and genres the question never asked for
+(docs/benchmarks.md); the trace notes how many steps were narrowed.
+
 Chains are ranked by the paper's chain score, a sum of log-probabilities,
 which favours shorter chains when finished chains of different lengths are
 compared; that is the paper's definition and is kept.
@@ -100,6 +110,10 @@ class DogParams(PromptParams):
         "decodes on, its next triplets leading on from its farthest entities until it is deep enough (also when "
         "its triplets left are just enough to get there); at most that many times per chain; noted (not in the "
         "paper).", advanced=True)
+    question_relations: bool = param(
+        True, "A step offers only triplets of the relations the question's words name "
+        "(kgqa_core.methods.hop_budget), when any is there; all when the question names none (not in the paper; "
+        "noted).", advanced=True)
     complete_answers: bool = param(
         True, "Add the other entities the graph holds for the chain's answer after the model's own: every entity "
         "the chain's relation path reaches from the topic entity, else every entity its last triplet's "
@@ -116,7 +130,7 @@ class DogParams(PromptParams):
 def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
     """Answer `request.question` with DoG; see the module docstring."""
     estimate = None
-    if params.auto_steps or params.walk_to_depth:
+    if params.auto_steps or params.walk_to_depth or params.question_relations:
         from .hop_budget import question_hops
 
         estimate = question_hops(request)
@@ -136,7 +150,8 @@ def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
         walk = ctx.walk_graph = HubCappedView(request.graph, request.question, params.walk_cap,
                                               embedder=load_embedder())
     with request.model.lock:
-        _DogRun(request, ctx, rec, min_depth, hops).decode()
+        relations = frozenset(estimate.relations) if params.question_relations and estimate is not None else frozenset()
+        _DogRun(request, ctx, rec, min_depth, hops, relations).decode()
     if walk is not None and walk.cuts:
         rec.trace.notes.append(walk.cut_note())
 
@@ -145,8 +160,9 @@ class _DogRun:
     """One DoG run: wires the chain step's guide and the chain beam together and records each round."""
 
     def __init__(self, request: MethodRequest, ctx: DecodingContext, rec: TraceRecorder, min_depth: int = 0,
-                 hops: int | None = None) -> None:
+                 hops: int | None = None, relations: frozenset[str] = frozenset()) -> None:
         self.request = request
+        self.relations = relations  # the relations the question names: each step offers only theirs
         self.min_depth = min_depth  # hops the question names: an earlier answer line is taken back
         self.hops = hops  # hops the question names (None: not estimated): where a list completes
         self.model = request.model
@@ -183,13 +199,17 @@ class _DogRun:
         beam = ChainBeam(model, ctx.walk_graph, guides, params.beam_size, params.max_new_tokens,
                          force_conclusion=params.force_conclusion, strict=params.strict,
                          reprompt=self._reprompt if params.local_visibility else None,
-                         min_depth=self.min_depth)
+                         min_depth=self.min_depth, relations=self.relations)
         chains = beam.start(base, QueryCentricSubgraph(ctx.walk_graph, ctx.topics))
         finished: list[BeamCandidate] = []
         while chains:
             # the round is let go before the next one runs: a parent none of whose chains was kept
             # frees its KV cache cells then (llama.cpp reuses them for the next round's tokens)
             chains = self._record_round(beam.advance(chains), finished)
+        if beam.steps_named:
+            trace.notes.append(
+                f"question_relations: {beam.steps_named} of {beam.steps_seen} step(s) offered only triplets of the "
+                f"relations the question names ({', '.join(sorted(self.relations))})")
         trace.extra["decode_seconds"] = round(time.perf_counter() - t_decode, 4)
         trace.extra["decode_cpu_seconds"] = round(time.process_time() - c_decode, 4)
         self._final(sorted(finished, key=lambda b: -b.score))

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from ..graph.hub_caps import relation_words
@@ -54,6 +54,7 @@ class HopEstimate:
     hops: int
     mentions: list[str]  # the question words that matched a relation, in question order
     shared: bool = False  # a relation word next to a word of sharing: one hop more (there and back)
+    relations: list[str] = field(default_factory=list)  # the relations the mentions name, in question order
 
     def note(self, budget_name: str, budget: int) -> str:
         said = ", ".join(repr(m) for m in self.mentions) if self.mentions else "no relation word"
@@ -93,8 +94,8 @@ def _same_word(a: str, b: str) -> bool:
     return (n >= 4 and n >= shorter - 3) or (n >= 3 and n >= shorter - 2)
 
 
-def _relation_of(word: str, words: dict[str, str]) -> str | None:
-    """The relation `word` names: by its own form, its irregular base, or its compound head."""
+def _relations_of(word: str, words: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """The relations `word` names: by its own form, its irregular base, or its compound head (several when shared)."""
     for form in (word, _IRREGULAR.get(word), _SYNONYMS.get(word)):
         if form:
             hit = next((r for rw, r in words.items() if _same_word(form, rw)), None)
@@ -105,7 +106,7 @@ def _relation_of(word: str, words: dict[str, str]) -> str | None:
         hit = next((r for rw, r in words.items() if _same_word(head, rw)), None)
         if hit is not None:
             return hit
-    return None
+    return ()
 
 
 _TOPIC = "qtopicentity"  # what a topic entity's name becomes in the question (no relation word matches it)
@@ -123,6 +124,7 @@ def mask_topics(question: str, topics: Iterable[str]) -> str:
 
 
 _JOINERS = frozenset("that who whom whose was were is are did does".split())
+_SKIP = _GENERIC | _SHARING | _WH | _JOINERS  # never a relation mention
 
 
 def _one_phrase(between: list[str], word: str) -> bool:
@@ -149,38 +151,42 @@ def estimate_hops(question: str, relations: Iterable[str], topics: Iterable[str]
     writer X"), so "films for the writer X" is one hop and "films for the
     writer of X" two (there and back).
     """
-    words: dict[str, str] = {}  # relation word -> relation
+    words: dict[str, tuple[str, ...]] = {}  # relation word -> the relations whose names hold it
     for r in dict.fromkeys(relations):
         for w in relation_words(r).casefold().split():
-            if w not in _GENERIC and len(w) > 2:
-                words.setdefault(w, r)
+            if w not in _GENERIC and len(w) > 2 and r not in words.get(w, ()):
+                words[w] = words.get(w, ()) + (r,)
     mentions: list[str] = []
-    named: list[str] = []  # the relation of each mention
-    shared_relations: list[str] = []
-    last_relation, last_pos = None, -2
+    named: list[tuple[str, ...]] = []  # the relation(s) of each mention
+    shared_relations: list[tuple[str, ...]] = []
+    last_relations: tuple[str, ...] = ()
+    last_pos = -2
     tokens = _WORD.findall(mask_topics(question, topics).casefold())
     for pos, w in enumerate(tokens):
-        if w in _GENERIC or w in _SHARING or w in _WH or w in _JOINERS or w == _TOPIC:
+        if w in _SKIP or w == _TOPIC:
             continue
-        hit = _relation_of(w, words)
-        if hit is None:
+        hits = _relations_of(w, words)
+        if not hits:
             continue
-        if hit == last_relation and _one_phrase(tokens[last_pos + 1:pos], w):
+        if len(hits) > 1 and pos + 1 < len(tokens) and tokens[pos + 1] not in _SKIP and set(hits) & set(
+                _relations_of(tokens[pos + 1], words)):
+            continue  # "imdb rating": a word several relations share, the next word says which
+        if set(hits) & set(last_relations) and _one_phrase(tokens[last_pos + 1:pos], w):
             last_pos = pos
             continue
         mentions.append(w)
-        named.append(hit)
+        named.append(hits)
         near = tokens[max(0, pos - 4):pos + 5]
         if any(t in _SHARING for t in near) or (_FOR in tokens[max(0, pos - 2):pos]
                                                 and tokens[pos + 1:pos + 2] == ["of"]):
-            shared_relations.append(hit)
-        last_relation, last_pos = hit, pos
+            shared_relations.append(hits)
+        last_relations, last_pos = hits, pos
     # "the director of X also directed": both legs are named already, no hop more
     shared = any(named.count(r) == 1 for r in shared_relations)
     if not shared and not shared_relations and any(t in _SHARING_ALONE for t in tokens):
         shared = True  # "who appeared in the same movie with X": a hop there and back, its relation unnamed
     hops = len(mentions) + int(shared) if mentions else 1 + int(shared)  # there and back is two hops
-    return HopEstimate(max(1, min(MAX_HOPS, hops)), mentions, shared)
+    return HopEstimate(max(1, min(MAX_HOPS, hops)), mentions, shared, list(dict.fromkeys(r for rs in named for r in rs)))
 
 
 def dog_step_budget(estimate: HopEstimate, floor: int = MIN_DOG_STEPS) -> int:

@@ -113,3 +113,18 @@ def test_a_local_graph_lends_its_whole_small_vocabulary():
     assert "in_language" in hop_vocabulary(g, ["X"])
     q = "what are the primary languages in the films directed by the director of X"
     assert estimate_hops(q, hop_vocabulary(g, ["X"]), ["X"]).hops == 3
+
+
+def test_the_relations_a_question_names_and_a_word_several_relations_share():
+    rels = RELS + ["has_imdb_votes", "has_imdb_rating"]
+    three = estimate_hops("what languages are the films that share directors with Another 48 Hrs. in", rels,
+                          ["Another 48 Hrs."])
+    assert three.hops == 3 and three.relations == ["in_language", "directed_by"]
+    # "imdb" is in two relation names: the next word says which, and the phrase is one hop
+    rating = estimate_hops("what is the imdb rating of Heat", rels, ["Heat"])
+    assert rating.hops == 1 and rating.relations == ["has_imdb_rating"]
+    assert estimate_hops("how many imdb votes did Heat get", rels, ["Heat"]).relations == ["has_imdb_votes"]
+    # alone it names either
+    assert estimate_hops("what imdb score does Heat have", rels, ["Heat"]).relations == ["has_imdb_votes",
+                                                                                         "has_imdb_rating"]
+    assert estimate_hops("who is the author of Wish You Were Here", rels).relations == []

@@ -1,0 +1,57 @@
+"""DoG's question_relations: a step offers only triplets of the relations the question names."""
+
+from __future__ import annotations
+
+import pytest
+
+from kgqa_core.decoding.chain_beam import BeamCandidate, ChainBeam
+from kgqa_core.decoding.dog_guide import DogGuides
+from kgqa_core.decoding.query_subgraph import QueryCentricSubgraph
+from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+from kgqa_core.graph.readings import triplet_of
+
+GRAPH = KnowledgeGraph.from_triplets(
+    [
+        ("Heat", "directed_by", "Michael Mann"),
+        ("Heat", "release_year", "1995"),
+        ("Heat", "has_tags", "michael mann"),
+        ("Collateral", "directed_by", "Michael Mann"),
+    ],
+    name="heat",
+)
+SHOTS = "".join(
+    f"Question: who directed {film}?\nAnswer: 1. < {film} -> directed_by -> {who} > This tells us {who} directed "
+    f"{film}. Therefore, the answer is * {who}.\n\n"
+    for film, who in [("Alien", "Ridley Scott"), ("Up", "Pete Docter"), ("Jaws", "Steven Spielberg")]
+)
+
+
+def _first_step(model, relations):
+    state = model.prefill(model.encode(SHOTS + "Question: who directed Heat?\nAnswer: 1."))
+    chain = BeamCandidate(state=state, subgraph=QueryCentricSubgraph(GRAPH, ["Heat"]))
+    beam = ChainBeam(model, GRAPH, DogGuides(model, GRAPH, max_steps=4), width=1, max_new_tokens=32,
+                     force_conclusion=False, relations=relations)
+    round_ = beam.advance([chain])
+    assert len(round_.searched) == 1, [f.free_text for f in round_.finished]
+    searched = round_.searched[0]
+    written = GRAPH.triplet(triplet_of(searched.extensions[0].hypothesis.triplet_id))
+    offered = {GRAPH.triplet(triplet_of(rid)).relation for rid in searched.search.candidates}
+    for kept in round_.kept:
+        model.release(kept.state)
+    return beam, written, offered
+
+
+@pytest.mark.parametrize("relations", [frozenset(), frozenset({"release_year"})])
+def test_a_step_offers_only_the_relations_the_question_names(backend_model, relations):
+    beam, written, offered = _first_step(backend_model, relations)
+    if not relations:  # the model copies its examples: the director
+        assert written.relation == "directed_by" and beam.steps_named == 0
+        return
+    assert written.relation == "release_year" and offered == {"release_year"}
+    assert (beam.steps_named, beam.steps_seen) == (1, 1)
+
+
+def test_a_relation_the_step_cannot_offer_leaves_the_step_as_it_was(backend_model):
+    beam, written, _ = _first_step(backend_model, frozenset({"in_language"}))
+    assert written.relation == "directed_by"
+    assert (beam.steps_named, beam.steps_seen) == (0, 1)
