@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from kgqa_core.graph.knowledge_graph import KnowledgeGraph
 from kgqa_core.methods.base import MethodRequest, run_method
+from kgqa_core.methods.hop_budget import estimate_hops, hop_vocabulary
 
 NAMES = [
     "Bahamas", "Bahamas Islands", " Grand Bahama ", "Zürich", "東京", "Cat Island, Bahamas",
@@ -61,8 +62,12 @@ def test_every_dog_chain_is_well_formed(backend_model, beam_size, triplets):
     for chain in trace.chains:
         assert_well_formed(graph, chain, [topic])
     assert trace.faithfulness.ill_triplets == 0
+    # the relations the question's words name ("related" names "odd -> relation"): question_relations
+    named = set(estimate_hops(request.question, hop_vocabulary(graph, [topic]), [topic]).relations)
     for step in trace.steps:
         if step.kind == "dog.triplet":
             allowed = {c.triplet_id for c in step.candidates}
-            assert allowed == set(step.subgraph_before)  # the trie allowed exactly G_q
+            gq = set(step.subgraph_before)
+            of_named = {t for t in gq if graph.triplet(t).relation in named}
+            assert allowed == (of_named or gq)  # the trie allowed exactly G_q (its named relations' part)
             assert step.chosen_triplet_id in allowed
