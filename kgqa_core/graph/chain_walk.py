@@ -13,8 +13,9 @@ source and the triplet is read away from it.  Each later triplet is
 * a **sibling** when it has the last hop's source, relation and direction
   but another entity at the far end: the model is listing that relation's
   entities ("Heat -> starred_actors -> Al Pacino", then "... -> Robert De
-  Niro"); the walk then stands on the sibling, so the chain may go on from
-  any entity it listed;
+  Niro"); the walk then stands on every entity it listed, so the chain may
+  go on from any of them ("Jack Nicholson -> written_by (reverse) -> The
+  Trip", "... -> Head", then "The Trip -> directed_by -> Roger Corman");
 * a **restart** when it is none of these but starts again from a topic
   entity: the model surveyed the question's entity ("Quality Street ->
   release_year -> 1937", "Quality Street -> has_genre -> Romance") before
@@ -68,22 +69,23 @@ def walk_chain(chain: Sequence[Any], topics: Sequence[str]) -> list[ChainStep]:
         return []
     steps = [first]
     hop: ChainStep | None = first
-    end = first.target
+    ends = {first.target}  # where the walk stands: the last hop's entity and the siblings listed with it
     for t in chain[1:]:
-        if end and (t.head == end or t.tail == end):
-            fwd = t.head == end
-            hop = ChainStep(t, "hop", end, t.relation, fwd, t.tail if fwd else t.head)
+        if t.head in ends or t.tail in ends:
+            fwd = t.head in ends
+            hop = ChainStep(t, "hop", t.head if fwd else t.tail, t.relation, fwd, t.tail if fwd else t.head)
             steps.append(hop)
-            end = hop.target
+            ends = {hop.target}
         elif hop is not None and t.relation == hop.relation and (t.head if hop.forward else t.tail) == hop.source:
-            end = t.tail if hop.forward else t.head
-            steps.append(ChainStep(t, "sibling", hop.source, t.relation, hop.forward, end))
+            target = t.tail if hop.forward else t.head
+            steps.append(ChainStep(t, "sibling", hop.source, t.relation, hop.forward, target))
+            ends.add(target)
         elif (again := _from_topic(t, topic_set, "restart")) is not None:
             hop = again
             steps.append(again)
-            end = again.target
+            ends = {again.target}
         else:
-            hop, end = None, ""
+            hop, ends = None, set()
             steps.append(ChainStep(t, "off", "", t.relation, True, ""))
     return steps
 

@@ -62,3 +62,13 @@ def test_path_segments_follow_the_hops_after_a_survey_of_the_topic():
         ("Heat", [("directed_by", True)]),
     ]
     assert path_segments([]) == []
+
+
+def test_the_chain_may_go_on_from_any_sibling_it_listed_not_only_the_last():
+    # "who directed the movies Al Pacino starred in": Heat, Serpico, Scarface listed, then Heat's director
+    chain = _chain(("Heat", "starred_actors", "Al Pacino"), ("Serpico", "starred_actors", "Al Pacino"),
+                   ("Scarface", "starred_actors", "Al Pacino"), ("Heat", "directed_by", "Michael Mann"))
+    steps = walk_chain(chain, ["Al Pacino"])
+    assert [s.kind for s in steps] == ["hop", "sibling", "sibling", "hop"]
+    assert (steps[3].source, steps[3].target) == ("Heat", "Michael Mann")
+    assert path_segments(steps) == [("Al Pacino", [("starred_actors", False), ("directed_by", True)])]
