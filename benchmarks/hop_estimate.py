@@ -9,6 +9,13 @@ whole KB around a topic, up to three hops out); the question's bracketed topic
 entity is removed so that its name does not count as a relation word.  Prints,
 per hop, the share of questions estimated exactly, under and over, and the
 share a count of exact relation words alone would get.
+
+With ``--relations N`` it also checks, on the first N questions per hop,
+the relations the estimate says the question names (`HopEstimate.uses`,
+what DoG's `question_relations` and READS' relation budget offer): whether
+some path from the topic entity that walks exactly those relations (each
+as many times as named, in any order and either direction) reaches every
+gold answer on the KB.
 """
 
 from __future__ import annotations
@@ -17,7 +24,8 @@ import argparse
 import gzip
 import re
 import sys
-from collections import Counter
+from collections import Counter, defaultdict
+from itertools import permutations, product
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,10 +59,66 @@ def exact_word_hops(question: str, relations: list[str]) -> int:
     return max(1, min(MAX_HOPS, hits))
 
 
+def kb_index(kb: Path) -> dict[tuple[str, str, bool], set[str]]:
+    """(entity, relation, forward) -> the entities one hop away."""
+    index: dict[tuple[str, str, bool], set[str]] = defaultdict(set)
+    with gzip.open(kb, "rt", encoding="utf-8") as fh:
+        for line in fh:
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) == 3:
+                h, r, t = parts
+                index[(h, r, True)].add(t)
+                index[(t, r, False)].add(h)
+    return index
+
+
+def reaches_gold(index, topic: str, uses: dict[str, int], gold: set[str], cap: int = 3000) -> bool:
+    """Whether a path walking exactly `uses` from `topic` reaches every gold answer."""
+    walk = [r for r, n in uses.items() for _ in range(n)]
+    for order in set(permutations(walk)):
+        for dirs in product((True, False), repeat=len(order)):
+            level = {topic}
+            for r, fwd in zip(order, dirs):
+                nxt: set[str] = set()
+                for e in list(level)[:cap]:
+                    nxt |= index.get((e, r, fwd), set())
+                level = nxt
+                if not level:
+                    break
+            if gold and gold <= level | {topic}:
+                return True
+    return False
+
+
+def relation_check(args, relations: list[str]) -> None:
+    index = kb_index(args.data / "kb.tsv.gz")
+    print(f"\nrelations named (`uses`), first {args.relations} dev questions per hop:")
+    print("| hop | n | named for every hop | of those, a path of exactly them reaches every gold answer |")
+    print("|---|---|---|---|")
+    for hop in (1, 2, 3):
+        c = Counter()
+        with gzip.open(args.data / f"qa_dev_{hop}hop.txt.gz", "rt", encoding="utf-8") as fh:
+            for i, line in enumerate(fh):
+                if i >= args.relations:
+                    break
+                raw, answers = line.rstrip("\n").split("\t")[:2]
+                topic = m.group(0)[1:-1] if (m := _TOPIC.search(raw)) else ""
+                question = _TOPIC.sub(lambda m: m.group(0)[1:-1], raw)
+                uses = estimate_hops(question, relations, [topic]).uses
+                c["n"] += 1
+                if uses:
+                    c["named"] += 1
+                    c["reached"] += reaches_gold(index, topic, uses, set(answers.split("|")))
+        n, named = c["n"], max(c["named"], 1)
+        print(f"| {hop} | {n} | {c['named'] / n:.1%} | {c['reached'] / named:.1%} |")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "metaqa")
     ap.add_argument("--per-hop", type=int, default=0, help="questions per hop (0: all)")
+    ap.add_argument("--relations", type=int, default=0,
+                    help="check the named relations against the KB on the first N questions per hop (0: skip)")
     args = ap.parse_args(argv)
     relations = kb_relations(args.data / "kb.tsv.gz")
     print(f"vocabulary: {len(relations)} KB relations; "
@@ -81,6 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     n = total["n"]
     print(f"| all | {n} | {total['exact'] / n:.1%} | {total['under'] / n:.1%} | {total['over'] / n:.1%} | "
           f"{total['old'] / n:.1%} |")
+    if args.relations:
+        relation_check(args, relations)
     return 0
 
 

@@ -55,6 +55,9 @@ class HopEstimate:
     mentions: list[str]  # the question words that matched a relation, in question order
     shared: bool = False  # a relation word next to a word of sharing: one hop more (there and back)
     relations: list[str] = field(default_factory=list)  # the relations the mentions name, in question order
+    # how many hops of a path each named relation accounts for (a shared one twice); empty when some hop's
+    # relation is unnamed ("who appeared in the same movie with X")
+    uses: dict[str, int] = field(default_factory=dict)
 
     def note(self, budget_name: str, budget: int) -> str:
         said = ", ".join(repr(m) for m in self.mentions) if self.mentions else "no relation word"
@@ -159,6 +162,7 @@ def estimate_hops(question: str, relations: Iterable[str], topics: Iterable[str]
     mentions: list[str] = []
     named: list[tuple[str, ...]] = []  # the relation(s) of each mention
     shared_relations: list[tuple[str, ...]] = []
+    sharing_distance: list[int] = []  # words between each shared mention and its word of sharing
     last_relations: tuple[str, ...] = ()
     last_pos = -2
     tokens = _WORD.findall(mask_topics(question, topics).casefold())
@@ -176,17 +180,31 @@ def estimate_hops(question: str, relations: Iterable[str], topics: Iterable[str]
             continue
         mentions.append(w)
         named.append(hits)
-        near = tokens[max(0, pos - 4):pos + 5]
-        if any(t in _SHARING for t in near) or (_FOR in tokens[max(0, pos - 2):pos]
-                                                and tokens[pos + 1:pos + 2] == ["of"]):
+        near = [abs(i - pos) for i in range(max(0, pos - 4), min(len(tokens), pos + 5)) if tokens[i] in _SHARING]
+        if near:
             shared_relations.append(hits)
+            sharing_distance.append(min(near))
+        elif _FOR in tokens[max(0, pos - 2):pos] and tokens[pos + 1:pos + 2] == ["of"]:
+            shared_relations.append(hits)
+            sharing_distance.append(1)
         last_relations, last_pos = hits, pos
     # "the director of X also directed": both legs are named already, no hop more
     shared = any(named.count(r) == 1 for r in shared_relations)
     if not shared and not shared_relations and any(t in _SHARING_ALONE for t in tokens):
         shared = True  # "who appeared in the same movie with X": a hop there and back, its relation unnamed
     hops = len(mentions) + int(shared) if mentions else 1 + int(shared)  # there and back is two hops
-    return HopEstimate(max(1, min(MAX_HOPS, hops)), mentions, shared, list(dict.fromkeys(r for rs in named for r in rs)))
+    # the relation walked there and back is the one nearest its word of sharing ("directed movies that
+    # share actors with X": the actors)
+    there_and_back = sorted((d, i) for i, (d, rs) in enumerate(zip(sharing_distance, shared_relations))
+                            if named.count(rs) == 1)
+    uses: dict[str, int] = {}
+    for rs in named + [shared_relations[i] for _, i in there_and_back[:1]]:
+        for r in rs:
+            uses[r] = uses.get(r, 0) + 1
+    if not mentions or (shared and not there_and_back) or hops > MAX_HOPS:
+        uses = {}
+    return HopEstimate(max(1, min(MAX_HOPS, hops)), mentions, shared,
+                       list(dict.fromkeys(r for rs in named for r in rs)), uses)
 
 
 def dog_step_budget(estimate: HopEstimate, floor: int = MIN_DOG_STEPS) -> int:

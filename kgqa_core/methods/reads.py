@@ -68,6 +68,10 @@ class ReadsParams(MethodParams):
     auto_search_steps: bool = param(
         True, "Offer None only once a path is as many expansions deep as the question names hops, and keep "
         "the last decisions for reaching that depth (kgqa_core.methods.hop_budget); noted.", advanced=True)
+    question_relations: bool = param(
+        True, "Offer only expansions along the relations the question's words name, each as many times on a path "
+        "as the question names it (kgqa_core.methods.hop_budget); all when none is there (not in the paper; "
+        "noted).", advanced=True)
 
 
 _MAX_LISTED_ENTITIES = 200
@@ -106,6 +110,7 @@ class _Reads:
         self.applied: list[ConstraintOption] = []
         self._embed = None
         self._min_depth = 1  # the depth the question names (set by search)
+        self._estimate = None  # the question's hops and relations (hop_budget), read once by search
 
     # ------------------------------------------------------------ driver
     def run(self) -> None:
@@ -148,6 +153,9 @@ class _Reads:
                 stopped = "no expansion left"
                 break
             reached = max(n.depth for n in s.nodes.values())
+            named_note = ""
+            if self.params.question_relations and self._estimate is not None:
+                pool, named_note = _keep_named_relations(pool, s, self._estimate)
             deeper, depth_note = _keep_depth_reachable(pool, s, reached, min_depth, budget - step)
             if depth_note:
                 pool = deeper
@@ -162,7 +170,7 @@ class _Reads:
             if offer_none and penalty and len(texts) > 1:
                 with_penalty(decision, 0, penalty)
             chosen_text = decision.chosen.text
-            notes = [depth_note] if depth_note else []
+            notes = [n for n in (named_note, depth_note) if n]
             if ranked.cut:
                 notes.append(
                     f"{ranked.total} expansions, cut to the {len(ranked.options)} most similar to the "
@@ -211,13 +219,15 @@ class _Reads:
         ("the directors of the films written by X") needs a path two
         expansions deep, not two expansions of the root.
         """
-        if not self.params.auto_search_steps:
+        if not (self.params.auto_search_steps or self.params.question_relations):
             return 1
         from .hop_budget import estimate_hops, hop_vocabulary
 
         assert self.structure is not None
-        estimate = estimate_hops(self.question, hop_vocabulary(self.graph, [self.structure.root_id]),
-                                 self.trace.topic_entities)
+        estimate = self._estimate = estimate_hops(
+            self.question, hop_vocabulary(self.graph, [self.structure.root_id]), self.trace.topic_entities)
+        if not self.params.auto_search_steps:
+            return 1
         steps = min(estimate.hops, self.params.max_search_steps)
         if steps > 1:
             self.trace.notes.append(estimate.note("min_search_steps", steps)
@@ -410,6 +420,36 @@ def _keep_depth_reachable(
         f"{steps_left} search decision(s) left for {needed} more hop(s): only expansions of the deepest "
         f"node(s) offered ({len(deepest)} of {len(pool)})"
     )
+
+
+def _keep_named_relations(pool: list, structure: AbstractStructure, estimate: Any) -> tuple[list, str]:
+    """The expansions along relations the question names, each at most as often on a path as it is named, and a note.
+
+    "What types are the movies written by the screenwriter of X" names
+    `has_genre` once and `written_by` twice: after `written_by` and
+    `written_by (reverse)` only `has_genre` may follow (the chooser took
+    `written_by` a third time, back toward where it came from).  With no
+    count for every hop (a sharing word with no relation beside it) each
+    named relation may repeat.  Unchanged, with no note, when the question
+    names none or no expansion is left.
+    """
+    named, uses = set(estimate.relations), estimate.uses
+    if not named:
+        return pool, ""
+
+    def fits(option: Any) -> bool:
+        if option.relation not in named:
+            return False
+        if not uses:
+            return True
+        walked = [structure[n].relation for n in structure.path_from_root(option.node_id)[1:]]
+        return walked.count(option.relation) < uses.get(option.relation, 0)
+
+    kept = [o for o in pool if fits(o)]
+    if not kept or len(kept) == len(pool):
+        return pool, ""
+    said = ", ".join(f"{r} x{uses[r]}" if uses else r for r in (uses or estimate.relations))
+    return kept, f"expansions along the relations the question names ({said}): {len(kept)} of {len(pool)} offered"
 
 
 def _keep_deep_answers(options: list, structure: AbstractStructure, min_depth: int) -> tuple[list, list[str]]:

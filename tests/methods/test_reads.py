@@ -57,6 +57,8 @@ class Script:
 
 
 def run_scripted(graph, question, topic, *choices, **params) -> tuple[Trace, Script]:
+    """A scripted run over the paper's pools: every relation offered unless a test asks for question_relations."""
+    params = {"question_relations": False, **params}
     script = Script(*choices)
     request = MethodRequest(graph=graph, question=question, model=NoModel(), topic_entities=[topic], params=params)
     trace = reads.run(request, chooser=ScriptedChooser(script))

@@ -87,3 +87,33 @@ def test_a_shallow_search_still_answers_from_what_it_reached():
         mendoza(), Q3, "Kinatay", "Kinatay + directed_by", "None", auto_search_steps="false")
     assert [a.entity for a in trace.answers] == ["Brillante Mendoza"]
     assert "answer positions" not in next(s for s in trace.steps if s.kind == "reads.answer").note
+
+
+def banquet() -> KnowledgeGraph:
+    return KnowledgeGraph.from_triplets([
+        ("The Banquet", "written_by", "Qiu Gangjian"), ("The Banquet", "has_genre", "Drama"),
+        ("The Banquet", "directed_by", "Feng Xiaogang"), ("The Banquet", "has_tags", "ziyi zhang"),
+        ("Farewell My Concubine", "written_by", "Qiu Gangjian"), ("Farewell My Concubine", "has_genre", "Romance"),
+        ("Farewell My Concubine", "written_by", "Lilian Lee"), ("Rouge", "written_by", "Lilian Lee"),
+    ])
+
+
+Q_TYPES = "what types are the movies written by the screenwriter of The Banquet"  # has_genre once, written_by twice
+
+
+def test_question_relations_offer_each_named_relation_as_often_as_the_question_names_it():
+    # the failure seen on whole-KB 3-hop questions: after written_by and written_by (reverse) the chooser
+    # took written_by a third time, back toward where it came from; only has_genre may follow now
+    steps = ("The Banquet + written_by", "entity_1 + written_by (reverse)", "entity_2 + has_genre")
+    trace, script = run_scripted(banquet(), Q_TYPES, "The Banquet", *steps, "None", question_relations="true")
+    pools = [opts for kind, opts in script.pools if kind == "search"]
+    assert set(pools[0]) == {"The Banquet + written_by", "The Banquet + has_genre"}  # no tags, no director
+    assert "entity_2 + written_by" not in pools[2] and "entity_2 + has_genre" in pools[2]
+    searches = [s for s in trace.steps if s.kind == "reads.search"]
+    assert ("expansions along the relations the question names (has_genre x1, written_by x2): 2 of 4 offered"
+            in searches[0].note)
+    assert [a.entity for a in trace.answers] == ["Romance"]
+    # off (the paper's pools): every relation of the film, and written_by a third time
+    _, off = run_scripted(banquet(), Q_TYPES, "The Banquet", *steps, "None")
+    off_pools = [opts for kind, opts in off.pools if kind == "search"]
+    assert "The Banquet + has_tags" in off_pools[0] and "entity_2 + written_by" in off_pools[2]
