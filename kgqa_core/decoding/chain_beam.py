@@ -178,7 +178,7 @@ class ChainBeam:
 
     def __init__(self, model: Any, graph: Any, guides: DogGuides, width: int, max_new_tokens: int,
                  force_conclusion: bool = True, strict: bool = False, reprompt: Reprompt | None = None,
-                 min_depth: int = 0, relations: frozenset[str] = frozenset()) -> None:
+                 min_depth: int = 0, relations: frozenset[str] = frozenset(), max_depth: int = 0) -> None:
         self.model = model
         self.graph = graph  # the prompt's context graph
         self.guides = guides
@@ -191,6 +191,8 @@ class ChainBeam:
         self.relations = relations  # the relations the question names: a step offers only theirs (empty: all)
         self.steps_seen = 0  # steps that could open a triplet, while `relations` is set
         self.steps_named = 0  # of those, steps whose offer `relations` narrowed
+        self.max_depth = max_depth  # hops from the topic entity a chain may not walk past (0: no cap)
+        self.steps_capped = 0  # steps whose offer `max_depth` narrowed
         self.rounds = 0
         self._next_beam = 0
 
@@ -212,7 +214,7 @@ class ChainBeam:
             if budget <= 0:
                 out.finished.append(self._finish(beam, "", "length"))
                 continue
-            full = self._named(self.guides.for_chain(beam.subgraph.triplet_ids, beam.chain))
+            full = self._named(self._within_depth(beam, self.guides.for_chain(beam.subgraph.triplet_ids, beam.chain)))
             guide, narrowed = self._narrow(beam, full)
             start = len(beam.state.ids)
             free = free_text(self.model, beam.state, budget, guide.detector, allow_open=guide.may_open)
@@ -269,6 +271,29 @@ class ChainBeam:
         if not ids or len(ids) == len(guide.allowed_ids):
             return guide
         self.steps_named += 1
+        return self.guides.restricted(guide, ids)
+
+    def _within_depth(self, beam: BeamCandidate, guide: Any) -> Any:
+        """The step's guide without the triplets that walk past `max_depth` hops, once the chain stands that far out.
+
+        The mirror of `walk_to_depth`: "who starred in Cemetery Man", its
+        first actor written, went on to that actor's other film and a
+        co-star there, and answered with the co-star.  A chain with nothing
+        left within the depth concludes.
+        """
+        if self.max_depth <= 0 or not guide.may_open:
+            return guide
+        depths = entity_depths(self.graph, beam.chain, beam.subgraph.topics)
+        if max(depths.values(), default=0) < self.max_depth:
+            return guide
+        ids = []
+        for t in self.graph.triplets_by_ids(list(guide.allowed_ids)):
+            touched = [d for d in (depths.get(t.head), depths.get(t.tail)) if d is not None]
+            if len(touched) != 1 or touched[0] < self.max_depth:
+                ids.append(t.id)  # both ends reached, one end short of the cap, or (never in G_q) neither
+        if len(ids) == len(guide.allowed_ids):
+            return guide
+        self.steps_capped += 1
         return self.guides.restricted(guide, ids)
 
     # ------------------------------------------------------------ depth

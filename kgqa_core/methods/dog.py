@@ -110,6 +110,10 @@ class DogParams(PromptParams):
         "decodes on, its next triplets leading on from its farthest entities until it is deep enough (also when "
         "its triplets left are just enough to get there); at most that many times per chain; noted (not in the "
         "paper).", advanced=True)
+    stay_at_depth: bool = param(
+        True, "A chain that stands as many hops from the topic entity as the question names (every hop's "
+        "relation named, kgqa_core.methods.hop_budget) is offered only triplets within that depth; with none "
+        "left it concludes (not in the paper; noted).", advanced=True)
     question_relations: bool = param(
         True, "A step offers only triplets of the relations the question's words name "
         "(kgqa_core.methods.hop_budget), when any is there; all when the question names none (not in the paper; "
@@ -130,7 +134,7 @@ class DogParams(PromptParams):
 def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
     """Answer `request.question` with DoG; see the module docstring."""
     estimate = None
-    if params.auto_steps or params.walk_to_depth or params.question_relations:
+    if params.auto_steps or params.walk_to_depth or params.question_relations or params.stay_at_depth:
         from .hop_budget import question_hops
 
         estimate = question_hops(request)
@@ -151,7 +155,8 @@ def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
                                               embedder=load_embedder())
     with request.model.lock:
         relations = frozenset(estimate.relations) if params.question_relations and estimate is not None else frozenset()
-        _DogRun(request, ctx, rec, min_depth, hops, relations).decode()
+        max_depth = estimate.hops if params.stay_at_depth and estimate is not None and estimate.uses else 0
+        _DogRun(request, ctx, rec, min_depth, hops, relations, max_depth).decode()
     if walk is not None and walk.cuts:
         rec.trace.notes.append(walk.cut_note())
 
@@ -160,8 +165,9 @@ class _DogRun:
     """One DoG run: wires the chain step's guide and the chain beam together and records each round."""
 
     def __init__(self, request: MethodRequest, ctx: DecodingContext, rec: TraceRecorder, min_depth: int = 0,
-                 hops: int | None = None, relations: frozenset[str] = frozenset()) -> None:
+                 hops: int | None = None, relations: frozenset[str] = frozenset(), max_depth: int = 0) -> None:
         self.request = request
+        self.max_depth = max_depth  # hops the question names, every one's relation named: a chain stays within
         self.relations = relations  # the relations the question names: each step offers only theirs
         self.min_depth = min_depth  # hops the question names: an earlier answer line is taken back
         self.hops = hops  # hops the question names (None: not estimated): where a list completes
@@ -199,13 +205,17 @@ class _DogRun:
         beam = ChainBeam(model, ctx.walk_graph, guides, params.beam_size, params.max_new_tokens,
                          force_conclusion=params.force_conclusion, strict=params.strict,
                          reprompt=self._reprompt if params.local_visibility else None,
-                         min_depth=self.min_depth, relations=self.relations)
+                         min_depth=self.min_depth, relations=self.relations, max_depth=self.max_depth)
         chains = beam.start(base, QueryCentricSubgraph(ctx.walk_graph, ctx.topics))
         finished: list[BeamCandidate] = []
         while chains:
             # the round is let go before the next one runs: a parent none of whose chains was kept
             # frees its KV cache cells then (llama.cpp reuses them for the next round's tokens)
             chains = self._record_round(beam.advance(chains), finished)
+        if beam.steps_capped:
+            trace.notes.append(
+                f"stay_at_depth: {beam.steps_capped} step(s) offered only triplets within {self.max_depth} hop(s) of "
+                "the topic entity (the hops the question names)")
         if beam.steps_named:
             trace.notes.append(
                 f"question_relations: {beam.steps_named} of {beam.steps_seen} step(s) offered only triplets of the "

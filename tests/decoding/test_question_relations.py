@@ -55,3 +55,31 @@ def test_a_relation_the_step_cannot_offer_leaves_the_step_as_it_was(backend_mode
     beam, written, _ = _first_step(backend_model, frozenset({"in_language"}))
     assert written.relation == "directed_by"
     assert (beam.steps_named, beam.steps_seen) == (0, 1)
+
+
+def test_a_chain_as_deep_as_the_question_is_offered_only_triplets_within_that_depth(backend_model):
+    """stay_at_depth: "who starred in Cemetery Man" must not walk on to a co-star's other film."""
+    model = backend_model
+    first = GRAPH.find("Heat", "directed_by", "Michael Mann").id
+    sub = QueryCentricSubgraph(GRAPH, ["Heat"])
+    sub.expand(GRAPH.triplet(first))
+    chain = BeamCandidate(state=None, subgraph=sub, chain=[first], triplet_scores=[0.0])
+    guides = DogGuides(model, GRAPH, max_steps=4)
+    full = guides.for_chain(sub.triplet_ids, chain.chain)
+    collateral = GRAPH.find("Collateral", "directed_by", "Michael Mann").id
+    assert collateral in full.allowed_ids
+
+    def offered(max_depth):
+        beam = ChainBeam(model, GRAPH, guides, width=1, max_new_tokens=8, max_depth=max_depth)
+        return set(beam._within_depth(chain, full).allowed_ids), beam.steps_capped
+
+    # one hop named: the chain stands one hop out, so Collateral (two hops out) is not offered; Heat's own are
+    got, capped = offered(1)
+    assert collateral not in got and capped == 1
+    assert got == {GRAPH.find("Heat", "release_year", "1995").id, GRAPH.find("Heat", "has_tags", "michael mann").id}
+    assert offered(2) == (set(full.allowed_ids), 0)  # two hops named: the way on stays open
+    assert offered(0) == (set(full.allowed_ids), 0)  # off
+    # nothing left within the depth: the chain may not open another triplet (it concludes)
+    only_on = guides.restricted(full, [collateral])
+    beam = ChainBeam(model, GRAPH, guides, width=1, max_new_tokens=8, max_depth=1)
+    assert not beam._within_depth(chain, only_on).may_open
