@@ -178,7 +178,8 @@ class ChainBeam:
 
     def __init__(self, model: Any, graph: Any, guides: DogGuides, width: int, max_new_tokens: int,
                  force_conclusion: bool = True, strict: bool = False, reprompt: Reprompt | None = None,
-                 min_depth: int = 0, relations: frozenset[str] = frozenset(), max_depth: int = 0) -> None:
+                 min_depth: int = 0, relations: frozenset[str] = frozenset(), max_depth: int = 0,
+                 uses: dict[str, int] | None = None) -> None:
         self.model = model
         self.graph = graph  # the prompt's context graph
         self.guides = guides
@@ -189,6 +190,7 @@ class ChainBeam:
         self.reprompt = reprompt  # local visibility: a kept chain's state from its re-read prompt
         self.min_depth = min_depth  # hops from the topic entity before an answer line is accepted (0: any)
         self.relations = relations  # the relations the question names: a step offers only theirs (empty: all)
+        self.uses = uses or {}  # how often a path may walk each of them (empty: no count)
         self.steps_seen = 0  # steps that could open a triplet, while `relations` is set
         self.steps_named = 0  # of those, steps whose offer `relations` narrowed
         self.max_depth = max_depth  # hops from the topic entity a chain may not walk past (0: no cap)
@@ -214,7 +216,8 @@ class ChainBeam:
             if budget <= 0:
                 out.finished.append(self._finish(beam, "", "length"))
                 continue
-            full = self._named(self._within_depth(beam, self.guides.for_chain(beam.subgraph.triplet_ids, beam.chain)))
+            full = self._named(beam, self._within_depth(beam, self.guides.for_chain(beam.subgraph.triplet_ids,
+                                                                                    beam.chain)))
             guide, narrowed = self._narrow(beam, full)
             start = len(beam.state.ids)
             free = free_text(self.model, beam.state, budget, guide.detector, allow_open=guide.may_open)
@@ -256,22 +259,37 @@ class ChainBeam:
         return out
 
     # ------------------------------------------------------------ relations
-    def _named(self, guide: Any) -> Any:
+    def _named(self, beam: BeamCandidate, guide: Any) -> Any:
         """The step's guide narrowed to triplets of the relations the question names (unchanged when none is there).
 
         "What languages are the films that share directors with Another 48
         Hrs. in" names `directed_by` and `in_language`; the 1.5B model, offered
         everything, wrote the film's genre at its second step and walked
-        through comedies from there.
+        through comedies from there.  With `uses`, a triplet that leads on
+        from an entity may not walk a relation more often than the question
+        names it on the way there ("the release dates of the movies starred
+        by actors in Quality Street": not from the film's year 1937 back to
+        other films of 1937).
         """
         if not self.relations or not guide.may_open:
             return guide
         self.steps_seen += 1
-        ids = [t.id for t in self.graph.triplets_by_ids(list(guide.allowed_ids)) if t.relation in self.relations]
+        walked = entity_paths(self.graph, beam.chain, beam.subgraph.topics) if self.uses else {}
+        ids = [t.id for t in self.graph.triplets_by_ids(list(guide.allowed_ids))
+               if t.relation in self.relations and self._fits_uses(t, walked)]
         if not ids or len(ids) == len(guide.allowed_ids):
             return guide
         self.steps_named += 1
         return self.guides.restricted(guide, ids)
+
+    def _fits_uses(self, t: Any, walked: dict[str, list[str]]) -> bool:
+        """Whether `t` walks its relation no more often than `uses` allows on the path to the entity it leads on from."""
+        if not self.uses:
+            return True
+        head, tail = walked.get(t.head), walked.get(t.tail)
+        if (head is None) == (tail is None):
+            return True  # both ends reached already (or neither: never in G_q)
+        return (head if head is not None else tail).count(t.relation) < self.uses.get(t.relation, 0)
 
     def _within_depth(self, beam: BeamCandidate, guide: Any) -> Any:
         """The step's guide without the triplets that walk past `max_depth` hops, once the chain stands that far out.
@@ -457,6 +475,25 @@ def frontier_triplets(graph: Any, chain: Sequence[int], topics: Sequence[str], a
                 t.tail in frontier and t.head.casefold() not in reached):
             out.append(t.id)
     return out
+
+
+def entity_paths(graph: Any, chain: Sequence[int], topics: Sequence[str]) -> dict[str, list[str]]:
+    """Each entity the chain reaches from a topic entity, with the relations of its shortest way there (topics: [])."""
+    adjacent: dict[str, list[tuple[str, str]]] = {}
+    for t in graph.triplets_by_ids(list(chain)):
+        adjacent.setdefault(t.head, []).append((t.tail, t.relation))
+        adjacent.setdefault(t.tail, []).append((t.head, t.relation))
+    paths: dict[str, list[str]] = {e: [] for e in topics if e in adjacent}
+    frontier = list(paths)
+    while frontier:
+        nxt = []
+        for e in frontier:
+            for o, r in adjacent[e]:
+                if o not in paths:
+                    paths[o] = paths[e] + [r]
+                    nxt.append(o)
+        frontier = nxt
+    return paths
 
 
 def entity_depths(graph: Any, chain: Sequence[int], topics: Sequence[str]) -> dict[str, int]:

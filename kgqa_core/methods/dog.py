@@ -44,8 +44,11 @@ chain, each noted on the step.  Not in the paper: on whole-KB
 the graph (the same reading as the step budget, `hop_budget.estimate_hops`:
 "what languages are the films that share directors with X" names
 `in_language` and `directed_by`), each step offers only the G_q triplets of
-those relations, in either reading; a step where none is there offers all,
-and a question that names none is not narrowed.  Not in the paper, whose
+those relations, in either reading, and a triplet that leads on from an
+entity may not walk a relation more often on the way there than the question
+names it (`written_by` twice and `has_genre` once for "what types are the
+movies written by the screenwriter of X"); a step where none is left offers
+all, and a question that names none is not narrowed.  Not in the paper, whose
 trie holds all of G_q: on whole-KB 2- and 3-hop questions the 1.5B model
 spent steps on tags and genres the question never asked for
 (docs/benchmarks.md); the trace notes how many steps were narrowed.
@@ -115,9 +118,9 @@ class DogParams(PromptParams):
         "relation named, kgqa_core.methods.hop_budget) is offered only triplets within that depth; with none "
         "left it concludes (not in the paper; noted).", advanced=True)
     question_relations: bool = param(
-        True, "A step offers only triplets of the relations the question's words name "
-        "(kgqa_core.methods.hop_budget), when any is there; all when the question names none (not in the paper; "
-        "noted).", advanced=True)
+        True, "A step offers only triplets of the relations the question's words name, each walked at most as "
+        "often on the way from the topic entity as the question names it (kgqa_core.methods.hop_budget), when any "
+        "is there; all when the question names none (not in the paper; noted).", advanced=True)
     complete_answers: bool = param(
         True, "Add the other entities the graph holds for the chain's answer after the model's own: every entity "
         "the chain's relation path reaches from the topic entity, else every entity its last triplet's "
@@ -156,17 +159,25 @@ def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
     with request.model.lock:
         relations = frozenset(estimate.relations) if params.question_relations and estimate is not None else frozenset()
         max_depth = estimate.hops if params.stay_at_depth and estimate is not None and estimate.uses else 0
-        _DogRun(request, ctx, rec, min_depth, hops, relations, max_depth).decode()
+        uses = dict(estimate.uses) if relations and estimate is not None else {}
+        _DogRun(request, ctx, rec, min_depth, hops, relations, max_depth, uses).decode()
     if walk is not None and walk.cuts:
         rec.trace.notes.append(walk.cut_note())
+
+
+def _said(relations: frozenset[str], uses: dict[str, int]) -> str:
+    """The named relations for a note, with how often each may be walked when counted."""
+    return ", ".join(f"{r} x{uses[r]}" if r in uses else r for r in sorted(relations))
 
 
 class _DogRun:
     """One DoG run: wires the chain step's guide and the chain beam together and records each round."""
 
     def __init__(self, request: MethodRequest, ctx: DecodingContext, rec: TraceRecorder, min_depth: int = 0,
-                 hops: int | None = None, relations: frozenset[str] = frozenset(), max_depth: int = 0) -> None:
+                 hops: int | None = None, relations: frozenset[str] = frozenset(), max_depth: int = 0,
+                 uses: dict[str, int] | None = None) -> None:
         self.request = request
+        self.uses = uses or {}  # how often a path may walk each named relation (empty: no count)
         self.max_depth = max_depth  # hops the question names, every one's relation named: a chain stays within
         self.relations = relations  # the relations the question names: each step offers only theirs
         self.min_depth = min_depth  # hops the question names: an earlier answer line is taken back
@@ -205,7 +216,8 @@ class _DogRun:
         beam = ChainBeam(model, ctx.walk_graph, guides, params.beam_size, params.max_new_tokens,
                          force_conclusion=params.force_conclusion, strict=params.strict,
                          reprompt=self._reprompt if params.local_visibility else None,
-                         min_depth=self.min_depth, relations=self.relations, max_depth=self.max_depth)
+                         min_depth=self.min_depth, relations=self.relations, max_depth=self.max_depth,
+                         uses=self.uses)
         chains = beam.start(base, QueryCentricSubgraph(ctx.walk_graph, ctx.topics))
         finished: list[BeamCandidate] = []
         while chains:
@@ -219,7 +231,7 @@ class _DogRun:
         if beam.steps_named:
             trace.notes.append(
                 f"question_relations: {beam.steps_named} of {beam.steps_seen} step(s) offered only triplets of the "
-                f"relations the question names ({', '.join(sorted(self.relations))})")
+                f"relations the question names ({_said(self.relations, self.uses)})")
         trace.extra["decode_seconds"] = round(time.perf_counter() - t_decode, 4)
         trace.extra["decode_cpu_seconds"] = round(time.process_time() - c_decode, 4)
         self._final(sorted(finished, key=lambda b: -b.score))

@@ -83,3 +83,25 @@ def test_a_chain_as_deep_as_the_question_is_offered_only_triplets_within_that_de
     only_on = guides.restricted(full, [collateral])
     beam = ChainBeam(model, GRAPH, guides, width=1, max_new_tokens=8, max_depth=1)
     assert not beam._within_depth(chain, only_on).may_open
+
+
+def test_a_named_relation_is_walked_no_more_often_than_the_question_names_it(backend_model):
+    """uses: "who directed Heat" names directed_by once, so the chain may not walk on to Michael Mann's other films."""
+    model = backend_model
+    first = GRAPH.find("Heat", "directed_by", "Michael Mann").id
+    collateral = GRAPH.find("Collateral", "directed_by", "Michael Mann").id
+    sub = QueryCentricSubgraph(GRAPH, ["Heat"])
+    sub.expand(GRAPH.triplet(first))
+    chain = BeamCandidate(state=None, subgraph=sub, chain=[first], triplet_scores=[0.0])
+    guides = DogGuides(model, GRAPH, max_steps=4)
+    full = guides.for_chain(sub.triplet_ids, chain.chain)
+
+    def offered(uses):
+        beam = ChainBeam(model, GRAPH, guides, width=1, max_new_tokens=8, relations=frozenset({"directed_by"}),
+                         uses=uses)
+        return set(beam._named(chain, full).allowed_ids)
+
+    assert offered({"directed_by": 2}) == {collateral}  # "the films of the director of Heat": there and back
+    # once: nothing of directed_by is left, so the step is offered everything (the rule never leaves it empty)
+    assert offered({"directed_by": 1}) == set(full.allowed_ids)
+    assert offered({}) == {collateral}  # no count: the relation alone
