@@ -179,7 +179,7 @@ class ChainBeam:
     def __init__(self, model: Any, graph: Any, guides: DogGuides, width: int, max_new_tokens: int,
                  force_conclusion: bool = True, strict: bool = False, reprompt: Reprompt | None = None,
                  min_depth: int = 0, relations: frozenset[str] = frozenset(), max_depth: int = 0,
-                 uses: dict[str, int] | None = None) -> None:
+                 uses: dict[str, int] | None = None, walk_out_first: bool = False) -> None:
         self.model = model
         self.graph = graph  # the prompt's context graph
         self.guides = guides
@@ -191,6 +191,7 @@ class ChainBeam:
         self.min_depth = min_depth  # hops from the topic entity before an answer line is accepted (0: any)
         self.relations = relations  # the relations the question names: a step offers only theirs (empty: all)
         self.uses = uses or {}  # how often a path may walk each of them (empty: no count)
+        self.walk_out_first = walk_out_first  # narrow every step to the way out while short of min_depth
         self.steps_seen = 0  # steps that could open a triplet, while `relations` is set
         self.steps_named = 0  # of those, steps whose offer `relations` narrowed
         self.max_depth = max_depth  # hops from the topic entity a chain may not walk past (0: no cap)
@@ -329,9 +330,10 @@ class ChainBeam:
         """The step's guide, narrowed to the triplets leading on when the chain must still go out.
 
         A chain must go out when it stands fewer hops out than ``min_depth``
-        and either it was taken back for answering early (now or in an
-        earlier step: it keeps walking out until it is deep enough) or its
-        triplets left are no more than the hops it still needs.  Unchanged
+        and either `walk_out_first` is set, it was taken back for answering
+        early (now or in an earlier step: it keeps walking out until it is
+        deep enough) or its triplets left are no more than the hops it still
+        needs.  Unchanged
         when no triplet leads on.
         """
         if self.min_depth <= 0 or not guide.may_open:
@@ -339,7 +341,7 @@ class ChainBeam:
         depth = chain_depth(self.graph, beam.chain, beam.subgraph.topics)
         need = self.min_depth - depth
         steps_left = self.guides.max_steps - len(beam.chain)
-        if need <= 0 or not (taken_back or beam.walked_on > 0 or steps_left <= need):
+        if need <= 0 or not (self.walk_out_first or taken_back or beam.walked_on > 0 or steps_left <= need):
             return guide, None
         onward = frontier_triplets(self.graph, beam.chain, beam.subgraph.topics, guide.allowed_ids)
         if not onward:

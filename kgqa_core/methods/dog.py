@@ -40,6 +40,15 @@ chain, each noted on the step.  Not in the paper: on whole-KB
 3-hop questions the 1.5B model answered after its first or second triplet
 (docs/benchmarks.md).
 
+``walk_out_first`` (True, with ``walk_to_depth``): while the chain stands
+fewer hops out than the question names, every step is narrowed that way,
+not only after a take-back: a chain that listed four films of the director
+ran out of steps before it wrote a language.  ``stay_at_depth`` (True): once
+the chain stands as many hops out as the question names (every hop's
+relation named), only triplets within that depth are offered; with none left
+the chain concludes ("who starred in Cemetery Man" no longer goes on to a
+co-star's film and answers with the co-star there).
+
 ``question_relations`` (True): when the question's words name relations of
 the graph (the same reading as the step budget, `hop_budget.estimate_hops`:
 "what languages are the films that share directors with X" names
@@ -113,6 +122,11 @@ class DogParams(PromptParams):
         "decodes on, its next triplets leading on from its farthest entities until it is deep enough (also when "
         "its triplets left are just enough to get there); at most that many times per chain; noted (not in the "
         "paper).", advanced=True)
+    walk_out_first: bool = param(
+        True, "While a chain stands fewer hops from the topic entity than the question names, each step is offered "
+        "only triplets leading on from its farthest entities to an entity it has not reached (all when none "
+        "does), so listing more entities of one hop does not spend the steps the last hop needs; needs "
+        "walk_to_depth (not in the paper; noted).", advanced=True)
     stay_at_depth: bool = param(
         True, "A chain that stands as many hops from the topic entity as the question names (every hop's "
         "relation named, kgqa_core.methods.hop_budget) is offered only triplets within that depth; with none "
@@ -217,7 +231,7 @@ class _DogRun:
                          force_conclusion=params.force_conclusion, strict=params.strict,
                          reprompt=self._reprompt if params.local_visibility else None,
                          min_depth=self.min_depth, relations=self.relations, max_depth=self.max_depth,
-                         uses=self.uses)
+                         uses=self.uses, walk_out_first=self.params.walk_out_first)
         chains = beam.start(base, QueryCentricSubgraph(ctx.walk_graph, ctx.topics))
         finished: list[BeamCandidate] = []
         while chains:

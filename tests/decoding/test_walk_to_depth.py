@@ -151,3 +151,24 @@ def test_a_name_the_chain_has_reached_in_another_case_does_not_lead_on():
     chain = [g.find("Omega Doom", "written_by", "Albert Pyun").id, g.find("Sword", "written_by", "Albert Pyun").id]
     everything = [t.id for t in g.triplets_by_ids(range(4))]
     assert frontier_triplets(g, chain, ["Omega Doom"], everything) == [g.find("Sword", "has_genre", "Fantasy").id]
+
+
+@pytest.mark.parametrize("walk_out_first", [False, True])
+def test_walk_out_first_narrows_every_step_short_of_the_depth(backend_model, walk_out_first):
+    """max_steps 4 leaves room, so only walk_out_first narrows the step before the model writes."""
+    model = backend_model
+    first = GRAPH.find("Heat", "directed_by", "Michael Mann").id
+    walked = " < Heat -> directed_by -> Michael Mann >"
+    sub = QueryCentricSubgraph(GRAPH, ["Heat"])
+    sub.expand(GRAPH.triplet(first))
+    chain = BeamCandidate(state=model.prefill(model.encode(SHOTS + QUESTION + walked)), subgraph=sub, chain=[first],
+                          triplet_scores=[0.0], text=walked)
+    beam = ChainBeam(model, GRAPH, DogGuides(model, GRAPH, max_steps=4), width=1, max_new_tokens=64,
+                     force_conclusion=False, min_depth=2, walk_out_first=walk_out_first)
+    guide, narrowed = beam._narrow(chain, beam.guides.for_chain(sub.triplet_ids, chain.chain))
+    if not walk_out_first:
+        assert narrowed is None and len(guide.allowed_ids) == 2
+    else:
+        assert (narrowed.offered, narrowed.of, narrowed.depth, narrowed.min_depth) == (1, 2, 1, 2)
+        assert guide.allowed_ids == [GRAPH.find("Collateral", "directed_by", "Michael Mann").id]
+    model.release(chain.state)
