@@ -1,4 +1,4 @@
-"""DoG's question_relations: a step offers only triplets of the relations the question names."""
+"""DoG's question_relations (the relations the question names, each as often as named) and stay_at_depth."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from kgqa_core.decoding.query_subgraph import QueryCentricSubgraph
 from kgqa_core.graph.knowledge_graph import KnowledgeGraph
 from kgqa_core.graph.readings import triplet_of
 
+from test_walk_to_depth import SHOTS  # the 135M model copies these: one triplet, then the answer
+
 GRAPH = KnowledgeGraph.from_triplets(
     [
         ("Heat", "directed_by", "Michael Mann"),
@@ -19,11 +21,7 @@ GRAPH = KnowledgeGraph.from_triplets(
     ],
     name="heat",
 )
-SHOTS = "".join(
-    f"Question: who directed {film}?\nAnswer: 1. < {film} -> directed_by -> {who} > This tells us {who} directed "
-    f"{film}. Therefore, the answer is * {who}.\n\n"
-    for film, who in [("Alien", "Ridley Scott"), ("Up", "Pete Docter"), ("Jaws", "Steven Spielberg")]
-)
+
 
 
 def _first_step(model, relations):
@@ -57,15 +55,20 @@ def test_a_relation_the_step_cannot_offer_leaves_the_step_as_it_was(backend_mode
     assert (beam.steps_named, beam.steps_seen) == (0, 1)
 
 
-def test_a_chain_as_deep_as_the_question_is_offered_only_triplets_within_that_depth(backend_model):
-    """stay_at_depth: "who starred in Cemetery Man" must not walk on to a co-star's other film."""
-    model = backend_model
+def _after_heats_director(model):
+    """A chain that wrote Heat's director (no KV state: the step's offer is all these tests read) and its guide."""
     first = GRAPH.find("Heat", "directed_by", "Michael Mann").id
     sub = QueryCentricSubgraph(GRAPH, ["Heat"])
     sub.expand(GRAPH.triplet(first))
     chain = BeamCandidate(state=None, subgraph=sub, chain=[first], triplet_scores=[0.0])
     guides = DogGuides(model, GRAPH, max_steps=4)
-    full = guides.for_chain(sub.triplet_ids, chain.chain)
+    return chain, guides, guides.for_chain(sub.triplet_ids, chain.chain)
+
+
+def test_a_chain_as_deep_as_the_question_is_offered_only_triplets_within_that_depth(backend_model):
+    """stay_at_depth: "who starred in Cemetery Man" must not walk on to a co-star's other film."""
+    model = backend_model
+    chain, guides, full = _after_heats_director(model)
     collateral = GRAPH.find("Collateral", "directed_by", "Michael Mann").id
     assert collateral in full.allowed_ids
 
@@ -88,13 +91,8 @@ def test_a_chain_as_deep_as_the_question_is_offered_only_triplets_within_that_de
 def test_a_named_relation_is_walked_no_more_often_than_the_question_names_it(backend_model):
     """uses: "who directed Heat" names directed_by once, so the chain may not walk on to Michael Mann's other films."""
     model = backend_model
-    first = GRAPH.find("Heat", "directed_by", "Michael Mann").id
     collateral = GRAPH.find("Collateral", "directed_by", "Michael Mann").id
-    sub = QueryCentricSubgraph(GRAPH, ["Heat"])
-    sub.expand(GRAPH.triplet(first))
-    chain = BeamCandidate(state=None, subgraph=sub, chain=[first], triplet_scores=[0.0])
-    guides = DogGuides(model, GRAPH, max_steps=4)
-    full = guides.for_chain(sub.triplet_ids, chain.chain)
+    chain, guides, full = _after_heats_director(model)
 
     def offered(uses):
         beam = ChainBeam(model, GRAPH, guides, width=1, max_new_tokens=8, relations=frozenset({"directed_by"}),
