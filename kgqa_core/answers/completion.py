@@ -226,36 +226,44 @@ def complete_along_path(
     Cemetery Man" answered from a chain that went on to a co-star's other
     film completes with Cemetery Man's actors, not the co-stars' co-stars.
     """
+    return _along_path(answers, chain, graph, topics, max_added, hops)[0]
+
+
+def _along_path(answers: Sequence[Answer], chain: Sequence[Any], graph: Any, topics: Sequence[str],
+                max_added: int, hops: int | None) -> tuple[Completion | None, bool]:
+    """`complete_along_path`, and whether some path's end (or the question's hop) holds the first answer."""
     topic_set = set(topics)
     first = next((a.entity for a in answers if a.entity and a.entity not in topic_set), None)
     if first is None:
-        return None
+        return None, False
+    held = False
     for source, path in chain_paths(chain, topics):
-        done = _complete_at(answers, source, path, first, graph, topic_set, max_added, hops)
+        done, holds = _complete_at(answers, source, path, first, graph, topic_set, max_added, hops)
         if done is not None:
-            return done
-    return None
+            return done, True
+        held = held or holds
+    return None, held
 
 
 def _complete_at(answers: Sequence[Answer], source: str, path: list[tuple[str, bool]], first: str, graph: Any,
-                 topic_set: set[str], max_added: int, hops: int | None) -> Completion | None:
-    """Completion along one path from `source` when its end (or the question's hop) holds `first`."""
+                 topic_set: set[str], max_added: int, hops: int | None) -> tuple[Completion | None, bool]:
+    """Completion along one path from `source` when its end (or the question's hop) holds `first`, and whether it does."""
     levels, skipped = reach(graph, source, path)
     if len(levels) < len(path):
-        return None
+        return None, False
     at = len(path)
     if hops is not None and 0 < hops < len(path) and _holds(levels[hops - 1], first):
         at = hops
     elif not _holds(levels[-1], first):
-        return None
+        return None, False
     walked = len(path)
     path, reached = path[:at], levels[at - 1]
     done = _added(answers, reached, topic_set, source, max_added)
     if done is None:
-        return None
+        return None, True
     completed, kept, cut = done
     return Completion(completed, source, path[-1][0], "path", added=kept, held=len(reached), cut=cut,
-                      path=list(path), frontier_cut=skipped, walked=walked)
+                      path=list(path), frontier_cut=skipped, walked=walked), True
 
 
 def _holds(level: Sequence[str], name: str) -> bool:
@@ -271,8 +279,15 @@ def complete_from_chain(
     max_added: int = MAX_COMPLETED_ANSWERS,
     hops: int | None = None,
 ) -> Completion | None:
-    """Completion along the chain's path from a topic entity, else from its last triplet (module docstring)."""
+    """Completion along the chain's path from a topic entity, else from its last triplet (module docstring).
+
+    A path whose end holds the model's answer and nothing more is the
+    answer complete: the last triplet, a fact the chain wrote after (a
+    film's language, whose other films are no answer), is not read then.
+    """
     if not chain:
         return None
-    return (complete_along_path(answers, chain, graph, topics, max_added, hops)
-            or complete_from_last_triplet(answers, chain[-1], graph, topics, max_added))
+    along, held = _along_path(answers, chain, graph, topics, max_added, hops)
+    if along is not None or held:
+        return along
+    return complete_from_last_triplet(answers, chain[-1], graph, topics, max_added)

@@ -270,7 +270,8 @@ class ChainBeam:
         from an entity may not walk a relation more often than the question
         names it on the way there ("the release dates of the movies starred
         by actors in Quality Street": not from the film's year 1937 back to
-        other films of 1937).
+        other films of 1937).  A chain as deep as the question names with no
+        such triplet left concludes; a shallower one is offered everything.
         """
         if not self.relations or not guide.may_open:
             return guide
@@ -278,6 +279,10 @@ class ChainBeam:
         walked = entity_paths(self.graph, beam.chain, beam.subgraph.topics) if self.uses else {}
         ids = [t.id for t in self.graph.triplets_by_ids(list(guide.allowed_ids))
                if t.relation in self.relations and self._fits_uses(t, walked)]
+        if not ids and self.min_depth > 0 and chain_depth(self.graph, beam.chain, beam.subgraph.topics) >= self.min_depth:
+            # as deep as the question and nothing it names left: the chain concludes (no other fact is asked for)
+            self.steps_named += 1
+            return self.guides.restricted(guide, [])
         if not ids or len(ids) == len(guide.allowed_ids):
             return guide
         self.steps_named += 1

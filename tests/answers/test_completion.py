@@ -228,3 +228,19 @@ def test_a_chain_that_surveys_the_topic_first_completes_along_the_path_it_took_a
     assert sorted(got.added) == ["1935", "1949"]
     # read as one walk that stopped at the second triplet, only the film's own year was reachable
     assert complete_from_chain(answers, chain[:2], g, ["Quality Street"], hops=3) is None
+
+
+def test_a_path_that_holds_the_answer_and_nothing_more_is_not_completed_from_a_later_fact():
+    # "the films that have the same actor of Hana and Alice" (MetaQA dev 2-hop): the path reaches Returner, all
+    # there is; the chain's last triplet was the film's language, and the model's second answer a Japanese film
+    g = KnowledgeGraph.from_triplets([
+        ("Hana and Alice", "starred_actors", "Anne Suzuki"), ("Returner", "starred_actors", "Anne Suzuki"),
+        ("Hana and Alice", "in_language", "Japanese"), ("April Story", "in_language", "Japanese"),
+        ("Tokyo Story", "in_language", "Japanese"),
+    ])
+    chain = [g.find("Hana and Alice", "starred_actors", "Anne Suzuki"), g.find("Returner", "starred_actors", "Anne Suzuki"),
+             g.find("Hana and Alice", "in_language", "Japanese")]
+    answers = [Answer("Returner", "Returner", True), Answer("April Story", "April Story", True)]
+    assert complete_from_chain(answers, chain, g, ["Hana and Alice"], hops=2) is None
+    # the last-triplet rule alone would have added every Japanese film
+    assert complete_from_last_triplet(answers, chain[-1], g, ["Hana and Alice"]).added == ["Tokyo Story"]

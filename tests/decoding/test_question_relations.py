@@ -100,6 +100,10 @@ def test_a_named_relation_is_walked_no_more_often_than_the_question_names_it(bac
         return set(beam._named(chain, full).allowed_ids)
 
     assert offered({"directed_by": 2}) == {collateral}  # "the films of the director of Heat": there and back
-    # once: nothing of directed_by is left, so the step is offered everything (the rule never leaves it empty)
+    # once: nothing of directed_by is left, so the step is offered everything (the rule never leaves it empty)...
     assert offered({"directed_by": 1}) == set(full.allowed_ids)
     assert offered({}) == {collateral}  # no count: the relation alone
+    # ...unless the chain stands as deep as the question names: then nothing asked for is left and it concludes
+    beam = ChainBeam(model, GRAPH, guides, width=1, max_new_tokens=8, relations=frozenset({"directed_by"}),
+                     uses={"directed_by": 1}, min_depth=1)
+    assert not beam._named(chain, full).may_open and beam.steps_named == 1
