@@ -155,7 +155,11 @@ class _Reads:
             reached = max(n.depth for n in s.nodes.values())
             named_note = ""
             if self.params.question_relations and self._estimate is not None:
-                pool, named_note = _keep_named_relations(pool, s, self._estimate)
+                pool, named_note = _keep_named_relations(pool, s, self._estimate, reached >= max(1, min_depth))
+                if not pool:
+                    stopped = "nothing the question names left"
+                    self.trace.notes.append(named_note)
+                    break
             deeper, depth_note = _keep_depth_reachable(pool, s, reached, min_depth, budget - step)
             if depth_note:
                 pool = deeper
@@ -422,7 +426,8 @@ def _keep_depth_reachable(
     )
 
 
-def _keep_named_relations(pool: list, structure: AbstractStructure, estimate: Any) -> tuple[list, str]:
+def _keep_named_relations(pool: list, structure: AbstractStructure, estimate: Any,
+                          deep_enough: bool = False) -> tuple[list, str]:
     """The expansions along relations the question names, each at most as often on a path as it is named, and a note.
 
     "What types are the movies written by the screenwriter of X" names
@@ -430,12 +435,14 @@ def _keep_named_relations(pool: list, structure: AbstractStructure, estimate: An
     `written_by (reverse)` only `has_genre` may follow (the chooser took
     `written_by` a third time, back toward where it came from).  With no
     count for every hop (a sharing word with no relation beside it) each
-    named relation may repeat.  Unchanged, with no note, when the question
-    names none or no expansion is left.
+    named relation may repeat.  When none fits: empty (the search stops)
+    once a path is `deep_enough`, else unchanged, with no note; unchanged
+    too when the question names none.
     """
     named, uses = set(estimate.relations), estimate.uses
     if not named:
         return pool, ""
+    said = ", ".join(f"{r} x{uses[r]}" if uses else r for r in (uses or estimate.relations))
 
     def fits(option: Any) -> bool:
         if option.relation not in named:
@@ -446,9 +453,11 @@ def _keep_named_relations(pool: list, structure: AbstractStructure, estimate: An
         return walked.count(option.relation) < uses.get(option.relation, 0)
 
     kept = [o for o in pool if fits(o)]
+    if not kept and deep_enough:
+        return [], (f"search stopped: a path is as deep as the question names and no expansion along the "
+                    f"relations it names ({said}) is left")
     if not kept or len(kept) == len(pool):
         return pool, ""
-    said = ", ".join(f"{r} x{uses[r]}" if uses else r for r in (uses or estimate.relations))
     return kept, f"expansions along the relations the question names ({said}): {len(kept)} of {len(pool)} offered"
 
 

@@ -117,3 +117,15 @@ def test_question_relations_offer_each_named_relation_as_often_as_the_question_n
     _, off = run_scripted(banquet(), Q_TYPES, "The Banquet", *steps, "None")
     off_pools = [opts for kind, opts in off.pools if kind == "search"]
     assert "The Banquet + has_tags" in off_pools[0] and "entity_2 + written_by" in off_pools[2]
+
+
+def test_question_relations_stop_the_search_when_nothing_named_is_left_at_the_questions_depth():
+    # "who acted in the movie The Big House" (MetaQA dev 1-hop): with starred_actors walked once, the chooser
+    # went on to the actors' other films and answered with those
+    trace, script = run_scripted(films(), "who acted in Titanic", "Titanic", question_relations="true")
+    assert not [opts for kind, opts in script.pools if kind == "search"]  # one option, then nothing: no call
+    searches = [s for s in trace.steps if s.kind == "reads.search"]
+    assert [s.title for s in searches] == ["retrieve Titanic + starred_actors -> entity_1"]
+    assert trace.extra["search_stopped_by"] == "nothing the question names left"
+    assert any("search stopped: a path is as deep as the question names" in n for n in trace.notes)
+    assert sorted(a.entity for a in trace.answers) == ["Kate Winslet", "Leonardo DiCaprio"]
