@@ -289,13 +289,25 @@ class ChainBeam:
         return self.guides.restricted(guide, ids)
 
     def _fits_uses(self, t: Any, walked: dict[str, list[str]]) -> bool:
-        """Whether `t` walks its relation no more often than `uses` allows on the path to the entity it leads on from."""
+        """Whether `t` walks its relation no more often than `uses` allows on the path to the entity it leads on from,
+        and reaches an entity from which a named relation still to be walked goes on (no dead end).
+
+        "The languages of the films directed by the director of Raw Deal":
+        a film of John Irvin's that has no language in the graph is a dead
+        end; the chain listed five such films and ran out of steps.
+        """
         if not self.uses:
             return True
         head, tail = walked.get(t.head), walked.get(t.tail)
         if (head is None) == (tail is None):
             return True  # both ends reached already (or neither: never in G_q)
-        return (head if head is not None else tail).count(t.relation) < self.uses.get(t.relation, 0)
+        path, new = (head, t.tail) if head is not None else (tail, t.head)
+        if path.count(t.relation) >= self.uses.get(t.relation, 0):
+            return False
+        left = {r for r, n in self.uses.items() if (path + [t.relation]).count(r) < n}
+        if not left:
+            return True
+        return any(n.relation in left and n.id != t.id for n in self.graph.neighbours(new))
 
     def _within_depth(self, beam: BeamCandidate, guide: Any) -> Any:
         """The step's guide without the triplets that walk past `max_depth` hops, once the chain stands that far out.

@@ -107,3 +107,21 @@ def test_a_named_relation_is_walked_no_more_often_than_the_question_names_it(bac
     beam = ChainBeam(model, GRAPH, guides, width=1, max_new_tokens=8, relations=frozenset({"directed_by"}),
                      uses={"directed_by": 1}, min_depth=1)
     assert not beam._named(chain, full).may_open and beam.steps_named == 1
+
+
+def test_a_step_that_leads_to_a_dead_end_for_the_relations_still_to_walk_is_not_offered(backend_model):
+    """"the release years of the films directed by the director of Heat": a film with no year is a dead end."""
+    model = backend_model
+    g = KnowledgeGraph.from_triplets([
+        ("Heat", "directed_by", "Michael Mann"), ("Collateral", "directed_by", "Michael Mann"),
+        ("Thief", "directed_by", "Michael Mann"), ("Thief", "release_year", "1981"),
+    ])
+    first = g.find("Heat", "directed_by", "Michael Mann").id
+    sub = QueryCentricSubgraph(g, ["Heat"])
+    sub.expand(g.triplet(first))
+    chain = BeamCandidate(state=None, subgraph=sub, chain=[first], triplet_scores=[0.0])
+    guides = DogGuides(model, g, max_steps=6)
+    full = guides.for_chain(sub.triplet_ids, chain.chain)
+    beam = ChainBeam(model, g, guides, width=1, max_new_tokens=8, relations=frozenset({"directed_by", "release_year"}),
+                     uses={"directed_by": 2, "release_year": 1}, min_depth=3)
+    assert set(beam._named(chain, full).allowed_ids) == {g.find("Thief", "directed_by", "Michael Mann").id}
