@@ -21,7 +21,10 @@ triplet, chosen among those leading on from its farthest entities
 most ``min_depth`` times per chain, and the text taken back is
 kept for the trace (`SearchedChain.taken_back`, `FinishedChain.taken_back`).
 A chain whose triplets left are no more than the hops it still needs is
-narrowed the same way (`SearchedChain.narrowed`).
+narrowed the same way (`SearchedChain.narrowed`), and so is every step
+short of that depth with ``walk_out_first``.  With ``max_depth`` a chain
+that deep is offered nothing further out, and with ``relations`` (and
+``uses``) only the relations the question names (`decoding.step_offers`).
 
 A round comes back as a `BeamRound` of typed records (finished chains,
 searched chains with their extensions, what was kept and dropped), so the
@@ -45,6 +48,7 @@ from .dog_guide import DogGuides
 from .free_text import needs_conclusion
 from .prompt import parse_answers
 from .query_subgraph import QueryCentricSubgraph
+from .step_offers import chain_depth, frontier_triplets, of_named_relations, within_depth
 from .triplet_trie import TripletTrie
 
 
@@ -270,16 +274,16 @@ class ChainBeam:
         from an entity may not walk a relation more often than the question
         names it on the way there ("the release dates of the movies starred
         by actors in Quality Street": not from the film's year 1937 back to
-        other films of 1937).  A chain as deep as the question names with no
-        such triplet left concludes; a shallower one is offered everything.
+        other films of 1937), nor to a dead end (`step_offers.fits_uses`).  A
+        chain as deep as the question names with no such triplet left
+        concludes; a shallower one is offered everything.
         """
         if not self.relations or not guide.may_open:
             return guide
         self.steps_seen += 1
-        walked = entity_paths(self.graph, beam.chain, beam.subgraph.topics) if self.uses else {}
-        ids = [t.id for t in self.graph.triplets_by_ids(list(guide.allowed_ids))
-               if t.relation in self.relations and self._fits_uses(t, walked)]
-        if not ids and self.min_depth > 0 and chain_depth(self.graph, beam.chain, beam.subgraph.topics) >= self.min_depth:
+        topics = beam.subgraph.topics
+        ids = of_named_relations(self.graph, beam.chain, topics, guide.allowed_ids, self.relations, self.uses)
+        if not ids and self.min_depth > 0 and chain_depth(self.graph, beam.chain, topics) >= self.min_depth:
             # as deep as the question and nothing it names left: the chain concludes (no other fact is asked for)
             self.steps_named += 1
             return self.guides.restricted(guide, [])
@@ -287,27 +291,6 @@ class ChainBeam:
             return guide
         self.steps_named += 1
         return self.guides.restricted(guide, ids)
-
-    def _fits_uses(self, t: Any, walked: dict[str, list[str]]) -> bool:
-        """Whether `t` walks its relation no more often than `uses` allows on the path to the entity it leads on from,
-        and reaches an entity from which a named relation still to be walked goes on (no dead end).
-
-        "The languages of the films directed by the director of Raw Deal":
-        a film of John Irvin's that has no language in the graph is a dead
-        end; the chain listed five such films and ran out of steps.
-        """
-        if not self.uses:
-            return True
-        head, tail = walked.get(t.head), walked.get(t.tail)
-        if (head is None) == (tail is None):
-            return True  # both ends reached already (or neither: never in G_q)
-        path, new = (head, t.tail) if head is not None else (tail, t.head)
-        if path.count(t.relation) >= self.uses.get(t.relation, 0):
-            return False
-        left = {r for r, n in self.uses.items() if (path + [t.relation]).count(r) < n}
-        if not left:
-            return True
-        return any(n.relation in left and n.id != t.id for n in self.graph.neighbours(new))
 
     def _within_depth(self, beam: BeamCandidate, guide: Any) -> Any:
         """The step's guide without the triplets that walk past `max_depth` hops, once the chain stands that far out.
@@ -319,14 +302,9 @@ class ChainBeam:
         """
         if self.max_depth <= 0 or not guide.may_open:
             return guide
-        depths = entity_depths(self.graph, beam.chain, beam.subgraph.topics)
-        if max(depths.values(), default=0) < self.max_depth:
+        if chain_depth(self.graph, beam.chain, beam.subgraph.topics) < self.max_depth:
             return guide
-        ids = []
-        for t in self.graph.triplets_by_ids(list(guide.allowed_ids)):
-            touched = [d for d in (depths.get(t.head), depths.get(t.tail)) if d is not None]
-            if len(touched) != 1 or touched[0] < self.max_depth:
-                ids.append(t.id)  # both ends reached, one end short of the cap, or (never in G_q) neither
+        ids = within_depth(self.graph, beam.chain, beam.subgraph.topics, guide.allowed_ids, self.max_depth)
         if len(ids) == len(guide.allowed_ids):
             return guide
         self.steps_capped += 1
@@ -461,77 +439,6 @@ class ChainBeam:
             forced = True
         beam.answer_text = last_text
         return FinishedChain(beam, last_text, stop, forced)
-
-
-def chain_depth(graph: Any, chain: Sequence[int], topics: Sequence[str]) -> int:
-    """How many hops from the topic entities the chain's triplets reach (0 for no triplet).
-
-    The chain's triplets are read as an undirected graph; the depth is the
-    largest distance from a topic entity to an entity it reaches.  Three
-    facts about the topic entity are one hop deep, not three.
-    """
-    return max(entity_depths(graph, chain, topics).values(), default=0)
-
-
-def frontier_triplets(graph: Any, chain: Sequence[int], topics: Sequence[str], allowed: Sequence[int]) -> list[int]:
-    """The `allowed` triplets that lead on from the chain's farthest entities to an entity it has not reached.
-
-    Names equal up to case count as reached (MetaQA tags repeat people's
-    names in lower case).
-
-    What a chain taken back for answering too early may write next: a step
-    out, not another fact about where it has been.
-    """
-    depths = entity_depths(graph, chain, topics)
-    if not depths:
-        depths = {t: 0 for t in topics}
-    far = max(depths.values(), default=0)
-    frontier = {e for e, d in depths.items() if d == far}
-    reached = {e.casefold() for e in depths}  # a tag "albert pyun" is where the chain has been
-    out = []
-    for t in graph.triplets_by_ids(list(allowed)):
-        if (t.head in frontier and t.tail.casefold() not in reached) or (
-                t.tail in frontier and t.head.casefold() not in reached):
-            out.append(t.id)
-    return out
-
-
-def entity_paths(graph: Any, chain: Sequence[int], topics: Sequence[str]) -> dict[str, list[str]]:
-    """Each entity the chain reaches from a topic entity, with the relations of its shortest way there (topics: [])."""
-    adjacent: dict[str, list[tuple[str, str]]] = {}
-    for t in graph.triplets_by_ids(list(chain)):
-        adjacent.setdefault(t.head, []).append((t.tail, t.relation))
-        adjacent.setdefault(t.tail, []).append((t.head, t.relation))
-    paths: dict[str, list[str]] = {e: [] for e in topics if e in adjacent}
-    frontier = list(paths)
-    while frontier:
-        nxt = []
-        for e in frontier:
-            for o, r in adjacent[e]:
-                if o not in paths:
-                    paths[o] = paths[e] + [r]
-                    nxt.append(o)
-        frontier = nxt
-    return paths
-
-
-def entity_depths(graph: Any, chain: Sequence[int], topics: Sequence[str]) -> dict[str, int]:
-    """Each entity the chain reaches from a topic entity, with its distance in hops (the topics at 0)."""
-    adjacent: dict[str, set[str]] = {}
-    for t in graph.triplets_by_ids(list(chain)):
-        adjacent.setdefault(t.head, set()).add(t.tail)
-        adjacent.setdefault(t.tail, set()).add(t.head)
-    depth = {e: 0 for e in topics if e in adjacent}
-    frontier = list(depth)
-    while frontier:
-        nxt = []
-        for e in frontier:
-            for o in adjacent[e]:
-                if o not in depth:
-                    depth[o] = depth[e] + 1
-                    nxt.append(o)
-        frontier = nxt
-    return depth
 
 
 _ANSWER_PHRASE = re.compile(r"(therefore|so|thus|hence)?[ ,]*(the )?answer (is|are)", re.IGNORECASE)
