@@ -219,7 +219,8 @@ def test_a_chain_never_rewrites_its_own_triplets_unless_asked(backend_model):
         assert trace.faithfulness.ill_triplets == 0
         return trace, [t.triplet_id for t in trace.chains[0]]
 
-    _, repeated = chain(repeat_triplets=True)
+    # the paper's G_q at each step: the question's relations, its depth and the way out leave no repeat to write
+    _, repeated = chain(repeat_triplets=True, question_relations=False, stay_at_depth=False, walk_out_first=False)
     assert len(set(repeated)) < len(repeated), repeated
     trace, distinct = chain()
     assert len(distinct) >= 2 and len(set(distinct)) == len(distinct), distinct

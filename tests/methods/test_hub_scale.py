@@ -26,7 +26,9 @@ SMALL = {
     "dog": {"max_new_tokens": 40, "max_prompt_triplets": 40},
     "cot": {"max_new_tokens": 40, "max_prompt_triplets": 40},
     "direct": {"max_new_tokens": 16, "max_prompt_triplets": 40},
-    "reads": {"max_search_steps": 2, "max_prune_steps": 1, "permutations": 1},
+    # the paper's pools: with question_relations the named relations leave one option per decision here,
+    # and READS answers without a model call (tested in test_reads_min_steps.py)
+    "reads": {"max_search_steps": 2, "max_prune_steps": 1, "permutations": 1, "question_relations": "false"},
     "rok": {"use_embedder": "false", "cot_max_tokens": 24, "filter_max_tokens": 16, "answer_max_tokens": 16},
     "lpkg": {"max_new_tokens": 24},
 }

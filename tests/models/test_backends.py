@@ -169,8 +169,12 @@ def test_dog_answers_agree_on_a_fixture_question(small_model, llama_model):
     ], name="heat")
     traces = []
     for m in (small_model, llama_model):
+        # the paper's offer at each step: with the question's relations the chain stops after Heat's director and
+        # the 135M model's answer line is a near tie (" Michael" -1.52 vs " Al" -1.85 nats on a fresh llama.cpp
+        # read, inside its 0.4-nat batch-shape noise; docs/benchmarks.md, "Backends")
         req = MethodRequest(graph=heat, question="who directed the movie Heat?", model=m, topic_entities=["Heat"],
-                            params={"max_new_tokens": 48, "max_steps": 2})
+                            params={"max_new_tokens": 48, "max_steps": 2, "question_relations": False,
+                                    "stay_at_depth": False})
         traces.append(run_method("dog", req))
     t, l = traces
     assert t.backend == "transformers" and l.backend == "llama.cpp"

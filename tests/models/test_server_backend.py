@@ -46,7 +46,9 @@ def _heat() -> KnowledgeGraph:
     ], name="heat")
 
 
-DOG_PARAMS = {"max_new_tokens": 48, "max_steps": 2}
+# the paper's offer at each step (see tests/models/test_backends.py: with the question's relations the 135M's
+# answer line on this question is a near tie)
+DOG_PARAMS = {"max_new_tokens": 48, "max_steps": 2, "question_relations": False, "stay_at_depth": False}
 
 
 @pytest.fixture(scope="module")
@@ -293,7 +295,7 @@ def test_a_server_without_logprobs_is_refused_by_the_steps_that_need_them(llama_
         model = connect_server(proxy.url)
         assert not model.caps.generated_logprobs and model.caps.triplet_strategy == ""
         dog = _run("dog", model, DOG_PARAMS)
-        reads = _run("reads", model)
+        reads = _run("reads", model, {"question_relations": False})  # a choice to score (one option needs no call)
         direct = _run("direct", model, {"max_new_tokens": 24})
     finally:
         proxy.close()

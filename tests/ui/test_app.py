@@ -435,6 +435,9 @@ def _set_a_long_dog_run_then_open(page: str, monkeypatch) -> AppTest:
     at.selectbox(key="ask_example").set_value(0).run()
     _lean_params(at, "dog")
     at.number_input(key="ask_steps").set_value(4).run()
+    for rule in ("question_relations", "stay_at_depth"):  # the paper's offer: the chain writes all 4 steps
+        at.checkbox(key=f"ask_param_{rule}").uncheck()
+    at.run()
     at.switch_page(page).run()
     _ok(at)
     return at
