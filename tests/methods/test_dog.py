@@ -223,7 +223,8 @@ def test_a_chain_never_rewrites_its_own_triplets_unless_asked(backend_model):
     _, repeated = chain(repeat_triplets=True, question_relations=False, stay_at_depth=False, walk_out_first=False)
     assert len(set(repeated)) < len(repeated), repeated
     trace, distinct = chain()
-    assert len(distinct) >= 2 and len(set(distinct)) == len(distinct), distinct
+    # by default no step re-writes a triplet (the chain may also end after one: nothing the question names left)
+    assert distinct and len(set(distinct)) == len(distinct), distinct
     steps = [s for s in trace.steps if s.kind == "dog.triplet" and s.extra.get("excluded_repeats")]
     assert steps, "later steps record the chain triplets they could not write again"
     for s in steps:
