@@ -222,9 +222,12 @@ def test_a_chain_never_rewrites_its_own_triplets_unless_asked(backend_model):
     # the paper's G_q at each step: the question's relations, its depth and the way out leave no repeat to write
     _, repeated = chain(repeat_triplets=True, question_relations=False, stay_at_depth=False, walk_out_first=False)
     assert len(set(repeated)) < len(repeated), repeated
-    trace, distinct = chain()
-    # by default no step re-writes a triplet (the chain may also end after one: nothing the question names left)
-    assert distinct and len(set(distinct)) == len(distinct), distinct
+    # the same offer without repeats: the steps that would have re-written a triplet record what they left out
+    trace, distinct = chain(question_relations=False, stay_at_depth=False, walk_out_first=False)
+    assert len(distinct) >= 2 and len(set(distinct)) == len(distinct), distinct
+    # the defaults never re-write either (their chain may end after one triplet: nothing the question names left)
+    _, by_default = chain()
+    assert by_default and len(set(by_default)) == len(by_default), by_default
     steps = [s for s in trace.steps if s.kind == "dog.triplet" and s.extra.get("excluded_repeats")]
     assert steps, "later steps record the chain triplets they could not write again"
     for s in steps:
