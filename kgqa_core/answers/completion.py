@@ -49,8 +49,9 @@ costs one neighbourhood lookup on any graph store.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from ..graph.chain_walk import path_segments, walk_chain
 from ..graph.store import is_local_graph
@@ -74,6 +75,8 @@ class Completion:
     path: list[tuple[str, bool]] = field(default_factory=list)  # (relation, read forwards) from `anchor`
     frontier_cut: int = 0  # entities of an intermediate hop not expanded (MAX_PATH_FRONTIER)
     walked: int = 0  # hops the chain walked along its path (more than `path` when completed at the question's hop)
+    ranked_after: list[str] = field(default_factory=list)  # the model's answers its path does not reach, moved behind
+    from_chain: bool = False  # no answer of the model's is at the path's end: the entities there lead
 
     @property
     def note(self) -> str:
@@ -88,8 +91,16 @@ class Completion:
             side = (f"every tail of ({self.anchor}, {self.relation}, ?)" if self.direction == "tails"
                     else f"every head of (?, {self.relation}, {self.anchor})")
             where = "the chain's last triplet names"
-        text = (f"answers completed from the graph: {where} {side}; "
-                f"{len(self.added)} answer(s) added after the model's own")
+        if self.from_chain:
+            text = (f"answers from the chain: no answer the model wrote is where the chain's path ends "
+                    f"({len(self.path)} hop(s), the question's); {side} comes first ({len(self.added)} answer(s)), "
+                    f"the model's own after")
+        else:
+            text = (f"answers completed from the graph: {where} {side}; "
+                    f"{len(self.added)} answer(s) added after the model's own")
+        if self.ranked_after and not self.from_chain:
+            text += (f"; the model's answer(s) {', '.join(self.ranked_after)} are not where the chain's path ends "
+                     f"and are ranked after those it reaches")
         if self.cut:
             text += f" (cut at {len(self.added)} of {self.held}; {self.cut} left out)"
         if self.frontier_cut:
@@ -173,7 +184,14 @@ def chain_path(chain: Sequence[Any], topics: Sequence[str]) -> tuple[str, list[t
 def reach(graph: Any, source: str, path: Sequence[tuple[str, bool]],
           max_frontier: int = MAX_PATH_FRONTIER) -> tuple[list[list[str]], int]:
     """The entities reached from `source` after each hop of `path` (graph order, no repeats), and how many
-    entities of an intermediate hop were not followed (`max_frontier`)."""
+    entities of an intermediate hop were not followed (`max_frontier`).
+
+    `source` itself is never reached: "the films directed by the director
+    of Raw Deal" are his *other* films, and the languages, actors or
+    directors of those (on all 3-hop dev templates checked, the gold
+    answers are exactly the entities reached without coming back through
+    the question's entity).
+    """
     local = is_local_graph(graph)
     frontier = [source]
     levels: list[list[str]] = []
@@ -193,6 +211,7 @@ def reach(graph: Any, source: str, path: Sequence[tuple[str, bool]],
                     nxt[t.tail] = None
                 elif not fwd and t.tail == e:
                     nxt[t.head] = None
+        nxt.pop(source, None)  # a path does not come back through its own start (MetaQA's gold never does)
         frontier = list(nxt)
         levels.append(frontier)
         if not frontier:
@@ -230,40 +249,108 @@ def complete_along_path(
 
 
 def _along_path(answers: Sequence[Answer], chain: Sequence[Any], graph: Any, topics: Sequence[str],
-                max_added: int, hops: int | None) -> tuple[Completion | None, bool]:
-    """`complete_along_path`, and whether some path's end (or the question's hop) holds the first answer."""
+                max_added: int, hops: int | None, rank_by_chain: bool = False,
+                question_uses: Mapping[str, int] | None = None) -> tuple[Completion | None, bool]:
+    """`complete_along_path`, and whether some path's end (or the question's hop) holds the answer it completes.
+
+    With `rank_by_chain`, a later answer of the model's that a path's end
+    holds is completed when the first is not, the answers there first
+    (`Completion.ranked_after`); and when no answer of the model's is at a
+    path's end, the entities the latest path reaches at the question's hop
+    come first (`Completion.from_chain`), when that path walks exactly the
+    relations the question names (`question_uses`: each relation and how
+    many hops it accounts for, `kgqa_core.methods.hop_budget.HopEstimate.uses`).
+    """
     topic_set = set(topics)
-    first = next((a.entity for a in answers if a.entity and a.entity not in topic_set), None)
-    if first is None:
-        return None, False
-    held = False
+    named = [a.entity for a in answers if a.entity and a.entity not in topic_set]
+    paths = []
     for source, path in chain_paths(chain, topics):
-        done, holds = _complete_at(answers, source, path, first, graph, topic_set, max_added, hops)
-        if done is not None:
-            return done, True
-        held = held or holds
-    return None, held
+        levels, skipped = reach(graph, source, path)
+        if len(levels) == len(path):
+            paths.append((source, path, levels, skipped))
+    strict = bool(rank_by_chain and hops)
+    found = _held_answer(answers, named if rank_by_chain else named[:1], paths, hops, strict, topic_set, max_added)
+    if found is not None or not strict:
+        return found if found is not None else (None, False)
+    lead = _chain_end_first(answers, chain, paths, hops, topic_set, max_added, question_uses or {})
+    if lead is not None:
+        return lead, False
+    # no path reaches the question's hop: the model's first answer at a shorter path's end, as without the switch
+    return _held_answer(answers, named[:1], paths, hops, False, topic_set, max_added) or (None, False)
 
 
-def _complete_at(answers: Sequence[Answer], source: str, path: list[tuple[str, bool]], first: str, graph: Any,
-                 topic_set: set[str], max_added: int, hops: int | None) -> tuple[Completion | None, bool]:
-    """Completion along one path from `source` when its end (or the question's hop) holds `first`, and whether it does."""
-    levels, skipped = reach(graph, source, path)
-    if len(levels) < len(path):
-        return None, False
-    at = len(path)
-    if hops is not None and 0 < hops < len(path) and _holds(levels[hops - 1], first):
-        at = hops
-    elif not _holds(levels[-1], first):
-        return None, False
-    walked = len(path)
-    path, reached = path[:at], levels[at - 1]
-    done = _added(answers, reached, topic_set, source, max_added)
-    if done is None:
-        return None, True
-    completed, kept, cut = done
-    return Completion(completed, source, path[-1][0], "path", added=kept, held=len(reached), cut=cut,
-                      path=list(path), frontier_cut=skipped, walked=walked), True
+def _held_answer(answers: Sequence[Answer], names: Sequence[str], paths: Sequence[tuple], hops: int | None,
+                 strict: bool, topic_set: set[str], max_added: int) -> tuple[Completion | None, bool] | None:
+    """Completion at the first path end holding one of `names` (in order), or None when none does.
+
+    `strict`: only the question's hop counts (or the end of a path that went further and holds it there).
+    """
+    for i, name in enumerate(names):
+        for source, path, levels, skipped in paths:
+            at = _level_holding(levels, name, hops, strict)
+            if at is None:
+                continue
+            reached = levels[at - 1]
+            ordered, moved = (list(answers), []) if i == 0 else _reached_first(answers, reached, topic_set)
+            done = _added(ordered, reached, topic_set, source, max_added)
+            if done is None and not moved:
+                return None, True
+            completed, kept, cut = done if done is not None else (ordered, [], 0)
+            return Completion(completed, source, path[at - 1][0], "path", added=kept, held=len(reached), cut=cut,
+                              path=list(path[:at]), frontier_cut=skipped, walked=len(path),
+                              ranked_after=moved), True
+    return None
+
+
+def _level_holding(levels: Sequence[Sequence[str]], name: str, hops: int | None, strict: bool = False) -> int | None:
+    """The hop (1-based) of a path whose entities hold `name`: the question's hop when it is short of the path's
+    end and holds it, else the end; None when neither does (`strict`: nor when the path is short of `hops`)."""
+    if strict and hops is not None and len(levels) < hops:
+        return None
+    if hops is not None and 0 < hops < len(levels) and _holds(levels[hops - 1], name):
+        return hops
+    return len(levels) if levels and _holds(levels[-1], name) else None
+
+
+def _reached_first(answers: Sequence[Answer], reached: Sequence[str],
+                   topic_set: set[str]) -> tuple[list[Answer], list[str]]:
+    """`answers` with those in `reached` first (the model's order kept on each side), and the names moved behind."""
+    folded = {e.casefold() for e in reached}
+    inside = [a for a in answers if (a.entity or a.text).casefold() in folded]
+    outside = [a for a in answers if all(a is not b for b in inside)]
+    return inside + outside, [a.text for a in outside if (a.entity or a.text) not in topic_set]
+
+
+def _chain_end_first(answers: Sequence[Answer], chain: Sequence[Any], paths: Sequence[tuple], hops: int,
+                     topic_set: set[str], max_added: int, question_uses: Mapping[str, int]) -> Completion | None:
+    """The entities the latest path reaching the question's hop stands on there, before the model's answers.
+
+    The model's answer line may name what no step of its chain reached
+    ("... Widows' Peak is in Japanese. Therefore, the answer is Japanese"
+    after ``< Widows' Peak -> in_language -> Irish >``); the chain is the
+    grounded part, so its answers lead.  The entities the chain wrote come
+    first, then the others the graph holds there.  Only a path whose first
+    `hops` hops walk the relations the question names, each as often as
+    named, is read so: a chain that wandered off (the films' writers where
+    the question asks for their genres) says nothing about the answer.
+    """
+    if not question_uses:
+        return None
+    for source, path, levels, skipped in paths:
+        if len(path) < hops or not levels[hops - 1] or Counter(r for r, _ in path[:hops]) != Counter(question_uses):
+            continue
+        written = {n: None for t in chain for n in (t.head, t.tail)}
+        reached = [e for e in levels[hops - 1] if e not in topic_set and e != source]
+        reached = [e for e in written if e in set(reached)] + [e for e in reached if e not in written]
+        if not reached:
+            continue
+        kept = reached[:max_added]
+        lead = [Answer(text=e, entity=e, in_graph=True, score=None, completed_from_graph=True) for e in kept]
+        model = [a for a in answers if (a.entity or a.text).casefold() not in {e.casefold() for e in kept}]
+        return Completion(lead + model, source, path[hops - 1][0], "path", added=kept, held=len(reached),
+                          cut=len(reached) - len(kept), path=list(path[:hops]), frontier_cut=skipped,
+                          walked=len(path), ranked_after=[a.text for a in model], from_chain=True)
+    return None
 
 
 def _holds(level: Sequence[str], name: str) -> bool:
@@ -278,8 +365,17 @@ def complete_from_chain(
     topics: Sequence[str] = (),
     max_added: int = MAX_COMPLETED_ANSWERS,
     hops: int | None = None,
+    rank_by_chain: bool = False,
+    question_uses: Mapping[str, int] | None = None,
 ) -> Completion | None:
     """Completion along the chain's path from a topic entity, else from its last triplet (module docstring).
+
+    With `rank_by_chain` the answers the chain's path reaches (at the
+    question's `hops`) lead: the model's answers it does not reach are
+    ranked after, and when it reaches none of them the path's own end comes
+    first when it walks the question's relations (`question_uses`,
+    `_along_path`).  This changes the first answer, so it is its own switch
+    (DoG's ``chain_answers_first``).
 
     A path whose end holds the model's answer and nothing more is the
     answer complete: the last triplet, a fact the chain wrote after (a
@@ -287,7 +383,7 @@ def complete_from_chain(
     """
     if not chain:
         return None
-    along, held = _along_path(answers, chain, graph, topics, max_added, hops)
+    along, held = _along_path(answers, chain, graph, topics, max_added, hops, rank_by_chain, question_uses)
     if along is not None or held:
         return along
     return complete_from_last_triplet(answers, chain[-1], graph, topics, max_added)

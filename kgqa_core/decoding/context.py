@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from ..parameters import MethodParams, param
 from ..trace.schema import Answer, Trace
@@ -116,14 +116,18 @@ def context_prompt(ctx: DecodingContext, request: Any, subgraph_ids: Sequence[in
 
 def resolve_answers(
     texts: Sequence[str], graph: Any, topics: Sequence[str] = (), notes: list[str] | None = None,
-    *, complete_from: Sequence[Any] | None = None, hops: int | None = None,
+    *, complete_from: Sequence[Any] | None = None, hops: int | None = None, rank_by_chain: bool = False,
+    question_uses: Mapping[str, int] | None = None,
 ) -> list[Answer]:
     """Each parsed answer, linked to a graph entity when it names one.
 
     With `complete_from` (the chain's grounded triplets in order, when the
     method's ``complete_answers`` is on), the answers are completed from the
     graph after the model's own (`kgqa_core.answers.completion`: along the
-    chain's relation path, else from its last triplet), noted.
+    chain's relation path, else from its last triplet), noted; with
+    `rank_by_chain` the answers the chain reaches at the question's `hops`
+    lead (`complete_from_chain`; `question_uses`: the relations the
+    question names and how often).
 
     An answer that names no entity but lists several under one marker
     ("* A, B, and C") becomes those answers, in order (`split_listed_answer`).
@@ -148,7 +152,8 @@ def resolve_answers(
     if complete_from:
         from ..answers.completion import complete_from_chain
 
-        completion = complete_from_chain(out, complete_from, graph, topics, hops=hops)
+        completion = complete_from_chain(out, complete_from, graph, topics, hops=hops, rank_by_chain=rank_by_chain,
+                                         question_uses=question_uses)
         if completion is not None:
             out = completion.answers
             if notes is not None:

@@ -139,6 +139,10 @@ class DogParams(PromptParams):
         True, "Add the other entities the graph holds for the chain's answer after the model's own: every entity "
         "the chain's relation path reaches from the topic entity, else every entity its last triplet's "
         "relation holds (not in the paper; kgqa_core.answers.completion).", advanced=True)
+    chain_answers_first: bool = param(
+        True, "With complete_answers: the answers the chain's path reaches at the question's hops lead; the "
+        "model's answers it does not reach are ranked after, and when it reaches none of them the path's end "
+        "comes first (not in the paper; noted).", advanced=True)
     gq_scope: str = param(
         "graph", "graph: G_q grows over the whole graph (hubs cut to walk_cap), so a chain may write triplets the "
         "prompt did not show; prompt: G_q stays inside the prompt's pruned context.", choices=("graph", "prompt"),
@@ -174,7 +178,8 @@ def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
         relations = frozenset(estimate.relations) if params.question_relations and estimate is not None else frozenset()
         max_depth = estimate.hops if params.stay_at_depth and estimate is not None and estimate.uses else 0
         uses = dict(estimate.uses) if relations and estimate is not None else {}
-        _DogRun(request, ctx, rec, min_depth, hops, relations, max_depth, uses).decode()
+        question_uses = dict(estimate.uses) if estimate is not None else {}
+        _DogRun(request, ctx, rec, min_depth, hops, relations, max_depth, uses, question_uses).decode()
     if walk is not None and walk.cuts:
         rec.trace.notes.append(walk.cut_note())
 
@@ -189,8 +194,11 @@ class _DogRun:
 
     def __init__(self, request: MethodRequest, ctx: DecodingContext, rec: TraceRecorder, min_depth: int = 0,
                  hops: int | None = None, relations: frozenset[str] = frozenset(), max_depth: int = 0,
-                 uses: dict[str, int] | None = None) -> None:
+                 uses: dict[str, int] | None = None, question_uses: dict[str, int] | None = None) -> None:
         self.request = request
+        # the relations the question names and how many hops each (empty: some hop unnamed): the path whose
+        # end may lead the answers (chain_answers_first), whether or not the steps were narrowed to them
+        self.question_uses = question_uses or {}
         self.uses = uses or {}  # how often a path may walk each named relation (empty: no count)
         self.max_depth = max_depth  # hops the question names, every one's relation named: a chain stays within
         self.relations = relations  # the relations the question names: each step offers only theirs
@@ -406,7 +414,9 @@ class _DogRun:
             best = ranked[0]
             texts = parse_answers(best.answer_text) or parse_answers(best.text)
             chain = graph.triplets_by_ids(best.chain) if self.params.complete_answers else None
-            trace.answers = resolve_answers(texts, graph, topics, trace.notes, complete_from=chain, hops=self.hops)
+            trace.answers = resolve_answers(texts, graph, topics, trace.notes, complete_from=chain, hops=self.hops,
+                                            rank_by_chain=self.params.chain_answers_first,
+                                            question_uses=self.question_uses)
             trace.raw_output = self.ctx.prompt.assistant_prefix + best.text
             trace.extra["best_beam"] = best.beam_id
             trace.extra["stop"] = best.stop

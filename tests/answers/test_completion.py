@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kgqa_core.answers.completion import (
+    reach,
     MAX_PATH_FRONTIER,
     chain_path,
     chain_paths,
@@ -112,7 +113,8 @@ def test_the_path_follows_every_entity_of_a_hop_not_only_the_one_the_chain_took(
     answers = [Answer("Sidney Lumet", "Sidney Lumet", True)]
     got = complete_from_chain(answers, chain, g, ["Heat"])
     assert got.answers[0].text == "Sidney Lumet" and not got.answers[0].completed_from_graph
-    assert sorted(got.added) == ["Martin Scorsese", "Michael Mann"]
+    # never back through Heat itself: its own director is not a director of the actors' *other* films
+    assert got.added == ["Martin Scorsese"]
     assert all(a.completed_from_graph for a in got.answers[1:])
     # the last-triplet rule alone would have added nothing (Serpico has one director)
     assert complete_from_last_triplet(answers, chain[-1], g, ["Heat"]) is None
@@ -175,12 +177,14 @@ def test_an_answer_in_another_case_is_the_entity_the_path_reaches():
     """MetaQA holds "comedy" as a tag and "Comedy" as a genre; the model wrote the tag's spelling."""
     g = KnowledgeGraph.from_triplets([("Banquet", "written_by", "Shakespeare"), ("Tempest", "written_by", "Shakespeare"),
                                       ("Banquet", "has_genre", "Drama"), ("Tempest", "has_genre", "Comedy"),
-                                      ("Tempest", "has_tags", "comedy")])
+                                      ("Tempest", "has_tags", "comedy"), ("Hamlet", "written_by", "Shakespeare"),
+                                      ("Hamlet", "has_genre", "Drama"), ("Banquet", "has_genre", "Musical")])
     chain = [g.find("Banquet", "written_by", "Shakespeare"), g.find("Tempest", "written_by", "Shakespeare"),
              g.find("Tempest", "has_genre", "Comedy")]
     answers = [Answer(text="comedy", entity="comedy", in_graph=True)]
     got = complete_along_path(answers, chain, g, topics=["Banquet"])
-    assert got is not None and [a.text for a in got.answers] == ["comedy", "Drama"]  # "Comedy" not added again
+    # "Comedy" not added again; Banquet's own genre is not reached (not back through the question's film)
+    assert got is not None and [a.text for a in got.answers] == ["comedy", "Drama"]
 
 
 def test_a_path_longer_than_the_question_completes_at_the_questions_hop():
@@ -198,7 +202,8 @@ def test_a_path_longer_than_the_question_completes_at_the_questions_hop():
     assert "the chain walks 3 hop(s) from the question's entity, the question names 1" in at_one.note
     # without the question's hops: the path's end (the papers' chain read to its end), as before
     at_end = complete_along_path(answers, chain, g, topics=["Cemetery Man"])
-    assert [a.text for a in at_end.answers] == ["Rupert Everett", "Anna Falchi", "Benjamin Bratt"]
+    # (Anna Falchi only through Cemetery Man itself, which a path does not come back through)
+    assert [a.text for a in at_end.answers] == ["Rupert Everett", "Benjamin Bratt"]
     # the answer is not at the question's hop: the path's end decides, as without hops
     other = [Answer(text="Benjamin Bratt", entity="Benjamin Bratt", in_graph=True)]
     assert [a.text for a in complete_along_path(other, chain, g, ["Cemetery Man"], hops=1).answers][:1] == [
@@ -220,14 +225,20 @@ def test_a_chain_that_surveys_the_topic_first_completes_along_the_path_it_took_a
              g.find("Quality Street", "starred_actors", "Katharine Hepburn"),
              g.find("The Philadelphia Story", "starred_actors", "Katharine Hepburn"),
              g.find("The Philadelphia Story", "release_year", "1940")]
-    answers = [Answer("1937", "1937", True), Answer("1940", "1940", True)]
+    answers = [Answer("1940", "1940", True), Answer("1937", "1937", True)]
     got = complete_from_chain(answers, chain, g, ["Quality Street"], hops=3)
     assert got.direction == "path"
     assert got.path == [("starred_actors", True), ("starred_actors", False), ("release_year", True)]
-    assert [a.text for a in got.answers[:2]] == ["1937", "1940"]
+    assert [a.text for a in got.answers[:2]] == ["1940", "1937"]
     assert sorted(got.added) == ["1935", "1949"]
     # read as one walk that stopped at the second triplet, only the film's own year was reachable
     assert complete_from_chain(answers, chain[:2], g, ["Quality Street"], hops=3) is None
+    # the model's first answer, 1937, is the film's own year, which the path (not back through Quality Street)
+    # does not reach: with chain_answers_first the years it reaches lead and 1937 goes after
+    first_own = [Answer("1937", "1937", True), Answer("1940", "1940", True)]
+    ranked = complete_from_chain(first_own, chain, g, ["Quality Street"], hops=3, rank_by_chain=True,
+                                 question_uses={"starred_actors": 2, "release_year": 1})
+    assert [a.text for a in ranked.answers] == ["1940", "1937", "1949", "1935"] and ranked.ranked_after == ["1937"]
 
 
 def test_a_path_that_holds_the_answer_and_nothing_more_is_not_completed_from_a_later_fact():
@@ -244,3 +255,80 @@ def test_a_path_that_holds_the_answer_and_nothing_more_is_not_completed_from_a_l
     assert complete_from_chain(answers, chain, g, ["Hana and Alice"], hops=2) is None
     # the last-triplet rule alone would have added every Japanese film
     assert complete_from_last_triplet(answers, chain[-1], g, ["Hana and Alice"]).added == ["Tokyo Story"]
+
+
+# "the primary languages of the films directed by the director of Raw Deal" (whole-KB dev, 3 hops)
+RAW_DEAL = KnowledgeGraph.from_triplets([
+    ("Raw Deal", "directed_by", "John Irvin"), ("Widows' Peak", "directed_by", "John Irvin"),
+    ("Shiner", "directed_by", "John Irvin"), ("Widows' Peak", "in_language", "Irish"),
+    ("Shiner", "in_language", "Norwegian"), ("Raw Deal", "in_language", "English"),
+    ("Ran", "in_language", "Japanese"), ("Widows' Peak", "written_by", "Hugh Leonard"),
+])
+RAW_DEAL_CHAIN = [RAW_DEAL.find("Raw Deal", "directed_by", "John Irvin"),
+                  RAW_DEAL.find("Widows' Peak", "directed_by", "John Irvin"),
+                  RAW_DEAL.find("Widows' Peak", "in_language", "Irish")]
+RAW_DEAL_USES = {"directed_by": 2, "in_language": 1}
+
+
+def _raw(*names):
+    return [Answer(text=n, entity=n if RAW_DEAL.has_entity(n) else None, in_graph=RAW_DEAL.has_entity(n))
+            for n in names]
+
+
+def test_a_path_never_comes_back_through_the_question_entity():
+    levels, _ = reach(RAW_DEAL, "Raw Deal", [("directed_by", True), ("directed_by", False), ("in_language", True)])
+    # John Irvin's *other* films: Raw Deal's own English is no answer (MetaQA's gold agrees on every template)
+    assert levels[1] == ["Widows' Peak", "Shiner"] and levels[2] == ["Irish", "Norwegian"]
+
+
+def test_an_answer_line_the_chain_does_not_reach_is_ranked_after_the_chains_end():
+    """The model wrote "Widows' Peak is in Japanese ... the answer is * Japanese" after the chain reached Irish."""
+    notes: list[str] = []
+    got = resolve_answers(["Japanese"], RAW_DEAL, ["Raw Deal"], notes, complete_from=RAW_DEAL_CHAIN, hops=3,
+                          rank_by_chain=True, question_uses=RAW_DEAL_USES)
+    # the entity the chain wrote first, then the rest of that hop, then the model's own answer
+    assert [a.text for a in got] == ["Irish", "Norwegian", "Japanese"]
+    assert [a.completed_from_graph for a in got] == [True, True, False]
+    assert "no answer the model wrote is where the chain's path ends" in notes[-1]
+    # off (the paper's answer, and the switch's default in the library call): the model's answer alone
+    plain = resolve_answers(["Japanese"], RAW_DEAL, ["Raw Deal"], [], complete_from=RAW_DEAL_CHAIN, hops=3,
+                            question_uses=RAW_DEAL_USES)
+    assert [a.text for a in plain] == ["Japanese"]
+
+
+def test_the_chains_end_leads_only_when_its_path_walks_the_relations_the_question_names():
+    # "the writers" where the question asks for the languages: the path says nothing about the answer
+    wandered = [RAW_DEAL.find("Raw Deal", "directed_by", "John Irvin"),
+                RAW_DEAL.find("Widows' Peak", "directed_by", "John Irvin"),
+                RAW_DEAL.find("Widows' Peak", "written_by", "Hugh Leonard")]
+    for chain, uses in ((wandered, RAW_DEAL_USES), (RAW_DEAL_CHAIN, {}), (RAW_DEAL_CHAIN, {"in_language": 1})):
+        got = complete_from_chain(_raw("Japanese"), chain, RAW_DEAL, ["Raw Deal"], hops=3, rank_by_chain=True,
+                                  question_uses=uses)
+        assert got is None, (uses, got)
+    # nor when the chain stops short of the question's hops
+    short = complete_from_chain(_raw("Japanese"), RAW_DEAL_CHAIN[:2], RAW_DEAL, ["Raw Deal"], hops=3,
+                                rank_by_chain=True, question_uses=RAW_DEAL_USES)
+    assert short is None
+
+
+def test_a_later_answer_at_the_paths_end_leads_and_one_from_a_shorter_path_goes_after():
+    """Suspect Zero: the model listed the film's own director first, then directors of its actors' other films."""
+    g = KnowledgeGraph.from_triplets([
+        ("Suspect Zero", "directed_by", "E. Elias Merhige"), ("Suspect Zero", "starred_actors", "Aaron Eckhart"),
+        ("The Dark Knight", "starred_actors", "Aaron Eckhart"), ("The Dark Knight", "directed_by", "Christopher Nolan"),
+        ("The Black Dahlia", "starred_actors", "Aaron Eckhart"), ("The Black Dahlia", "directed_by", "Brian De Palma"),
+        ("Thank You for Smoking", "starred_actors", "Aaron Eckhart"),
+        ("Thank You for Smoking", "directed_by", "Jason Reitman"),
+    ])
+    chain = [g.find(*t) for t in (
+        ("Suspect Zero", "directed_by", "E. Elias Merhige"), ("Suspect Zero", "starred_actors", "Aaron Eckhart"),
+        ("The Dark Knight", "starred_actors", "Aaron Eckhart"), ("The Dark Knight", "directed_by", "Christopher Nolan"),
+        ("The Black Dahlia", "starred_actors", "Aaron Eckhart"), ("The Black Dahlia", "directed_by", "Brian De Palma"))]
+    answers = [Answer(n, n, True) for n in ("E. Elias Merhige", "Christopher Nolan", "Brian De Palma")]
+    got = complete_from_chain(answers, chain, g, ["Suspect Zero"], hops=3, rank_by_chain=True,
+                              question_uses={"starred_actors": 2, "directed_by": 1})
+    assert [a.text for a in got.answers] == ["Christopher Nolan", "Brian De Palma", "E. Elias Merhige", "Jason Reitman"]
+    assert got.ranked_after == ["E. Elias Merhige"] and got.added == ["Jason Reitman"]
+    assert "E. Elias Merhige are not where the chain's path ends" in got.note
+    # without the switch the 1-hop path "Suspect Zero -directed_by->" holds the first answer, and nothing is added
+    assert complete_from_chain(answers, chain, g, ["Suspect Zero"], hops=3) is None
