@@ -74,9 +74,14 @@ _SHARING_ALONE = frozenset("same together".split())
 _FOR = "for"
 # "starred which actors", "released in which years": a wh-word between two words of one relation joins them
 _WH = frozenset("which what".split())
-# question words that are plain synonyms of a relation-name word ("what types of films": genre)
+# question words that are plain synonyms of a relation-name word ("what types of films": genre; the words
+# or topics that describe an item are its tags; a person who appears in a film starred in it; an author wrote)
 _SYNONYMS = {"type": "genre", "types": "genre", "kind": "genre", "kinds": "genre", "category": "genre",
-             "categories": "genre", "tongue": "language", "tongues": "language"}
+             "categories": "genre", "tongue": "language", "tongues": "language",
+             "describe": "tags", "describes": "tags", "describing": "tags", "described": "tags",
+             "terms": "tags", "topics": "tags", "keywords": "tags",
+             "appear": "starred", "appears": "starred", "appeared": "starred", "appearing": "starred",
+             "author": "write", "authors": "write", "authored": "write"}
 # irregular past forms of verbs relation names use ("written_by" is asked as "who wrote X")
 _IRREGULAR = {"wrote": "write", "spoke": "speak", "sang": "sing", "drew": "draw", "made": "make",
               "won": "win", "led": "lead", "built": "build", "took": "take", "gave": "give", "sold": "sell",
@@ -188,8 +193,10 @@ def estimate_hops(question: str, relations: Iterable[str], topics: Iterable[str]
             shared_relations.append(hits)
             sharing_distance.append(1)
         last_relations, last_pos = hits, pos
-    # "the director of X also directed": both legs are named already, no hop more
-    shared = any(named.count(r) == 1 for r in shared_relations)
+    # the relation nearest the word of sharing is the one walked there and back; when the question names it
+    # twice ("the director of X also directed", "whose actors also appear in X") both legs are named already
+    shared = bool(shared_relations) and named.count(
+        shared_relations[min(range(len(sharing_distance)), key=sharing_distance.__getitem__)]) == 1
     if not shared and not shared_relations and any(t in _SHARING_ALONE for t in tokens):
         shared = True  # "who appeared in the same movie with X": a hop there and back, its relation unnamed
     hops = len(mentions) + int(shared) if mentions else 1 + int(shared)  # there and back is two hops
@@ -198,7 +205,7 @@ def estimate_hops(question: str, relations: Iterable[str], topics: Iterable[str]
     there_and_back = sorted((d, i) for i, (d, rs) in enumerate(zip(sharing_distance, shared_relations))
                             if named.count(rs) == 1)
     uses: dict[str, int] = {}
-    for rs in named + [shared_relations[i] for _, i in there_and_back[:1]]:
+    for rs in named + ([shared_relations[i] for _, i in there_and_back[:1]] if shared else []):
         for r in rs:
             uses[r] = uses.get(r, 0) + 1
     if not mentions or (shared and not there_and_back) or hops > MAX_HOPS:

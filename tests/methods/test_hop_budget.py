@@ -10,7 +10,7 @@ RELS = ["directed_by", "written_by", "starred_actors", "release_year", "has_genr
 
 def test_relation_words_are_counted_once_per_mention():
     one = estimate_hops("who is the author of Wish You Were Here", RELS)
-    assert one.hops == 1 and one.mentions == []
+    assert one.hops == 1 and one.mentions == ["author"]  # a synonym of a relation word: wrote
     two = estimate_hops("what were the release years of the movies written by Ian McLellan Hunter", RELS)
     assert two.hops == 2 and two.mentions == ["release", "written"]  # "release years" is one mention
     three = estimate_hops("the films directed by the director of Kinatay starred who", RELS)
@@ -28,8 +28,9 @@ def test_forms_compounds_irregular_pasts_and_sharing_words_name_hops():
         "what genres are the films acted by Carl Reiner in": (2, ["genres", "acted"], False),
         "which movies have the same screenwriter of Black Cat, White Cat": (2, ["screenwriter"], True),
         "who wrote movies that share actors with the movie Fuzz": (3, ["wrote", "actors"], True),
+        # "appear" names the actors' relation too: both legs named, no hop more
         "when did the films release whose actors also appear in the film Laurel Canyon": (
-            3, ["release", "actors"], True),
+            3, ["release", "actors", "appear"], False),
         "who are film co-writers of Lynne Ramsay": (2, ["writers"], True),
     }
     for question, (hops, mentions, shared) in cases.items():
@@ -56,10 +57,10 @@ def test_phrases_appositions_and_the_topic_position_decide_what_counts():
         ("who starred films for the writer Ann Lee", "Ann Lee"): (2, ["starred", "writer"]),  # apposition
         ("who starred films for the writer of Fargo", "Fargo"): (3, ["starred", "writer"]),  # there and back
         ("what genres are the films directed by the Fargo director", "Fargo"): (3, ["genres", "directed", "director"]),
-        ("who appeared in the same movie with Tom Hanks", "Tom Hanks"): (2, []),  # sharing, relation unnamed
+        ("who appeared in the same movie with Tom Hanks", "Tom Hanks"): (2, ["appeared"]),  # there and back
         ("who acted together with Tom Hanks", "Tom Hanks"): (2, ["acted"]),
         ("who are the directors that the actors in their films also appear in the film Fargo", "Fargo"): (
-            3, ["directors", "actors"]),
+            3, ["directors", "actors", "appear"]),
         # the topic's own name names no relation, and is masked as a whole word only
         ("who directed The Writer's Block", "The Writer's Block"): (1, ["directed"]),
         ("what genres are the films written by the writer of It", "It"): (3, ["genres", "written", "writer"]),
@@ -127,4 +128,21 @@ def test_the_relations_a_question_names_and_a_word_several_relations_share():
     # alone it names either
     assert estimate_hops("what imdb score does Heat have", rels, ["Heat"]).relations == ["has_imdb_votes",
                                                                                          "has_imdb_rating"]
-    assert estimate_hops("who is the author of Wish You Were Here", rels).relations == []
+    assert estimate_hops("who is the author of Wish You Were Here", rels).relations == ["written_by"]
+    assert estimate_hops("what does Tom Hanks enjoy", rels, ["Tom Hanks"]).relations == []  # names none
+
+
+def test_plain_synonyms_name_tags_actors_and_writers():
+    """The dev wordings that named no relation: tags asked as words that describe, people who appear."""
+    cases = {
+        "what words describe Palindromes": ("has_tags", 1),
+        "describe the movie Palindromes in a few words": ("has_tags", 1),  # "words" is no second mention
+        "can you give a few words describing what Palindromes is about": ("has_tags", 1),
+        "which topics is Palindromes about": ("has_tags", 1),
+        "what terms are applicable to Palindromes": ("has_tags", 1),
+        "what films does Palindromes appear in": ("starred_actors", 1),
+        "who appeared in the same movie with Palindromes": ("starred_actors", 2),  # there and back
+    }
+    for q, (relation, hops) in cases.items():
+        e = estimate_hops(q, RELS, ["Palindromes"])
+        assert (e.hops, e.uses) == (hops, {relation: hops}), (q, e)
