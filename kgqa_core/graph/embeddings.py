@@ -33,8 +33,9 @@ _loaded: dict[str, "Embedder | None"] = {}
 class Embedder:
     """A loaded sentence-transformers model; `encode` returns L2-normalised rows.
 
-    Encoded texts are cached (bounded), because the same graph's triplets are
-    ranked again for every question asked about it.
+    Encoded texts are cached (at most `_CACHE_LIMIT`, least recently used
+    out first), because the same graph's triplets are ranked again for every
+    question asked about it.
     """
 
     name: str
@@ -54,7 +55,9 @@ class Embedder:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         with self._lock:
-            missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+            cache = self._cache
+            missing = list(dict.fromkeys(t for t in texts if t not in cache))
+            fresh: dict[str, np.ndarray] = {}
             if missing:
                 vecs = self.model.encode(
                     missing,
@@ -63,11 +66,17 @@ class Embedder:
                     normalize_embeddings=True,
                     show_progress_bar=False,
                 )
-                if len(self._cache) + len(missing) > _CACHE_LIMIT:
-                    self._cache.clear()
-                for text, vec in zip(missing, vecs):
-                    self._cache[text] = vec.astype(np.float32, copy=False)
-            return np.stack([self._cache[t] for t in texts])
+                fresh = {text: vec.astype(np.float32, copy=False) for text, vec in zip(missing, vecs)}
+            # the rows are taken before anything is evicted: a long session (an eval over a whole KB, the app
+            # asked question after question) fills the cache, and this call's own cached texts must not go
+            rows = np.stack([fresh[t] if t in fresh else cache[t] for t in texts])
+            for t in dict.fromkeys(texts):  # least recently used first out
+                if t in cache:
+                    cache[t] = cache.pop(t)
+            cache.update(fresh)
+            while len(cache) > _CACHE_LIMIT:
+                del cache[next(iter(cache))]
+            return rows
 
 
 def packaged_model_dir() -> Path | None:
