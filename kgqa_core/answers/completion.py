@@ -270,8 +270,10 @@ def _along_path(answers: Sequence[Answer], chain: Sequence[Any], graph: Any, top
             paths.append((source, path, levels, skipped))
     strict = bool(rank_by_chain and hops)
     found = _held_answer(answers, named if rank_by_chain else named[:1], paths, hops, strict, topic_set, max_added)
-    if found is not None or not strict:
-        return found if found is not None else (None, False)
+    if found is not None:
+        return found
+    if not strict:
+        return None, False
     lead = _chain_end_first(answers, chain, paths, hops, topic_set, max_added, question_uses or {})
     if lead is not None:
         return lead, False
@@ -340,13 +342,14 @@ def _chain_end_first(answers: Sequence[Answer], chain: Sequence[Any], paths: Seq
         if len(path) < hops or not levels[hops - 1] or Counter(r for r, _ in path[:hops]) != Counter(question_uses):
             continue
         written = {n: None for t in chain for n in (t.head, t.tail)}
-        reached = [e for e in levels[hops - 1] if e not in topic_set and e != source]
-        reached = [e for e in written if e in set(reached)] + [e for e in reached if e not in written]
+        there = {e: None for e in levels[hops - 1] if e not in topic_set}  # `reach` never returns `source`
+        reached = [e for e in written if e in there] + [e for e in there if e not in written]
         if not reached:
             continue
         kept = reached[:max_added]
         lead = [Answer(text=e, entity=e, in_graph=True, score=None, completed_from_graph=True) for e in kept]
-        model = [a for a in answers if (a.entity or a.text).casefold() not in {e.casefold() for e in kept}]
+        kept_folded = {e.casefold() for e in kept}
+        model = [a for a in answers if (a.entity or a.text).casefold() not in kept_folded]
         return Completion(lead + model, source, path[hops - 1][0], "path", added=kept, held=len(reached),
                           cut=len(reached) - len(kept), path=list(path[:hops]), frontier_cut=skipped,
                           walked=len(path), ranked_after=[a.text for a in model], from_chain=True)

@@ -13,6 +13,7 @@ import importlib.util
 import logging
 import os
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -41,7 +42,7 @@ class Embedder:
     name: str
     model: Any
     device: str
-    _cache: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    _cache: OrderedDict[str, np.ndarray] = field(default_factory=OrderedDict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
@@ -72,10 +73,10 @@ class Embedder:
             rows = np.stack([fresh[t] if t in fresh else cache[t] for t in texts])
             for t in dict.fromkeys(texts):  # least recently used first out
                 if t in cache:
-                    cache[t] = cache.pop(t)
+                    cache.move_to_end(t)
             cache.update(fresh)
             while len(cache) > _CACHE_LIMIT:
-                del cache[next(iter(cache))]
+                cache.popitem(last=False)
             return rows
 
 
