@@ -253,9 +253,10 @@ def _along_path(answers: Sequence[Answer], chain: Sequence[Any], graph: Any, top
                 question_uses: Mapping[str, int] | None = None) -> tuple[Completion | None, bool]:
     """`complete_along_path`, and whether some path's end (or the question's hop) holds the answer it completes.
 
-    With `rank_by_chain`, a later answer of the model's that a path's end
-    holds is completed when the first is not, the answers there first
-    (`Completion.ranked_after`); and when no answer of the model's is at a
+    With `rank_by_chain`, the model's answers a path's end holds lead and
+    the others follow (`Completion.ranked_after`), whether the first that
+    is held comes first or later, and whether those before it are entities
+    elsewhere in the graph or none at all; and when no answer of the model's is at a
     path's end, the entities the latest path reaches at the question's hop
     come first (`Completion.from_chain`), when that path walks exactly the
     relations the question names (`question_uses`: each relation and how
@@ -293,7 +294,10 @@ def _held_answer(answers: Sequence[Answer], names: Sequence[str], paths: Sequenc
             if at is None:
                 continue
             reached = levels[at - 1]
-            ordered, moved = (list(answers), []) if i == 0 else _reached_first(answers, reached, topic_set)
+            # with the chain's answers first (`strict`), an answer before this one that the path does not reach
+            # (one the graph does not hold: "Broadway musical" for the tag "broadway") goes behind it
+            ordered, moved = (list(answers), []) if i == 0 and not strict else _reached_first(
+                answers, reached, topic_set)
             done = _added(ordered, reached, topic_set, source, max_added)
             if done is None and not moved:
                 return None, True

@@ -332,3 +332,23 @@ def test_a_later_answer_at_the_paths_end_leads_and_one_from_a_shorter_path_goes_
     assert "E. Elias Merhige are not where the chain's path ends" in got.note
     # without the switch the 1-hop path "Suspect Zero -directed_by->" holds the first answer, and nothing is added
     assert complete_from_chain(answers, chain, g, ["Suspect Zero"], hops=3) is None
+
+
+def test_an_answer_the_graph_does_not_hold_goes_behind_the_ones_the_chain_reaches():
+    """Guys and Dolls: the answer line began with "Broadway musical" after the chain wrote the tag "broadway"."""
+    g = KnowledgeGraph.from_triplets([
+        ("Guys and Dolls", "has_tags", "broadway"), ("Guys and Dolls", "has_tags", "frank sinatra"),
+        ("Guys and Dolls", "has_tags", "marlon brando"), ("Guys and Dolls", "has_tags", "bd-r"),
+        ("Guys and Dolls", "directed_by", "Joseph L. Mankiewicz"),
+    ])
+    chain = [g.find("Guys and Dolls", "has_tags", t) for t in ("broadway", "frank sinatra", "marlon brando")]
+    notes: list[str] = []
+    got = resolve_answers(["Broadway musical", "Frank Sinatra", "Marlon Brando"], g, ["Guys and Dolls"], notes,
+                          complete_from=chain, hops=1, rank_by_chain=True, question_uses={"has_tags": 1})
+    assert [a.text for a in got][:3] == ["Frank Sinatra", "Marlon Brando", "Broadway musical"]
+    assert {a.text for a in got[3:]} == {"broadway", "bd-r"}
+    assert "Broadway musical are not where the chain's path ends" in notes[-1]
+    # without the switch the model's order stands (the paper's answer), completed after it
+    plain = resolve_answers(["Broadway musical", "Frank Sinatra", "Marlon Brando"], g, ["Guys and Dolls"], [],
+                            complete_from=chain, hops=1, question_uses={"has_tags": 1})
+    assert [a.text for a in plain][:3] == ["Broadway musical", "Frank Sinatra", "Marlon Brando"]
