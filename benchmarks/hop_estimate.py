@@ -90,11 +90,28 @@ def reaches_gold(index, topic: str, uses: dict[str, int], gold: set[str], cap: i
     return False
 
 
+def reaches_gold_in_order(index, topic: str, order: list[str], gold: set[str], cap: int = 3000) -> bool:
+    """Whether a path walking `order` (in that order, either direction each hop) reaches every gold answer."""
+    for dirs in product((True, False), repeat=len(order)):
+        level = {topic}
+        for r, fwd in zip(order, dirs):
+            nxt: set[str] = set()
+            for e in list(level)[:cap]:
+                nxt |= index.get((e, r, fwd), set())
+            level = nxt
+            if not level:
+                break
+        if gold and gold <= level | {topic}:
+            return True
+    return False
+
+
 def relation_check(args, relations: list[str]) -> None:
     index = kb_index(args.data / "kb.tsv.gz")
     print(f"\nrelations named (`uses`), first {args.relations} dev questions per hop:")
-    print("| hop | n | named for every hop | of those, a path of exactly them reaches every gold answer |")
-    print("|---|---|---|---|")
+    print("| hop | n | named for every hop | of those, a path of exactly them reaches every gold answer "
+          "| hop order read | of those, a path in that order reaches every gold answer |")
+    print("|---|---|---|---|---|---|")
     for hop in (1, 2, 3):
         c = Counter()
         with gzip.open(args.data / f"qa_dev_{hop}hop.txt.gz", "rt", encoding="utf-8") as fh:
@@ -104,13 +121,21 @@ def relation_check(args, relations: list[str]) -> None:
                 raw, answers = line.rstrip("\n").split("\t")[:2]
                 topic = m.group(0)[1:-1] if (m := _TOPIC.search(raw)) else ""
                 question = _TOPIC.sub(lambda m: m.group(0)[1:-1], raw)
-                uses = estimate_hops(question, relations, [topic]).uses
+                est = estimate_hops(question, relations, [topic])
+                gold = set(answers.split("|"))
                 c["n"] += 1
-                if uses:
+                if est.uses:
                     c["named"] += 1
-                    c["reached"] += reaches_gold(index, topic, uses, set(answers.split("|")))
-        n, named = c["n"], max(c["named"], 1)
-        print(f"| {hop} | {n} | {c['named'] / n:.1%} | {c['reached'] / named:.1%} |")
+                    c["reached"] += reaches_gold(index, topic, est.uses, gold)
+                if est.order:
+                    c["ordered"] += 1
+                    ok = reaches_gold_in_order(index, topic, est.order, gold)
+                    c["in_order"] += ok
+                    if not ok and args.show_misses:
+                        print(f"  order miss ({hop}-hop): {raw} -> {est.order}")
+        n, named, ordered = c["n"], max(c["named"], 1), max(c["ordered"], 1)
+        print(f"| {hop} | {n} | {c['named'] / n:.1%} | {c['reached'] / named:.1%} | {c['ordered'] / n:.1%} "
+              f"| {c['in_order'] / ordered:.1%} |")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -119,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--per-hop", type=int, default=0, help="questions per hop (0: all)")
     ap.add_argument("--relations", type=int, default=0,
                     help="check the named relations against the KB on the first N questions per hop (0: skip)")
+    ap.add_argument("--show-misses", action="store_true", help="print the questions whose read hop order misses")
     args = ap.parse_args(argv)
     relations = kb_relations(args.data / "kb.tsv.gz")
     print(f"vocabulary: {len(relations)} KB relations; "

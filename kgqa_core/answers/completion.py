@@ -250,7 +250,8 @@ def complete_along_path(
 
 def _along_path(answers: Sequence[Answer], chain: Sequence[Any], graph: Any, topics: Sequence[str],
                 max_added: int, hops: int | None, rank_by_chain: bool = False,
-                question_uses: Mapping[str, int] | None = None) -> tuple[Completion | None, bool]:
+                question_uses: Mapping[str, int] | None = None,
+                question_order: Sequence[str] = ()) -> tuple[Completion | None, bool]:
     """`complete_along_path`, and whether some path's end (or the question's hop) holds the answer it completes.
 
     With `rank_by_chain`, the model's answers a path's end holds lead and
@@ -260,7 +261,11 @@ def _along_path(answers: Sequence[Answer], chain: Sequence[Any], graph: Any, top
     path's end, the entities the latest path reaches at the question's hop
     come first (`Completion.from_chain`), when that path walks exactly the
     relations the question names (`question_uses`: each relation and how
-    many hops it accounts for, `kgqa_core.methods.hop_budget.HopEstimate.uses`).
+    many hops it accounts for, `kgqa_core.methods.hop_budget.HopEstimate.uses`),
+    and in the order of `question_order` when that is given
+    (`HopEstimate.order`: "which person directed the movies written by X" is
+    his films, then their directors; a chain that took the films he directed
+    first says nothing about the answer).
     """
     topic_set = set(topics)
     named = [a.entity for a in answers if a.entity and a.entity not in topic_set]
@@ -275,7 +280,8 @@ def _along_path(answers: Sequence[Answer], chain: Sequence[Any], graph: Any, top
         return found
     if not strict:
         return None, False
-    lead = _chain_end_first(answers, chain, paths, hops, topic_set, max_added, question_uses or {})
+    lead = _chain_end_first(answers, chain, paths, hops, topic_set, max_added, question_uses or {},
+                            question_order)
     if lead is not None:
         return lead, False
     # no path reaches the question's hop: the model's first answer at a shorter path's end, as without the switch
@@ -328,7 +334,8 @@ def _reached_first(answers: Sequence[Answer], reached: Sequence[str],
 
 
 def _chain_end_first(answers: Sequence[Answer], chain: Sequence[Any], paths: Sequence[tuple], hops: int,
-                     topic_set: set[str], max_added: int, question_uses: Mapping[str, int]) -> Completion | None:
+                     topic_set: set[str], max_added: int, question_uses: Mapping[str, int],
+                     question_order: Sequence[str] = ()) -> Completion | None:
     """The entities the latest path reaching the question's hop stands on there, before the model's answers.
 
     The model's answer line may name what no step of its chain reached
@@ -344,6 +351,8 @@ def _chain_end_first(answers: Sequence[Answer], chain: Sequence[Any], paths: Seq
         return None
     for source, path, levels, skipped in paths:
         if len(path) < hops or not levels[hops - 1] or Counter(r for r, _ in path[:hops]) != Counter(question_uses):
+            continue
+        if question_order and [r for r, _ in path[:hops]] != list(question_order):
             continue
         written = {n: None for t in chain for n in (t.head, t.tail)}
         there = {e: None for e in levels[hops - 1] if e not in topic_set}  # `reach` never returns `source`
@@ -374,14 +383,15 @@ def complete_from_chain(
     hops: int | None = None,
     rank_by_chain: bool = False,
     question_uses: Mapping[str, int] | None = None,
+    question_order: Sequence[str] = (),
 ) -> Completion | None:
     """Completion along the chain's path from a topic entity, else from its last triplet (module docstring).
 
     With `rank_by_chain` the answers the chain's path reaches (at the
     question's `hops`) lead: the model's answers it does not reach are
     ranked after, and when it reaches none of them the path's own end comes
-    first when it walks the question's relations (`question_uses`,
-    `_along_path`).  This changes the first answer, so it is its own switch
+    first when it walks the question's relations (`question_uses`, in
+    the order of `question_order` when given; `_along_path`).  This changes the first answer, so it is its own switch
     (DoG's ``chain_answers_first``).
 
     A path whose end holds the model's answer and nothing more is the
@@ -390,7 +400,8 @@ def complete_from_chain(
     """
     if not chain:
         return None
-    along, held = _along_path(answers, chain, graph, topics, max_added, hops, rank_by_chain, question_uses)
+    along, held = _along_path(answers, chain, graph, topics, max_added, hops, rank_by_chain, question_uses,
+                              question_order)
     if along is not None or held:
         return along
     return complete_from_last_triplet(answers, chain[-1], graph, topics, max_added)

@@ -183,7 +183,8 @@ class ChainBeam:
     def __init__(self, model: Any, graph: Any, guides: DogGuides, width: int, max_new_tokens: int,
                  force_conclusion: bool = True, strict: bool = False, reprompt: Reprompt | None = None,
                  min_depth: int = 0, relations: frozenset[str] = frozenset(), max_depth: int = 0,
-                 uses: dict[str, int] | None = None, walk_out_first: bool = False) -> None:
+                 uses: dict[str, int] | None = None, walk_out_first: bool = False,
+                 order: list[str] | None = None) -> None:
         self.model = model
         self.graph = graph  # the prompt's context graph
         self.guides = guides
@@ -195,6 +196,7 @@ class ChainBeam:
         self.min_depth = min_depth  # hops from the topic entity before an answer line is accepted (0: any)
         self.relations = relations  # the relations the question names: a step offers only theirs (empty: all)
         self.uses = uses or {}  # how often a path may walk each of them (empty: no count)
+        self.order = order or []  # with `uses`: the relation of each hop, from the topic out (empty: any order)
         self.walk_out_first = walk_out_first  # narrow every step to the way out while short of min_depth
         self.steps_seen = 0  # steps that could open a triplet, while `relations` is set
         self.steps_named = 0  # of those, steps whose offer `relations` narrowed
@@ -274,7 +276,8 @@ class ChainBeam:
         from an entity may not walk a relation more often than the question
         names it on the way there ("the release dates of the movies starred
         by actors in Quality Street": not from the film's year 1937 back to
-        other films of 1937), nor to a dead end (`step_offers.fits_uses`).  A
+        other films of 1937), nor to a dead end, nor (with `order`) at a hop
+        the question's wording gives another relation (`step_offers.fits_uses`).  A
         chain as deep as the question names with no such triplet left
         concludes; a shallower one is offered everything.
         """
@@ -282,7 +285,8 @@ class ChainBeam:
             return guide
         self.steps_seen += 1
         topics = beam.subgraph.topics
-        ids = of_named_relations(self.graph, beam.chain, topics, guide.allowed_ids, self.relations, self.uses)
+        ids = of_named_relations(self.graph, beam.chain, topics, guide.allowed_ids, self.relations, self.uses,
+                                 self.order)
         if not ids and self.min_depth > 0 and chain_depth(self.graph, beam.chain, topics) >= self.min_depth:
             # as deep as the question and nothing it names left: the chain concludes (no other fact is asked for)
             self.steps_named += 1

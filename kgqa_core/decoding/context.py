@@ -117,7 +117,7 @@ def context_prompt(ctx: DecodingContext, request: Any, subgraph_ids: Sequence[in
 def resolve_answers(
     texts: Sequence[str], graph: Any, topics: Sequence[str] = (), notes: list[str] | None = None,
     *, complete_from: Sequence[Any] | None = None, hops: int | None = None, rank_by_chain: bool = False,
-    question_uses: Mapping[str, int] | None = None,
+    question_uses: Mapping[str, int] | None = None, question_order: Sequence[str] = (),
 ) -> list[Answer]:
     """Each parsed answer, linked to a graph entity when it names one.
 
@@ -127,7 +127,8 @@ def resolve_answers(
     chain's relation path, else from its last triplet), noted; with
     `rank_by_chain` the answers the chain reaches at the question's `hops`
     lead (`complete_from_chain`; `question_uses`: the relations the
-    question names and how often).
+    question names and how often; `question_order`: the relation of each
+    hop when the wording says).
 
     An answer that names no entity but lists several under one marker
     ("* A, B, and C") becomes those answers, in order (`split_listed_answer`).
@@ -153,7 +154,7 @@ def resolve_answers(
         from ..answers.completion import complete_from_chain
 
         completion = complete_from_chain(out, complete_from, graph, topics, hops=hops, rank_by_chain=rank_by_chain,
-                                         question_uses=question_uses)
+                                         question_uses=question_uses, question_order=question_order)
         if completion is not None:
             out = completion.answers
             if notes is not None:

@@ -103,14 +103,18 @@ def within_depth(graph: Any, chain: Sequence[int], topics: Sequence[str], allowe
 
 
 def of_named_relations(graph: Any, chain: Sequence[int], topics: Sequence[str], allowed: Sequence[int],
-                       relations: frozenset[str], uses: Mapping[str, int] | None = None) -> list[int]:
-    """The `allowed` triplets of `relations`, each walked no more often than `uses` allows (`fits_uses`)."""
-    walked = entity_paths(graph, chain, topics) if uses else {}
+                       relations: frozenset[str], uses: Mapping[str, int] | None = None,
+                       order: Sequence[str] = ()) -> list[int]:
+    """The `allowed` triplets of `relations`, each walked no more often than `uses` allows, and at the hop `order`
+    puts it when given (`fits_uses`)."""
+    # before the first triplet the chain stands on its topic entities (the first step is counted and ordered too)
+    walked = (entity_paths(graph, chain, topics) or {e: [] for e in topics}) if uses else {}
     return [t.id for t in graph.triplets_by_ids(list(allowed))
-            if t.relation in relations and fits_uses(graph, t, walked, uses or {})]
+            if t.relation in relations and fits_uses(graph, t, walked, uses or {}, order)]
 
 
-def fits_uses(graph: Any, t: Any, walked: Mapping[str, list[str]], uses: Mapping[str, int]) -> bool:
+def fits_uses(graph: Any, t: Any, walked: Mapping[str, list[str]], uses: Mapping[str, int],
+              order: Sequence[str] = ()) -> bool:
     """Whether `t` walks its relation no more often than `uses` allows on the way to the entity it leads on from,
     and reaches an entity from which a relation still to be walked goes on (no dead end).
 
@@ -119,6 +123,12 @@ def fits_uses(graph: Any, t: Any, walked: Mapping[str, list[str]], uses: Mapping
     films of 1937.  "The languages of the films directed by the director of
     Raw Deal": a film of John Irvin's with no language in the graph is a dead
     end (the chain listed five such films and ran out of steps).
+
+    With `order` (the relation of each hop, `HopEstimate.order`), a triplet
+    that leads on to hop k walks that hop's relation, and the next hop's
+    relation goes on from its new end: "which person directed the movies
+    written by Jeffrey Kramer" starts with the films he wrote, not those he
+    directed.
     """
     if not uses:
         return True
@@ -128,7 +138,12 @@ def fits_uses(graph: Any, t: Any, walked: Mapping[str, list[str]], uses: Mapping
     path, new = (head, t.tail) if head is not None else (tail, t.head)
     if path.count(t.relation) >= uses.get(t.relation, 0):
         return False
-    left = {r for r, n in uses.items() if (path + [t.relation]).count(r) < n}
+    if order and len(path) < len(order):
+        if t.relation != order[len(path)]:
+            return False
+        left = set(order[len(path) + 1:len(path) + 2])
+    else:
+        left = {r for r, n in uses.items() if (path + [t.relation]).count(r) < n}
     if not left:
         return True
     return any(n.relation in left and n.id != t.id for n in graph.neighbours(new))

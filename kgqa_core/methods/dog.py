@@ -135,6 +135,11 @@ class DogParams(PromptParams):
         True, "A step offers only triplets of the relations the question's words name, each walked at most as "
         "often on the way from the topic entity as the question names it (kgqa_core.methods.hop_budget), when any "
         "is there; all when the question names none (not in the paper; noted).", advanced=True)
+    hop_order: bool = param(
+        True, "With question_relations: when the question's wording orders the relations it names (the word "
+        "nearest the topic entity's name is the first hop, kgqa_core.methods.hop_budget), a triplet leading on "
+        "to a hop is offered only with that hop's relation, and with chain_answers_first the chain's path leads "
+        "the answers only when it walks them in that order (not in the paper; noted).", advanced=True)
     complete_answers: bool = param(
         True, "Add the other entities the graph holds for the chain's answer after the model's own: every entity "
         "the chain's relation path reaches from the topic entity, else every entity its last triplet's "
@@ -179,7 +184,8 @@ def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
         max_depth = estimate.hops if params.stay_at_depth and estimate is not None and estimate.uses else 0
         uses = dict(estimate.uses) if relations and estimate is not None else {}
         question_uses = dict(estimate.uses) if estimate is not None else {}
-        _DogRun(request, ctx, rec, min_depth, hops, relations, max_depth, uses, question_uses).decode()
+        order = list(estimate.order) if params.hop_order and estimate is not None else []
+        _DogRun(request, ctx, rec, min_depth, hops, relations, max_depth, uses, question_uses, order).decode()
     if walk is not None and walk.cuts:
         rec.trace.notes.append(walk.cut_note())
 
@@ -194,8 +200,10 @@ class _DogRun:
 
     def __init__(self, request: MethodRequest, ctx: DecodingContext, rec: TraceRecorder, min_depth: int = 0,
                  hops: int | None = None, relations: frozenset[str] = frozenset(), max_depth: int = 0,
-                 uses: dict[str, int] | None = None, question_uses: dict[str, int] | None = None) -> None:
+                 uses: dict[str, int] | None = None, question_uses: dict[str, int] | None = None,
+                 order: list[str] | None = None) -> None:
         self.request = request
+        self.order = order or []  # the relation of each hop as the question's wording orders them (empty: unsaid)
         # the relations the question names and how many hops each (empty: some hop unnamed): the path whose
         # end may lead the answers (chain_answers_first), whether or not the steps were narrowed to them
         self.question_uses = question_uses or {}
@@ -239,7 +247,8 @@ class _DogRun:
                          force_conclusion=params.force_conclusion, strict=params.strict,
                          reprompt=self._reprompt if params.local_visibility else None,
                          min_depth=self.min_depth, relations=self.relations, max_depth=self.max_depth,
-                         uses=self.uses, walk_out_first=self.params.walk_out_first)
+                         uses=self.uses, walk_out_first=self.params.walk_out_first,
+                         order=self.order if self.uses else [])
         chains = beam.start(base, QueryCentricSubgraph(ctx.walk_graph, ctx.topics))
         finished: list[BeamCandidate] = []
         while chains:
@@ -253,7 +262,9 @@ class _DogRun:
         if beam.steps_named:
             trace.notes.append(
                 f"question_relations: {beam.steps_named} of {beam.steps_seen} step(s) offered only triplets of the "
-                f"relations the question names ({_said(self.relations, self.uses)})")
+                f"relations the question names ({_said(self.relations, self.uses)})"
+                + (f", each hop its own in the question's order ({' -> '.join(self.order)}; hop_order)"
+                   if self.order and self.uses else ""))
         trace.extra["decode_seconds"] = round(time.perf_counter() - t_decode, 4)
         trace.extra["decode_cpu_seconds"] = round(time.process_time() - c_decode, 4)
         self._final(sorted(finished, key=lambda b: -b.score))
@@ -416,7 +427,7 @@ class _DogRun:
             chain = graph.triplets_by_ids(best.chain) if self.params.complete_answers else None
             trace.answers = resolve_answers(texts, graph, topics, trace.notes, complete_from=chain, hops=self.hops,
                                             rank_by_chain=self.params.chain_answers_first,
-                                            question_uses=self.question_uses)
+                                            question_uses=self.question_uses, question_order=self.order)
             trace.raw_output = self.ctx.prompt.assistant_prefix + best.text
             trace.extra["best_beam"] = best.beam_id
             trace.extra["stop"] = best.stop

@@ -28,6 +28,10 @@ counting exact words only, 33%.  The phrase, apposition and sharing rules were
 written from the dev questions it missed, so this is a fit to MetaQA's
 question templates (which its test split shares), not a held-out figure.
 
+The estimate also reads the order of the hops (`HopEstimate.order`, from
+the topic entity out: the relation word nearest its name first), which
+DoG's ``hop_order`` uses to offer each hop only its own relation.
+
 `dog_step_budget` turns it into DoG's ``max_steps``: two triplets per hop
 (one to take the hop, one to spare for listing or a wrong turn), at least
 the old constant 4, so only questions estimated at three hops get more.
@@ -58,6 +62,10 @@ class HopEstimate:
     # how many hops of a path each named relation accounts for (a shared one twice); empty when some hop's
     # relation is unnamed ("who appeared in the same movie with X")
     uses: dict[str, int] = field(default_factory=dict)
+    # the relation of each hop, from the topic entity out: the words nearest the topic's name first ("which person
+    # directed the movies written by X": written_by, then directed_by); empty when `uses` is, when the question
+    # has no topic name in it, or when two mentions stand equally near it
+    order: list[str] = field(default_factory=list)
 
     def note(self, budget_name: str, budget: int) -> str:
         said = ", ".join(repr(m) for m in self.mentions) if self.mentions else "no relation word"
@@ -166,8 +174,10 @@ def estimate_hops(question: str, relations: Iterable[str], topics: Iterable[str]
                 words[w] = words.get(w, ()) + (r,)
     mentions: list[str] = []
     named: list[tuple[str, ...]] = []  # the relation(s) of each mention
+    places: list[list[int]] = []  # the token positions of each mention (a phrase: all its words)
     shared_relations: list[tuple[str, ...]] = []
     sharing_distance: list[int] = []  # words between each shared mention and its word of sharing
+    shared_mention: list[int] = []  # the index in `mentions` of each shared mention
     last_relations: tuple[str, ...] = ()
     last_pos = -2
     tokens = _WORD.findall(mask_topics(question, topics).casefold())
@@ -182,16 +192,20 @@ def estimate_hops(question: str, relations: Iterable[str], topics: Iterable[str]
             continue  # "imdb rating": a word several relations share, the next word says which
         if set(hits) & set(last_relations) and _one_phrase(tokens[last_pos + 1:pos], w):
             last_pos = pos
+            places[-1].append(pos)
             continue
         mentions.append(w)
         named.append(hits)
+        places.append([pos])
         near = [abs(i - pos) for i in range(max(0, pos - 4), min(len(tokens), pos + 5)) if tokens[i] in _SHARING]
         if near:
             shared_relations.append(hits)
             sharing_distance.append(min(near))
+            shared_mention.append(len(mentions) - 1)
         elif _FOR in tokens[max(0, pos - 2):pos] and tokens[pos + 1:pos + 2] == ["of"]:
             shared_relations.append(hits)
             sharing_distance.append(1)
+            shared_mention.append(len(mentions) - 1)
         last_relations, last_pos = hits, pos
     # the relation nearest the word of sharing is the one walked there and back; when the question names it
     # twice ("the director of X also directed", "whose actors also appear in X") both legs are named already
@@ -210,8 +224,60 @@ def estimate_hops(question: str, relations: Iterable[str], topics: Iterable[str]
             uses[r] = uses.get(r, 0) + 1
     if not mentions or (shared and not there_and_back) or hops > MAX_HOPS:
         uses = {}
+    back = shared_mention[there_and_back[0][1]] if shared and there_and_back else None
+    order = _hop_order(tokens, named, places, back) if uses else []
     return HopEstimate(max(1, min(MAX_HOPS, hops)), mentions, shared,
-                       list(dict.fromkeys(r for rs in named for r in rs)), uses)
+                       list(dict.fromkeys(r for rs in named for r in rs)), uses, order)
+
+
+_AGENT_ENDINGS = ("er", "or", "ers", "ors", "ist", "ists")  # director, writers, actors: a person in a role
+
+
+def _role_word(tokens: list[str], i: int) -> bool:
+    """Whether the relation word at `i`, right after the topic's name, is the name's own role (a noun phrase
+    with it: "the X director", "X written films"), not the sentence's verb ("X starred who", "the films
+    written by X release")."""
+    if tokens[i].endswith(_AGENT_ENDINGS):
+        return True
+    return i + 1 < len(tokens) and tokens[i + 1] not in ("who", "whom", "which", "what")
+
+
+def _hop_order(tokens: list[str], named: list[tuple[str, ...]], places: list[list[int]],
+               back: int | None) -> list[str]:
+    """The relation of each hop from the topic entity out, or [] when the wording does not say.
+
+    English nests a chain of relations round the entity it starts from.  A
+    role word right after the name is the entity's own ("the X director",
+    "X written films"): the first hop.  Then the words before the name,
+    nearest first ("which person directed the movies written by X":
+    written_by, then directed_by), then the words after it, nearest first
+    ("the movies directed by the director of X starred who": starring is
+    the last hop).  A relation walked there and back (`back`, the mention
+    beside a word of sharing) takes two hops at its place.
+    benchmarks/hop_estimate.py --relations checks it on the MetaQA dev
+    questions (docs/benchmarks.md, "The order of the hops").
+    """
+    at = [i for i, t in enumerate(tokens) if t == _TOPIC]
+    if len(at) != 1 or any(len(rs) != 1 for rs in named):
+        return []
+    topic = at[0]
+
+    def rank(i: int) -> tuple[int, int]:
+        before = [topic - p for p in places[i] if p < topic]
+        after = [p - topic for p in places[i] if p > topic]
+        if after and min(after) == 1 and _role_word(tokens, topic + 1):
+            return (0, 1)
+        if before:
+            return (1, min(before))
+        return (2, min(after))
+
+    keys = [rank(i) for i in range(len(named))]
+    if len(set(keys)) != len(keys):
+        return []
+    order: list[str] = []
+    for i in sorted(range(len(named)), key=keys.__getitem__):
+        order += [named[i][0]] * (2 if i == back else 1)
+    return order
 
 
 def dog_step_budget(estimate: HopEstimate, floor: int = MIN_DOG_STEPS) -> int:

@@ -352,3 +352,23 @@ def test_an_answer_the_graph_does_not_hold_goes_behind_the_ones_the_chain_reache
     plain = resolve_answers(["Broadway musical", "Frank Sinatra", "Marlon Brando"], g, ["Guys and Dolls"], [],
                             complete_from=chain, hops=1, question_uses={"has_tags": 1})
     assert [a.text for a in plain][:3] == ["Broadway musical", "Frank Sinatra", "Marlon Brando"]
+
+
+def test_the_chains_end_leads_only_when_its_path_walks_the_relations_in_the_questions_order():
+    """"Which person directed the movies written by Jeffrey Kramer": a chain through the films he *directed*."""
+    g = KnowledgeGraph.from_triplets([
+        ("Smile", "directed_by", "Jeffrey Kramer"), ("Smile", "written_by", "Jeffrey Kramer"),
+        ("Smile", "directed_by", "Michael Ritchie"), ("Smile", "written_by", "Jerry Belson"),
+    ])
+    wrong = [g.find("Smile", "directed_by", "Jeffrey Kramer"), g.find("Smile", "written_by", "Jerry Belson")]
+    right = [g.find("Smile", "written_by", "Jeffrey Kramer"), g.find("Smile", "directed_by", "Michael Ritchie")]
+    uses, order = {"directed_by": 1, "written_by": 1}, ["written_by", "directed_by"]
+    answers = [Answer("Jeffrey Kramer", "Jeffrey Kramer", True)]  # the topic: no answer of the model's
+    # the relation counts fit either way round; without the order the wrong path's end leads
+    got = complete_from_chain(answers, wrong, g, ["Jeffrey Kramer"], hops=2, rank_by_chain=True, question_uses=uses)
+    assert got.from_chain and got.answers[0].text == "Jerry Belson"
+    assert complete_from_chain(answers, wrong, g, ["Jeffrey Kramer"], hops=2, rank_by_chain=True,
+                               question_uses=uses, question_order=order) is None
+    got = complete_from_chain(answers, right, g, ["Jeffrey Kramer"], hops=2, rank_by_chain=True,
+                              question_uses=uses, question_order=order)
+    assert got.from_chain and [a.text for a in got.answers] == ["Michael Ritchie", "Jeffrey Kramer"]

@@ -146,3 +146,55 @@ def test_plain_synonyms_name_tags_actors_and_writers():
     for q, (relation, hops) in cases.items():
         e = estimate_hops(q, RELS, ["Palindromes"])
         assert (e.hops, e.uses) == (hops, {relation: hops}), (q, e)
+
+
+def test_the_wording_orders_the_hops_from_the_topic_entity_out():
+    """The relation word nearest the name is the first hop; a role word right after it is the name's own."""
+    cases = {
+        "which person directed the movies written by Jeffrey Kramer": ["written_by", "directed_by"],
+        "who is listed as director of Jeffrey Kramer written films": ["written_by", "directed_by"],
+        "the films that share actors with the film Jeffrey Kramer are written by who":
+            ["starred_actors", "starred_actors", "written_by"],
+        "when did the films directed by the Jeffrey Kramer director release":
+            ["directed_by", "directed_by", "release_year"],
+        "the movies directed by the director of Jeffrey Kramer starred who":
+            ["directed_by", "directed_by", "starred_actors"],
+        "what genres are the films starred by Jeffrey Kramer actors": ["starred_actors", "starred_actors", "has_genre"],
+        "when did the films written by Jeffrey Kramer release": ["written_by", "release_year"],
+        "what does Jeffrey Kramer star in": ["starred_actors"],
+    }
+    for q, order in cases.items():
+        e = estimate_hops(q, RELS, ["Jeffrey Kramer"])
+        assert e.order == order, (q, e)
+        assert sorted(e.order) == sorted(r for r, n in e.uses.items() for _ in range(n))
+    # unsaid: the name is not in the question, or a hop's relation is unnamed
+    assert estimate_hops("which person directed the movies written by him", RELS, ["Jeffrey Kramer"]).order == []
+    assert estimate_hops("who appeared in the same movie with Jeffrey Kramer", RELS, ["Jeffrey Kramer"]).order == [
+        "starred_actors", "starred_actors"]
+    assert estimate_hops("what does Jeffrey Kramer enjoy", RELS, ["Jeffrey Kramer"]).order == []
+
+
+def test_the_hop_order_narrows_each_hop_to_its_relation_from_the_first_step():
+    from kgqa_core.decoding.step_offers import of_named_relations
+
+    g = KnowledgeGraph.from_triplets([
+        ("Smile", "directed_by", "Jeffrey Kramer"), ("Smile", "written_by", "Jeffrey Kramer"),
+        ("Smile", "directed_by", "Michael Ritchie"), ("Smile", "written_by", "Jerry Belson"),
+        ("Hot Tub", "directed_by", "Jeffrey Kramer"),  # directed by him, written by no one: no way on
+    ])
+    # G_q before the first step: his triplets; after it, Smile's too
+    ids = [t.id for t in g.triplets if "Jeffrey Kramer" in (t.head, t.tail)]
+    uses = {"directed_by": 1, "written_by": 1}
+    relations = frozenset(uses)
+    rel = lambda chosen: sorted((g.triplet(i).head, g.triplet(i).relation, g.triplet(i).tail) for i in chosen)
+    # no order: the first step offers both of his relations towards films a named relation goes on from
+    assert rel(of_named_relations(g, [], ["Jeffrey Kramer"], ids, relations, uses)) == [
+        ("Smile", "directed_by", "Jeffrey Kramer"), ("Smile", "written_by", "Jeffrey Kramer")]
+    order = ["written_by", "directed_by"]
+    assert rel(of_named_relations(g, [], ["Jeffrey Kramer"], ids, relations, uses, order)) == [
+        ("Smile", "written_by", "Jeffrey Kramer")]
+    first = [g.find("Smile", "written_by", "Jeffrey Kramer").id]
+    ids = [t.id for t in g.triplets if t.id not in first]  # DoG offers no repeat (repeat_triplets)
+    # the second hop walks directed_by from Smile (the triplet back to him joins two reached entities: listing)
+    assert rel(of_named_relations(g, first, ["Jeffrey Kramer"], ids, relations, uses, order)) == [
+        ("Smile", "directed_by", "Jeffrey Kramer"), ("Smile", "directed_by", "Michael Ritchie")]
