@@ -182,7 +182,7 @@ def estimate_hops(question: str, relations: Iterable[str], topics: Iterable[str]
     last_pos = -2
     tokens = _WORD.findall(mask_topics(question, topics).casefold())
     for pos, w in enumerate(tokens):
-        if w in _SKIP or w == _TOPIC:
+        if (w in _SKIP and w not in _SYNONYMS) or w == _TOPIC:  # "what type of movie": a synonym (genre)
             continue
         hits = _relations_of(w, words)
         if not hits:
@@ -233,6 +233,9 @@ def estimate_hops(question: str, relations: Iterable[str], topics: Iterable[str]
 _AGENT_ENDINGS = ("er", "or", "ers", "ors", "ist", "ists")  # director, writers, actors: a person in a role
 
 
+_AUX_BEFORE = [[w] for w in "did does do was is were has have had".split()]
+
+
 def _role_word(tokens: list[str], i: int) -> bool:
     """Whether the relation word at `i`, right after the topic's name, is the name's own role (a noun phrase
     with it: "the X director", "X written films"), not the sentence's verb ("X starred who", "the films
@@ -265,8 +268,8 @@ def _hop_order(tokens: list[str], named: list[tuple[str, ...]], places: list[lis
     def rank(i: int) -> tuple[int, int]:
         before = [topic - p for p in places[i] if p < topic]
         after = [p - topic for p in places[i] if p > topic]
-        if after and min(after) == 1 and _role_word(tokens, topic + 1):
-            return (0, 1)
+        if after and min(after) == 1 and (_role_word(tokens, topic + 1) or tokens[topic - 1:topic] in _AUX_BEFORE):
+            return (0, 1)  # ("which films did X direct": X is the verb's subject, the verb its own hop)
         if before:
             return (1, min(before))
         return (2, min(after))

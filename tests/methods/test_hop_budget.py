@@ -162,6 +162,9 @@ def test_the_wording_orders_the_hops_from_the_topic_entity_out():
         "what genres are the films starred by Jeffrey Kramer actors": ["starred_actors", "starred_actors", "has_genre"],
         "when did the films written by Jeffrey Kramer release": ["written_by", "release_year"],
         "what does Jeffrey Kramer star in": ["starred_actors"],
+        # the name as the subject of its own verb: that verb is the first hop
+        "what types of films did Jeffrey Kramer direct": ["directed_by", "has_genre"],
+        "what type of movie is Jeffrey Kramer": ["has_genre"],  # "type" is a synonym, not a generic word
     }
     for q, order in cases.items():
         e = estimate_hops(q, RELS, ["Jeffrey Kramer"])
