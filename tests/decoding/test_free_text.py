@@ -121,8 +121,15 @@ def test_lookup_drafts_give_the_greedy_text_in_fewer_passes(backend_model, monke
     plain, _ = _decode(model, monkeypatch, "0", LOOKUP_PROMPT, 40)
     fast, state = _decode(model, monkeypatch, "6", LOOKUP_PROMPT, 40)
     assert _same_greedy_text(model, LOOKUP_PROMPT, plain.ids, fast.ids), (plain.text, fast.text)
-    assert fast.stop == plain.stop == "length" and len(fast.ids) == 40  # the budget holds with guesses
-    assert fast.forward_passes < plain.forward_passes, (fast.forward_passes, plain.forward_passes)
+    # after a near tie (a model that has run other prompts may split it the other way) the texts may go on
+    # differently, to an end of text on one side; the same text must end the same way
+    for free in (plain, fast):
+        assert free.stop in ("length", "eos") and len(free.ids) <= 40  # the budget holds with guesses
+        assert free.stop != "length" or len(free.ids) == 40
+    if plain.ids == fast.ids:
+        assert fast.stop == plain.stop
+    assert fast.forward_passes / len(fast.ids) < plain.forward_passes / len(plain.ids), (
+        fast.forward_passes, len(fast.ids), plain.forward_passes, len(plain.ids))
     # the rewinds left the cache as if the text had been fed token by token: the next-token
     # distribution agrees with a fresh read of the same ids (a stale cell would change it wholesale)
     fresh = model.prefill(list(state.ids))
