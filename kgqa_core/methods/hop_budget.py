@@ -84,7 +84,8 @@ _FOR = "for"
 _WH = frozenset("which what".split())
 # question words that are plain synonyms of a relation-name word ("what types of films": genre; the words
 # or topics that describe an item are its tags; a person who appears in a film starred in it; an author wrote)
-_SYNONYMS = {"type": "genre", "types": "genre", "kind": "genre", "kinds": "genre", "category": "genre",
+_SYNONYMS = {"type": "genre", "types": "genre", "kind": "genre", "kinds": "genre", "sort": "genre", "sorts": "genre",
+             "category": "genre",
              "categories": "genre", "tongue": "language", "tongues": "language",
              "describe": "tags", "describes": "tags", "describing": "tags", "described": "tags",
              "terms": "tags", "topics": "tags", "keywords": "tags",

@@ -165,6 +165,7 @@ def test_the_wording_orders_the_hops_from_the_topic_entity_out():
         # the name as the subject of its own verb: that verb is the first hop
         "what types of films did Jeffrey Kramer direct": ["directed_by", "has_genre"],
         "what type of movie is Jeffrey Kramer": ["has_genre"],  # "type" is a synonym, not a generic word
+        "what sort of film is Jeffrey Kramer": ["has_genre"],
     }
     for q, order in cases.items():
         e = estimate_hops(q, RELS, ["Jeffrey Kramer"])
