@@ -72,6 +72,10 @@ class ReadsParams(MethodParams):
         True, "Offer only expansions along the relations the question's words name, each as many times on a path "
         "as the question names it (kgqa_core.methods.hop_budget); all when none is there (not in the paper; "
         "noted).", advanced=True)
+    hop_order: bool = param(
+        True, "With question_relations: when the question's wording orders the relations it names (the word "
+        "nearest the topic entity's name is the first hop, kgqa_core.methods.hop_budget), an expansion to a "
+        "hop is offered only along that hop's relation (not in the paper; noted).", advanced=True)
 
 
 _MAX_LISTED_ENTITIES = 200
@@ -155,7 +159,8 @@ class _Reads:
             reached = max(n.depth for n in s.nodes.values())
             named_note = ""
             if self.params.question_relations and self._estimate is not None:
-                pool, named_note = _keep_named_relations(pool, s, self._estimate, reached >= max(1, min_depth))
+                pool, named_note = _keep_named_relations(pool, s, self._estimate, reached >= max(1, min_depth),
+                                                         ordered=self.params.hop_order)
                 if not pool:
                     stopped = "nothing the question names left"
                     self.trace.notes.append(named_note)
@@ -427,7 +432,7 @@ def _keep_depth_reachable(
 
 
 def _keep_named_relations(pool: list, structure: AbstractStructure, estimate: Any,
-                          deep_enough: bool = False) -> tuple[list, str]:
+                          deep_enough: bool = False, ordered: bool = False) -> tuple[list, str]:
     """The expansions along relations the question names, each at most as often on a path as it is named, and a note.
 
     "What types are the movies written by the screenwriter of X" names
@@ -437,12 +442,18 @@ def _keep_named_relations(pool: list, structure: AbstractStructure, estimate: An
     count for every hop (a sharing word with no relation beside it) each
     named relation may repeat.  When none fits: empty (the search stops)
     once a path is `deep_enough`, else unchanged, with no note; unchanged
-    too when the question names none.
+    too when the question names none.  `ordered` (``hop_order``): when the
+    wording orders the relations (`HopEstimate.order`), an expansion to hop
+    k walks only hop k's relation ("which person directed the movies written
+    by X": the films he wrote first).
     """
     named, uses = set(estimate.relations), estimate.uses
     if not named:
         return pool, ""
+    order = list(getattr(estimate, "order", [])) if ordered and uses else []
     said = ", ".join(f"{r} x{uses[r]}" if uses else r for r in (uses or estimate.relations))
+    if order:
+        said += f"; in the question's order {' -> '.join(order)}"
 
     def fits(option: Any) -> bool:
         if option.relation not in named:
@@ -450,6 +461,8 @@ def _keep_named_relations(pool: list, structure: AbstractStructure, estimate: An
         if not uses:
             return True
         walked = [structure[n].relation for n in structure.path_from_root(option.node_id)[1:]]
+        if order and len(walked) < len(order) and option.relation != order[len(walked)]:
+            return False
         return walked.count(option.relation) < uses.get(option.relation, 0)
 
     kept = [o for o in pool if fits(o)]

@@ -105,7 +105,8 @@ def test_question_relations_offer_each_named_relation_as_often_as_the_question_n
     # the failure seen on whole-KB 3-hop questions: after written_by and written_by (reverse) the chooser
     # took written_by a third time, back toward where it came from; only has_genre may follow now
     steps = ("The Banquet + written_by", "entity_1 + written_by (reverse)", "entity_2 + has_genre")
-    trace, script = run_scripted(banquet(), Q_TYPES, "The Banquet", *steps, "None", question_relations="true")
+    trace, script = run_scripted(banquet(), Q_TYPES, "The Banquet", *steps, "None", question_relations="true",
+                                 hop_order="false")
     pools = [opts for kind, opts in script.pools if kind == "search"]
     assert set(pools[0]) == {"The Banquet + written_by", "The Banquet + has_genre"}  # no tags, no director
     assert "entity_2 + written_by" not in pools[2] and "entity_2 + has_genre" in pools[2]
@@ -129,3 +130,16 @@ def test_question_relations_stop_the_search_when_nothing_named_is_left_at_the_qu
     assert trace.extra["search_stopped_by"] == "nothing the question names left"
     assert any("search stopped: a path is as deep as the question names" in n for n in trace.notes)
     assert sorted(a.entity for a in trace.answers) == ["Kate Winslet", "Leonardo DiCaprio"]
+
+
+def test_hop_order_offers_each_hop_only_the_relation_the_wording_puts_there():
+    # "the movies written by the screenwriter of The Banquet": its writer first, his films, then their genres;
+    # the film's own genre is never offered, and each pool holds one option, so the chooser is not asked
+    trace, script = run_scripted(banquet(), Q_TYPES, "The Banquet", question_relations="true")
+    assert not [opts for kind, opts in script.pools if kind == "search"]
+    searches = [s for s in trace.steps if s.kind == "reads.search"]
+    assert [s.title for s in searches][:3] == [
+        "retrieve The Banquet + written_by -> entity_1", "retrieve entity_1 + written_by (reverse) -> entity_2",
+        "retrieve entity_2 + has_genre -> entity_3"]
+    assert "in the question's order written_by -> written_by -> has_genre" in searches[0].note
+    assert [a.entity for a in trace.answers] == ["Romance"]
