@@ -31,6 +31,8 @@ from kgqa_ui.html_utils import md_text, plotly_text  # noqa: E402
 
 SAMPLE = ROOT / "datasets" / "metaqa_sample" / "metaqa_dev_50.jsonl"
 SRC_SAMPLE = "MetaQA sample (50 questions)"
+FULL_KB = ROOT / "datasets" / "metaqa_full_kb" / "metaqa_dev_full_kb_90.jsonl"
+SRC_FULL_KB = "MetaQA whole KB (90 questions)"
 SRC_UPLOAD = "Upload a JSONL dataset"
 SRC_FILE = "A dataset file on disk"
 SRC_GENERATE = "Generate from a graph (LPKG patterns)"
@@ -351,7 +353,8 @@ QUESTION_COLUMN_CONFIG = {
 # ------------------------------------------------------------------ page
 def choose_dataset() -> tuple[Path | None, Dataset | None]:
     sample_sets = sample_question_sets()
-    sources = [SRC_SAMPLE] + ([SRC_SAMPLE_GRAPH] if sample_sets else []) + [SRC_UPLOAD, SRC_FILE]
+    sources = [SRC_SAMPLE] + ([SRC_FULL_KB] if FULL_KB.is_file() else []) + (
+        [SRC_SAMPLE_GRAPH] if sample_sets else []) + [SRC_UPLOAD, SRC_FILE]
     sources += [SRC_GENERATE] if generator_available() else []
     source = st.radio("Dataset", sources, horizontal=True, key="eval_source")
     path: Path | None = None
@@ -359,6 +362,11 @@ def choose_dataset() -> tuple[Path | None, Dataset | None]:
         path = SAMPLE
         st.caption("25 one-hop and 25 two-hop MetaQA development questions, each with its own subgraph "
                    "(≤ 200 triplets). MetaQA: Zhang et al., AAAI 2018, CC BY 3.0.")
+    elif source == SRC_FULL_KB:
+        path = FULL_KB
+        st.caption("30 one-, 30 two- and 30 three-hop MetaQA development questions, each asked over the whole "
+                   "MetaQA KB (133,582 triplets, loaded once per evaluation; every cap a method applies to it is "
+                   "noted in the trace). MetaQA: Zhang et al., AAAI 2018, CC BY 3.0.")
     elif source == SRC_SAMPLE_GRAPH:
         title = st.selectbox("Sample graph", list(sample_sets), key="eval_sample_graph")
         path = sample_sets[title]
@@ -444,8 +452,13 @@ def run_panel(path: Path, ds: Dataset) -> Path | None:
     kinds = sorted({q.type or "" for q in ds.questions})
     types = None
     if len(kinds) > 1:
+        if st.session_state.get("eval_types_of") != kinds or "eval_types" not in st.session_state:
+            # another dataset: its own types, all chosen (a kept choice would hide the 3-hop questions of the
+            # whole-KB set after the sample's 1- and 2-hop ones)
+            st.session_state["eval_types_of"] = kinds
+            st.session_state["eval_types"] = kinds
         types = st.multiselect(
-            "Question types", kinds, default=kinds, key="eval_types",
+            "Question types", kinds, key="eval_types",  # chosen through the session state above
             format_func=lambda t: t or "(no type)",
             help="Run only these kinds of question (the 2-hop ones, say); a later run with more types adds the rest.",
         ) or kinds

@@ -87,3 +87,26 @@ def test_page_runs_only_the_chosen_question_type(page_env):
     assert not at.exception and not at.error
     frames = [d.value for d in at.dataframe]
     assert len(frames[-1]) == 3 and set(frames[-1]["type"]) == {"2hop"}
+
+
+def test_page_offers_the_whole_kb_benchmark_and_runs_its_three_hop_questions(page_env):
+    """Issue 19: the whole-KB dev benchmark is one choice away; its questions share one graph, loaded once."""
+    at = AppTest.from_file(PAGE, default_timeout=240).run()
+    at.radio(key="eval_source").set_value("MetaQA whole KB (90 questions)").run()
+    assert not at.exception and not at.error
+    assert any("whole MetaQA KB (133,582 triplets" in c.value for c in at.caption)
+    at.multiselect(key="eval_methods").set_value(["fake"]).run()
+    # the sample's 1- and 2-hop choice does not carry over: this dataset's types are all chosen
+    assert at.multiselect(key="eval_types").value == ["1hop", "2hop", "3hop"]
+    assert not at.warning
+    at.multiselect(key="eval_types").set_value(["3hop"]).run()
+    at.number_input(key="eval_limit").set_value(2).run()
+    at.button(key="eval_run").click().run()
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    results = list((page_env / "eval").glob("metaqa_dev_full_kb_90-*/results.jsonl"))
+    assert len(results) == 1 and len(results[0].read_text().splitlines()) == 2
+    frames = [d.value for d in at.dataframe]
+    assert len(frames[-1]) == 2 and set(frames[-1]["type"]) == {"3hop"}
+    # back to the sample: its own two types again
+    at.radio(key="eval_source").set_value("MetaQA sample (50 questions)").run()
+    assert at.multiselect(key="eval_types").value == ["1hop", "2hop"] and not at.warning and not at.exception
