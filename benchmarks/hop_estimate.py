@@ -15,7 +15,10 @@ the relations the estimate says the question names (`HopEstimate.uses`,
 what DoG's `question_relations` and READS' relation budget offer): whether
 some path from the topic entity that walks exactly those relations (each
 as many times as named, in any order and either direction) reaches every
-gold answer on the KB.
+gold answer on the KB; and, where the estimate reads the order of the hops
+(`HopEstimate.order`, what DoG's and READS' `hop_order` offer), whether a
+path in that order reaches them (``--show-misses`` prints the questions where
+it does not).
 """
 
 from __future__ import annotations
