@@ -234,7 +234,7 @@ def estimate_hops(question: str, relations: Iterable[str], topics: Iterable[str]
 _AGENT_ENDINGS = ("er", "or", "ers", "ors", "ist", "ists")  # director, writers, actors: a person in a role
 
 
-_AUX_BEFORE = [[w] for w in "did does do was is were has have had".split()]
+_AUXILIARIES = frozenset("did does do was is were has have had".split())  # "which films did X direct"
 
 
 def _role_word(tokens: list[str], i: int) -> bool:
@@ -252,7 +252,8 @@ def _hop_order(tokens: list[str], named: list[tuple[str, ...]], places: list[lis
 
     English nests a chain of relations round the entity it starts from.  A
     role word right after the name is the entity's own ("the X director",
-    "X written films"): the first hop.  Then the words before the name,
+    "X written films"), and so is a verb whose subject the name is ("which
+    films did X direct"): the first hop.  Then the words before the name,
     nearest first ("which person directed the movies written by X":
     written_by, then directed_by), then the words after it, nearest first
     ("the movies directed by the director of X starred who": starring is
@@ -269,8 +270,9 @@ def _hop_order(tokens: list[str], named: list[tuple[str, ...]], places: list[lis
     def rank(i: int) -> tuple[int, int]:
         before = [topic - p for p in places[i] if p < topic]
         after = [p - topic for p in places[i] if p > topic]
-        if after and min(after) == 1 and (_role_word(tokens, topic + 1) or tokens[topic - 1:topic] in _AUX_BEFORE):
-            return (0, 1)  # ("which films did X direct": X is the verb's subject, the verb its own hop)
+        subject = topic > 0 and tokens[topic - 1] in _AUXILIARIES  # "did X direct": the verb is X's own hop
+        if after and min(after) == 1 and (subject or _role_word(tokens, topic + 1)):
+            return (0, 1)
         if before:
             return (1, min(before))
         return (2, min(after))
