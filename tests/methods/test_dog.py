@@ -169,7 +169,7 @@ def test_bad_topic_entity_is_a_clear_error(backend_model):
 BUDGET_120 = {"max_prompt_triplets": 120}
 
 
-def test_a_looping_chain_is_cut_and_concluded_on_a_metaqa_question(backend_model):
+def test_a_looping_chain_is_cut_and_concluded_on_a_metaqa_question(backend_model, monkeypatch):
     """The 135M model writes the right triplet, then repeats itself and never writes the answer line.
 
     DoG (and CoT, on the same footing) cut the loop and append "Therefore, the
@@ -183,6 +183,12 @@ def test_a_looping_chain_is_cut_and_concluded_on_a_metaqa_question(backend_model
     q = load_dataset(sample).questions[0]
     assert q.question == "who is the author of Wish You Were Here"
     for method in ("dog", "cot"):
+        # the prompt read cold, as by a new process with no saved prefixes: after a cached prefix llama.cpp
+        # reads the rest in other batch splits, and the 135M model's loop here is a near tie that the
+        # prefixes of earlier runs (in memory or on disk) moved (CI, on an AVX2 CPU)
+        backend_model.clear_prefix_cache()
+        if hasattr(backend_model, "_store"):  # the llama.cpp backend's saved prefixes
+            monkeypatch.setattr(backend_model, "_store", None)
         trace = run_method(method, MethodRequest(graph=q.graph(), question=q.question, model=backend_model,
                                                  topic_entities=list(q.topic_entities), params=BUDGET_120))
         assert trace.answer_texts[:1] == ["David Leland"], method
