@@ -378,8 +378,9 @@ def link_answers(text: str, graph: KnowledgeGraph, evidence: set[str], exclude: 
     model often answers with a sentence); otherwise the raw text is kept as
     an answer outside the graph.
     """
-    line = text.strip().strip("*").strip()
-    line = re.sub(r"^(the )?answers?( is| are)?\s*[:\-]?\s*", "", line, flags=re.I).strip()
+    # the prompt's "a | b" format, written as a table row by the model: "| 2007 |" is the answer 2007
+    line = text.strip().strip("*| \t\n")
+    line = re.sub(r"^(the )?answers?( is| are)?\s*[:\-]?\s*", "", line, flags=re.I).strip("*| \t\n")
     if not line:
         return []
     ev = sorted(evidence)

@@ -101,6 +101,8 @@ def test_link_answers_prefers_evidence_and_reads_sentences():
     assert [a.entity for a in sentence] == ["Film X"]
     outside = link_answers("Casablanca", g, ev)
     assert outside[0].entity is None and outside[0].text == "Casablanca"
+    for text in ("| Film X |", "| Film X | Bob Stone |"):  # the format written as a table row
+        assert [(a.text, a.entity) for a in link_answers(text, g, ev)][:1] == [("Film X", "Film X")], text
 
 
 def test_link_answers_splits_before_fuzzy_matching_and_puts_the_topic_last():
