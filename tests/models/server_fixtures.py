@@ -15,6 +15,8 @@ from pathlib import Path
 
 import requests
 
+from kgqa_core.models.llama_model import N_BATCH
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -25,7 +27,7 @@ def free_port() -> int:
 class LlamaServer:
     """``python -m llama_cpp.server`` with the packaged 135M GGUF, bound to 127.0.0.1 on a free port.
 
-    Prompt batches of 256 and flash attention are what the in-process backend uses (its attention is
+    Prompt batches of N_BATCH and flash attention are what the in-process backend uses (its attention is
     llama.cpp's "auto", flash on a CPU): with the server's defaults (512, no flash) the parity tests'
     greedy texts split at near ties on an AVX2 CPU (LPKG's plan for the Heat question).
     """
@@ -38,7 +40,7 @@ class LlamaServer:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1",
              "--port", str(self.port), "--n_ctx", "8192", "--n_threads", "1", "--n_threads_batch", "1",
-             "--n_batch", "256", "--n_ubatch", "256", "--flash_attn", "true"],
+             "--n_batch", str(N_BATCH), "--n_ubatch", str(N_BATCH), "--flash_attn", "true"],
             stdout=self._log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
         )
         deadline = time.time() + 180
