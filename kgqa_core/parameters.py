@@ -152,7 +152,36 @@ def parse_params(spec: Any, raw: Mapping[str, Any] | None) -> MethodParams:
             raise ParameterError(name, unknown_message(name, owner, list(infos)))
         if value is not None:
             values[name] = coerce(infos[name], value)
-    return params_cls(**values)
+    return params_cls(**with_preset(params_cls, values))
+
+
+PRESETS = ("workbench", "paper")
+
+
+def preset_param() -> Any:
+    """The ``preset`` parameter every method declares: the paper's algorithm one switch away."""
+    return param("workbench", "paper: the algorithm as published, no workbench guidance (every switch that is "
+                 "not in the paper off); workbench: the workbench's defaults. A parameter you set yourself wins "
+                 "over the preset.", choices=PRESETS)
+
+
+def with_preset(params_cls: type, values: Mapping[str, Any]) -> dict[str, Any]:
+    """`values` on top of the chosen preset's (``preset``; a parameter set by hand wins over its preset).
+
+    A method declares its presets as a class attribute ``PRESETS = {"paper":
+    {"walk_to_depth": False, ...}}``; a preset not listed there changes nothing.
+    """
+    out = dict(values)
+    presets = getattr(params_cls, "PRESETS", None) or {}
+    if "preset" in infos_names(params_cls):
+        chosen = out.get("preset", params_cls.__dataclass_fields__["preset"].default)
+        for k, v in presets.get(chosen, {}).items():
+            out.setdefault(k, v)
+    return out
+
+
+def infos_names(params_cls: type) -> set[str]:
+    return set(getattr(params_cls, "__dataclass_fields__", {}))
 
 
 def normalise_name(key: Any) -> str:

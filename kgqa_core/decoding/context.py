@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from ..parameters import MethodParams, param
+from ..parameters import MethodParams, param, preset_param
 from ..trace.schema import Answer, Trace
 from .prompt import LAYOUTS, PromptParts, build_prompt
 
@@ -29,6 +29,7 @@ class PromptParams(MethodParams):
     chat_template: bool = param(True, "Wrap the prompt in the model's chat template.", advanced=True)
     prompt_layout: str = param("turns", "turns: few-shot chat turns; single: one user turn; raw: no template.",
                                choices=LAYOUTS, advanced=True)
+    preset: str = preset_param()
 
 
 @dataclass

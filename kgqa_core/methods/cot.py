@@ -13,7 +13,7 @@ Parameters: `CotParams`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from ..decoding.context import PromptParams, decode_prompt_freely, describe_context, prepare, resolve_answers
 from ..decoding.prompt import parse_answers, parse_written_triplets
@@ -35,6 +35,9 @@ class CotParams(PromptParams):
         True, "When the last written triplet is grounded, add the other entities the graph holds for the answer "
         "after the model's own: along the chain's relation path from the topic entity when every triplet is "
         "grounded, else from the last triplet's relation (kgqa_core.answers.completion).", advanced=True)
+
+    # the baseline as the DoG paper runs it: the model's own text, nothing forced or completed
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {"paper": {"force_conclusion": False, "complete_answers": False}}
 
 
 def run(request: MethodRequest, params: CotParams, rec: TraceRecorder) -> None:
