@@ -427,7 +427,10 @@ class _DogRun:
             chain = graph.triplets_by_ids(best.chain) if self.params.complete_answers else None
             trace.answers = resolve_answers(texts, graph, topics, trace.notes, complete_from=chain, hops=self.hops,
                                             rank_by_chain=self.params.chain_answers_first,
-                                            question_uses=self.question_uses, question_order=self.order)
+                                            question_uses=self.question_uses, question_order=self.order,
+                                            chain_entities=[e for t in graph.triplets_by_ids(best.chain)
+                                                            for e in (t.head, t.tail)],
+                                            question=self.request.question)
             trace.raw_output = self.ctx.prompt.assistant_prefix + best.text
             trace.extra["best_beam"] = best.beam_id
             trace.extra["stop"] = best.stop
