@@ -155,9 +155,9 @@ def _ask_params(args: argparse.Namespace) -> dict:
 
 
 def _print_trace_summary(trace) -> None:
-    answers = ", ".join(
-        f"{a.text}{'' if a.in_graph else ' (not a graph entity)'}" for a in trace.answers
-    ) or "(no answer)"
+    from .answers.chain_entities import answer_label
+
+    answers = ", ".join(answer_label(a) for a in trace.answers) or "(no answer)"
     print(f"answer: {answers}")
     if trace.best_chain:
         print("chain:")

@@ -17,6 +17,7 @@ from typing import Any, Iterator
 
 import streamlit as st
 
+from kgqa_core.answers.chain_entities import answer_label
 from kgqa_core.trace.schema import Step, Trace
 
 from . import charts
@@ -51,8 +52,9 @@ def badge(trace: Trace, graph: Any | None = None) -> None:
 
 
 def answers_line(trace: Trace) -> str:
-    """Markdown for the answers: entity names, escaped."""
-    names = [a.entity or a.text for a in trace.answers]
+    """Markdown for the answers: entity names, escaped, each marked as text when the model wrote it otherwise
+    ("written as 'German'") or it names no graph entity ("not a graph entity"): `answer_label`."""
+    names = [answer_label(a) for a in trace.answers]
     return "**Answer:** " + (", ".join(md_text(n) for n in names) if names else "(no answer)")
 
 

@@ -13,6 +13,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from kgqa_core.answers.chain_entities import answer_label
 from kgqa_core.trace.grounding import ground_answers
 from kgqa_core.trace.schema import Candidate, Step, Trace
 
@@ -142,7 +143,7 @@ def summary_row(trace: Trace, gold: Iterable[str] = (), label: str | None = None
         "run": label or trace.method,
         "method": trace.method,
         "model": trace.model,
-        "answers": ", ".join(trace.answer_texts) or ("(error)" if trace.error else "(none)"),
+        "answers": ", ".join(answer_label(a) for a in trace.answers) or ("(error)" if trace.error else "(none)"),
         "correct": corr.label if corr else "no gold",
         "hit@1": None if corr is None else corr.hit_at_1,
         "ill triplets": f"{f.ill_triplets}/{f.checked}" if f.checked else "-",

@@ -305,7 +305,8 @@ def summary_frame(groups: list[GroupSummary]) -> pd.DataFrame:
 
 
 def answer_entities(out_dir: Path, rec: dict) -> list[str]:
-    """The run's answers as graph entities (the trace's linked entity), not the raw text the model wrote."""
+    """The run's answers as graph entities (the trace's linked entity), not the raw text the model wrote;
+    each says in words when the model wrote it otherwise or it names no graph entity (`answer_label`)."""
     names = _trace_answers(str(out_dir / rec.get("trace", "")))
     return names if names is not None else list(rec.get("answers", []))
 
@@ -313,9 +314,10 @@ def answer_entities(out_dir: Path, rec: dict) -> list[str]:
 @st.cache_data(show_spinner=False, max_entries=4096)
 def _trace_answers(path: str) -> list[str] | None:
     try:
+        from kgqa_core.answers.chain_entities import answer_label
         from kgqa_core.trace.schema import load_trace
 
-        return [a.entity or a.text for a in load_trace(path).answers]
+        return [answer_label(a) for a in load_trace(path).answers]
     except Exception:
         return None
 

@@ -115,7 +115,10 @@ def _replay(request: MethodRequest, ctx: Any, rec: TraceRecorder, text: str, gen
     if grounded and ctx.params.complete_answers and grounded[-1].grounded:
         kept = grounded if all(g.grounded for g in grounded) else grounded[-1:]
         chain = [graph.triplet(g.triplet_id) for g in kept]
-    trace.answers = resolve_answers(texts, graph, trace.topic_entities, trace.notes, complete_from=chain)
+    trace.answers = resolve_answers(texts, graph, trace.topic_entities, trace.notes, complete_from=chain,
+                                    chain_entities=[e for g in grounded if g.grounded
+                                                    for e in graph.triplet(g.triplet_id).as_tuple[::2]],
+                                    question=request.question)
     rec.step(Step(
         index=0,
         kind="cot.answer",

@@ -439,7 +439,10 @@ class _DogRun:
             g = self.guidance
             trace.answers = resolve_answers(texts, graph, topics, trace.notes, complete_from=chain, hops=g.hops,
                                             rank_by_chain=g.rank_by_chain, question_uses=g.question_uses,
-                                            question_order=g.order)
+                                            question_order=g.order,
+                                            chain_entities=[e for t in graph.triplets_by_ids(best.chain)
+                                                            for e in (t.head, t.tail)],
+                                            question=self.request.question)
             trace.raw_output = self.ctx.prompt.assistant_prefix + best.text
             trace.extra["best_beam"] = best.beam_id
             trace.extra["stop"] = best.stop

@@ -530,3 +530,27 @@ def test_the_upload_box_states_the_limit_it_applies(runs_dir, monkeypatch):
     from kgqa_ui.state import DEFAULT_UPLOAD_MB
 
     assert config["server"]["maxUploadSize"] == DEFAULT_UPLOAD_MB, "the other upload boxes use the same default"
+
+
+def test_answers_written_otherwise_or_naming_no_entity_are_marked_in_words(runs_dir, graph):
+    """Issue 29: Replay, Compare and Runs say in text (no emoji, never Markdown) how each answer stands."""
+    from kgqa_core.trace.schema import Answer
+
+    trace = F.dog_trace(graph)
+    trace.answers = [Answer(text="1967", entity="1967", in_graph=True, mapped_from="the year *1967*", match="embedding"),
+                     Answer(text="[the late sixties](http://example.com)")]
+    run_id = RunStore(runs_dir).save(trace, graph).run_id
+    for page in ("pages/replay.py", "pages/runs.py"):
+        at = _app(page, run=run_id)
+        _ok(at)
+        answer = next(m.value for m in at.markdown if m.value.startswith("**Answer:**"))
+        # the model's text is escaped, so '*' and the link stay as typed
+        assert "\\*1967\\*" in answer and "\\[the late sixties\\]\\(http" in answer
+        shown = answer.replace("\\", "")
+        assert "1967 (written as 'the year *1967*')" in shown, shown
+        assert "[the late sixties](http://example.com) (not a graph entity)" in shown.replace("\u2060", ""), shown
+    at = _app("pages/compare.py")
+    at.multiselect(key="cmp_pick").set_value([run_id]).run()
+    _ok(at)
+    table = next(h.proto.body for h in at.get("html") if "kg-cmp" in h.proto.body)
+    assert "1967 (written as &#x27;the year *1967*&#x27;)" in table and "(not a graph entity)" in table
