@@ -180,6 +180,32 @@ def with_preset(params_cls: type, values: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def preset_flag(params: Mapping[str, Any], preset: str | None, flag: str = "--preset") -> dict[str, Any]:
+    """``params`` with the command line's first-class ``--preset`` added (None: not given).
+
+    ``--preset paper`` is ``--param preset=paper``; the two given with different
+    values are refused naming both, and an unknown preset names the choices.
+
+    >>> preset_flag({"beam_size": 2}, "paper")
+    {'beam_size': 2, 'preset': 'paper'}
+    >>> preset_flag({"preset": "paper"}, "workbench")
+    Traceback (most recent call last):
+    ...
+    kgqa_core.parameters.ParameterError: --preset workbench conflicts with --param preset=paper; give one of them
+    """
+    out = dict(params)
+    if preset is None:
+        return out
+    chosen = str(preset).strip()
+    if chosen not in PRESETS:
+        raise ParameterError("preset", f"{flag} must be one of {', '.join(PRESETS)}, got {preset!r}")
+    given = out.get("preset")
+    if given is not None and (given.strip() if isinstance(given, str) else given) != chosen:
+        raise ParameterError("preset", f"{flag} {chosen} conflicts with --param preset={given}; give one of them")
+    out["preset"] = chosen
+    return out
+
+
 def infos_names(params_cls: type) -> set[str]:
     return set(getattr(params_cls, "__dataclass_fields__", {}))
 
