@@ -2,10 +2,11 @@
 
     python -m kgqa_core ask (--graph FILE | --sparql URL [--dialect rdf|freebase|wikidata])
                             --question TEXT [--topic E ...] --method NAME
-                            [--model NAME_OR_PATH] [--beam-size K] [--trace-out F.json] [--json]
+                            [--model NAME_OR_PATH] [--beam-size K] [--preset paper|workbench]
+                            [--vocabulary FILE] [--trace-out F.json] [--json]
     python -m kgqa_core models [list | install NAME [--force]]
     python -m kgqa_core methods
-    python -m kgqa_core eval --dataset F.jsonl --methods dog,cot --out DIR ...
+    python -m kgqa_core eval --dataset F.jsonl --methods dog,cot --out DIR [--preset paper] [--vocabulary FILE] ...
     python -m kgqa_core generate --graph FILE --patterns 2p,2i --n 20 --out q.jsonl
     python -m kgqa_core show TRACE.json
 
@@ -48,6 +49,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         args.question = check_question(args.question)
     except QuestionError as exc:
         raise CliError(f"{exc} (--question)") from None
+    vocabulary = read_vocabulary(args.vocabulary)  # refused, naming the file and line, before anything loads
     store = _open_store(args)
     if store is not None:
         graph = store
@@ -76,6 +78,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         topics = [c.entity for c in cands if c.score >= best - 1e-9][:3]
         if not args.json:
             print(f"topic entities (linked): {', '.join(topics)}", file=sys.stderr)
+    warn_unknown_relations(vocabulary, graph)
 
     progress = None if args.json else (lambda msg: print(msg, file=sys.stderr))
     from .models.server_model import server_from_args
@@ -90,7 +93,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
             print(f"  [{step.index}] {step.kind}: {step.title or step.choice or ''}", file=sys.stderr)
 
     request = MethodRequest(graph=graph, question=args.question, model=model,
-                            topic_entities=topics, params=params, seed=args.seed, on_step=on_step)
+                            topic_entities=topics, params=params, seed=args.seed, on_step=on_step,
+                            vocabulary=vocabulary)
     trace = run_method(args.method, request)
     if args.trace_out:
         save_trace(trace, args.trace_out)
@@ -141,11 +145,11 @@ def _store_topics(store, args: argparse.Namespace, topics: list[str]) -> list[st
 
 
 def _ask_params(args: argparse.Namespace) -> dict:
-    """``--param`` pairs plus the shortcut flags, as raw values for the method's `parse_params`."""
-    from .parameters import ParameterError, parse_pairs
+    """``--param`` pairs plus the shortcut flags (``--preset``, ``--beam-size``...), as raw values for `parse_params`."""
+    from .parameters import ParameterError, parse_pairs, preset_flag
 
     try:
-        params = parse_pairs(args.param)
+        params = preset_flag(parse_pairs(args.param), args.preset)
     except ParameterError as exc:
         raise CliError(str(exc)) from None
     for name in ("beam_size", "max_steps", "hops"):
@@ -154,11 +158,33 @@ def _ask_params(args: argparse.Namespace) -> dict:
     return params
 
 
+def read_vocabulary(path: str | None):
+    """The relation vocabulary of ``--vocabulary FILE`` (None without one); a bad file is one line naming it and the line."""
+    if not path:
+        return None
+    from .reading.vocabulary import RelationVocabulary, VocabularyError
+
+    try:
+        return RelationVocabulary.read(path)
+    except VocabularyError as exc:
+        raise CliError(f"--vocabulary {exc}") from None
+
+
+def warn_unknown_relations(vocabulary, graph) -> None:
+    """One warning line on stderr listing the vocabulary's relations the graph does not hold."""
+    unknown = vocabulary.unknown(graph) if vocabulary else []
+    if unknown:
+        shown = ", ".join(unknown[:10]) + (f" and {len(unknown) - 10} more" if len(unknown) > 10 else "")
+        print(f"warning: {vocabulary.source}: relations not in the graph (their words match nothing): {shown}",
+              file=sys.stderr)
+
+
 def _print_trace_summary(trace) -> None:
     from .answers.chain_entities import answer_label
 
     answers = ", ".join(answer_label(a) for a in trace.answers) or "(no answer)"
     print(f"answer: {answers}")
+    _print_setup(trace)
     if trace.best_chain:
         print("chain:")
         for ct in trace.best_chain:
@@ -174,6 +200,19 @@ def _print_trace_summary(trace) -> None:
     )
     if trace.error:
         print(f"error: {trace.error}")
+
+
+def _print_setup(trace) -> None:
+    """The preset, the user's vocabulary and the question's reading, as the trace recorded them."""
+    preset = trace.parameters.get("preset") if isinstance(trace.parameters, dict) else None
+    print(f"preset: {preset}" if preset else "preset: not recorded (an older trace: it ran the workbench's defaults)")
+    vocab = trace.extra.get("vocabulary")
+    if isinstance(vocab, dict) and isinstance(vocab.get("entries"), dict):
+        source = f" from {vocab['source']}" if vocab.get("source") else ""
+        print(f"vocabulary: {len(vocab['entries'])} relation(s){source}")
+    reading = trace.extra.get("reading")
+    if isinstance(reading, dict) and reading.get("explanation"):
+        print(f"question reading ({reading.get('reader', '?')}): {reading['explanation']}")
 
 
 # ----------------------------------------------------------------- models
@@ -254,6 +293,7 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--hops", default=None, help="same as --param hops=N (RoK)")
     ask.add_argument("--param", action="append",
                      help="method parameter NAME=VALUE (repeatable); `methods` lists each method's")
+    add_preset_arguments(ask)
     ask.add_argument("--seed", type=int, default=0)
     ask.add_argument("--trace-out", help="save the trace as JSON")
     ask.add_argument("--json", action="store_true", help="print the whole trace as JSON")
@@ -279,6 +319,16 @@ def build_parser() -> argparse.ArgumentParser:
     _optional_subcommand(sub, "kgqa_core.eval.cli", "add_eval_parser", "run_eval_command")
     _optional_subcommand(sub, "kgqa_core.lpkg.cli", "add_generate_parser", "run_generate_command")
     return parser
+
+
+def add_preset_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--preset`` and ``--vocabulary`` (``ask``; ``eval`` declares the same two)."""
+    parser.add_argument("--preset", default=None, choices=["workbench", "paper"],
+                        help="paper: every method as published, without the workbench's guidance; workbench: the "
+                             "workbench's defaults (the default). Same as --param preset=NAME; a parameter you set wins")
+    parser.add_argument("--vocabulary", default=None, metavar="FILE",
+                        help="your words for the graph's relations, one relation a line: 'relation: word, word' "
+                             "(# starts a comment); the question readers use them, the trace records them")
 
 
 def _optional_subcommand(sub, module: str, adder: str, runner: str) -> None:
