@@ -435,7 +435,9 @@ def _set_a_long_dog_run_then_open(page: str, monkeypatch) -> AppTest:
     at.selectbox(key="ask_example").set_value(0).run()
     _lean_params(at, "dog")
     at.number_input(key="ask_steps").set_value(4).run()
-    for rule in ("question_relations", "stay_at_depth"):  # the paper's offer: the chain writes all 4 steps
+    # the paper's offer and step budget (the question's reading would raise 4 steps to two per hop it reads):
+    # the chain writes all 4 steps
+    for rule in ("question_relations", "stay_at_depth", "auto_steps"):
         at.checkbox(key=f"ask_param_{rule}").uncheck()
     at.run()
     at.switch_page(page).run()
