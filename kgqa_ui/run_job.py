@@ -34,6 +34,7 @@ class RunSpec:
     params: dict[str, Any]
     model_name: str
     label: str = ""
+    vocabulary: Any = None  # the user's RelationVocabulary for the graph (the session's), or None
 
     @property
     def title(self) -> str:
@@ -71,7 +72,8 @@ class JobProgress:
 
 def progress_round(method: str, params: dict[str, Any], steps: list[Step]) -> str:
     """Where a method is in its own terms, with the total when the parameters fix it."""
-    kinds = [s.kind for s in steps]
+    # the question's reading (a ``reading.plan`` step) comes before the method's own steps and counts in none
+    kinds = [s.kind for s in steps if not s.kind.startswith("reading.")]
     if method == "dog":
         if kinds and kinds[-1] == "dog.answer":
             return "answering"
@@ -189,7 +191,7 @@ class RunJob:
         self._say(f"{spec.title}: reasoning with {spec.model_name}…")
         request = MethodRequest(graph=spec.graph, question=spec.question, model=model,
                                 topic_entities=list(spec.topics), params=dict(spec.params), seed=0,
-                                on_step=self._on_step, should_stop=self._stop.is_set)
+                                on_step=self._on_step, should_stop=self._stop.is_set, vocabulary=spec.vocabulary)
         started = time.perf_counter()
         try:
             trace = run_method(spec.method, request)

@@ -8,11 +8,12 @@ import os
 import streamlit as st
 
 from kgqa_core.graph.knowledge_graph import KnowledgeGraph
-from kgqa_ui import panels, sparql_panel, state
+from kgqa_ui import panels, sparql_panel, state, vocabulary_panel
 from kgqa_ui.html_utils import md_text
 from kgqa_ui.link_labels import topic_option_label
 from kgqa_ui.nav import ensure_app_navigation
-from kgqa_ui.params_form import ASK_PARAM_DEFAULTS, ASK_PARAM_KEYS, parameter_form
+from kgqa_ui.params_form import (ASK_PARAM_DEFAULTS, ASK_PARAM_KEYS, ASK_PRESET_KEY, DEFAULT_PRESET, PRESET_LABELS,
+                                 parameter_form)
 from kgqa_ui.running import RunSpec, methods_available, outcome_trace, run_controls
 
 ACCEPTED = ["tsv", "csv", "txt", "json", "jsonl", "nt", "ttl", "gz"]
@@ -208,10 +209,19 @@ def method_section() -> tuple[list[str], dict[str, dict], str]:
                 "on the Replay and Runs pages.")
         return [], {}, ""
     default = [m for m in ("dog",) if m in methods] or [next(iter(methods))]
-    chosen = st.multiselect("Method(s)", list(methods), default=default, key="ask_methods", persist_state="session",
-                            format_func=lambda m: f"{m} — {methods[m]}")
+    left, right = st.columns([3, 2])
+    chosen = left.multiselect("Method(s)", list(methods), default=default, key="ask_methods", persist_state="session",
+                              format_func=lambda m: f"{m} — {methods[m]}")
+    preset = right.radio(
+        "Preset", list(PRESET_LABELS), index=list(PRESET_LABELS).index(DEFAULT_PRESET), key=ASK_PRESET_KEY,
+        format_func=PRESET_LABELS.get, horizontal=True, persist_state="session",
+        help="Applies to every chosen method. Workbench (guided): the workbench's defaults: the question is read "
+             "first and guides the steps (hops, relations, their order), answers are completed from the graph. "
+             "Paper (as published): each method's algorithm as its paper describes it, every workbench guidance "
+             "off. The parameters below start at the preset's values; one you change wins.")
     specs = method_specs()
-    params = parameter_form([specs[m] for m in chosen if m in specs], defaults=ASK_PARAM_DEFAULTS, keys=ASK_PARAM_KEYS)
+    params = parameter_form([specs[m] for m in chosen if m in specs], defaults=ASK_PARAM_DEFAULTS, keys=ASK_PARAM_KEYS,
+                            preset=preset or DEFAULT_PRESET)
     from kgqa_ui import server_panel
 
     names = list(PACKAGED_MODELS) + server_panel.model_choices()
@@ -268,13 +278,17 @@ def main() -> None:
     graph = graph_section()
     if graph is None:
         return
+    vocabulary_problem = vocabulary_panel.vocabulary_expander(graph)
     question, topics = question_section(graph)
     methods, params, model = method_section()
     hint = ("Enter a question" if not question else "Choose at least one topic entity" if not topics
-            else "Choose a method" if not methods else "Install or pick a model" if not model else "")
+            else "Choose a method" if not methods else "Install or pick a model" if not model
+            else vocabulary_problem)
 
     def specs() -> list[RunSpec]:
-        return [RunSpec(m, graph, question, tuple(topics), dict(params.get(m, {})), model) for m in methods]
+        vocabulary = state.graph_vocabulary()  # the user's words for this graph's relations, with every run
+        return [RunSpec(m, graph, question, tuple(topics), dict(params.get(m, {})), model, vocabulary=vocabulary)
+                for m in methods]
 
     def keep(outcomes: list[dict]) -> None:
         st.session_state["ask_last_runs"] = outcomes

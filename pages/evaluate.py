@@ -28,6 +28,7 @@ from kgqa_core.eval.metrics import ERROR_CLASSES, GroupSummary  # noqa: E402
 from kgqa_core.eval.runner import EvalConfigError, load_results, run_eval, summarize_records  # noqa: E402
 from kgqa_core.eval.taxonomy import ERROR_CLASS_DESCRIPTIONS  # noqa: E402
 from kgqa_ui.html_utils import md_text, plotly_text  # noqa: E402
+from kgqa_ui.params_form import ASK_PRESET_KEY, DEFAULT_PRESET, PRESET_LABELS  # noqa: E402
 
 SAMPLE = ROOT / "datasets" / "metaqa_sample" / "metaqa_dev_50.jsonl"
 SRC_SAMPLE = "MetaQA sample (50 questions)"
@@ -160,10 +161,11 @@ def generator_available() -> bool:
     return False
 
 
-def run_slug(dataset_path: Path, model: str, params: dict) -> str:
-    """One output directory per (dataset content, model, parameters): re-running resumes it."""
+def run_slug(dataset_path: Path, model: str, params: dict, vocabulary=None) -> str:
+    """One output directory per (dataset content, model, parameters and preset, vocabulary): re-running resumes it."""
     digest = hashlib.sha256(dataset_path.read_bytes()).hexdigest()[:8]
-    pdig = hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:6]
+    settings: object = params if not vocabulary else {"params": params, "vocabulary": vocabulary.entries}
+    pdig = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:6]
     clean = lambda s: re.sub(r"[^A-Za-z0-9._-]+", "_", s)[:40]  # noqa: E731
     return f"{clean(dataset_path.stem)}-{digest}--{clean(model)}--{pdig}"
 
@@ -470,7 +472,10 @@ def run_panel(path: Path, ds: Dataset) -> Path | None:
                             key="eval_limit")
     beam = c4.number_input("Beam size (0 = each method's default)", 0, 16, 0, key="eval_beam")
     params = {"beam_size": int(beam)} if beam else {}
-    out_dir = runs_dir() / run_slug(path, model, params)
+    preset, vocabulary = preset_and_vocabulary()
+    if preset != DEFAULT_PRESET:
+        params["preset"] = preset
+    out_dir = runs_dir() / run_slug(path, model, params, vocabulary)
     missing = [m for m in methods if m not in available]
     if missing:
         st.warning("Not available yet (module missing): " + md_text(", ".join(missing)) + "; they will be skipped.")
@@ -491,12 +496,38 @@ def run_panel(path: Path, ds: Dataset) -> Path | None:
 
             summary = run_eval(path, runnable, model, out_dir, limit=int(limit), params=params, progress=False,
                                model=loaded, on_progress=on_progress,
-                               types=None if types is None or set(types) == set(kinds) else types)
+                               types=None if types is None or set(types) == set(kinds) else types,
+                               vocabulary=vocabulary, on_warning=lambda msg: st.warning(md_text(msg)))
             bar.progress(1.0, text=f"Done: ran {summary.ran}, resumed {summary.skipped}, errors {summary.failed}")
         except (DatasetFormatError, EvalConfigError, ValueError, OSError, RuntimeError) as exc:
             bar.empty()
             st.error("The evaluation stopped: " + md_text(exc))
     return out_dir
+
+
+def preset_and_vocabulary():
+    """The methods' preset (the Ask page's choice to start with) and the session's relation vocabulary, if used."""
+    from kgqa_ui import state as ui_state
+
+    start = st.session_state.get(ASK_PRESET_KEY)
+    c5, c6 = st.columns(2)
+    preset = c5.radio(
+        "Preset", list(PRESET_LABELS), key="eval_preset", format_func=PRESET_LABELS.get, horizontal=True,
+        index=list(PRESET_LABELS).index(start if start in PRESET_LABELS else DEFAULT_PRESET),
+        help="Every chosen method runs with it. Workbench (guided): the workbench's defaults; Paper (as published): "
+             "each method as its paper describes it. Each preset has its own results folder.") or DEFAULT_PRESET
+    vocabulary = ui_state.graph_vocabulary()
+    if not vocabulary:
+        c6.caption("No relation vocabulary: give one on the Ask page (Relation vocabulary) to use it here too.")
+        return preset, None
+    graph = ui_state.active_graph()
+    use = c6.checkbox(
+        f"Use the relation vocabulary of the Ask page ({len(vocabulary.entries)} relation(s))", value=True,
+        key="eval_use_vocabulary",
+        help="Your words for the relations of " + md_text(getattr(graph, "name", "the loaded graph")) + ", given to "
+             "every question of the dataset (relations its graphs lack are named when the run starts). Runs with "
+             "and without it keep their results apart.")
+    return preset, vocabulary if use else None
 
 
 def results_panel(out_dir: Path, ds: Dataset) -> None:

@@ -184,8 +184,9 @@ def reask(original: KnowledgeGraph) -> None:
     def specs() -> list[RunSpec]:
         # the Ask page's parameters for this method; the edited copy frozen as it is now (edits may go on)
         params = ask_params(method_specs()[method], st.session_state)
-        return [RunSpec(method, g, question, tuple(topics), params, model, label=f"{label} graph")
-                for label, g in (("original", original), ("edited", edited.copy()))]
+        vocabulary = state.graph_vocabulary()  # the Ask page's words for the graph's relations (an edit keeps them)
+        return [RunSpec(method, g, question, tuple(topics), params, model, label=f"{label} graph",
+                        vocabulary=vocabulary) for label, g in (("original", original), ("edited", edited.copy()))]
 
     def keep(outcomes: list[dict]) -> None:
         st.session_state["edit_results"] = outcomes
