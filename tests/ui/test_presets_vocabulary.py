@@ -190,6 +190,10 @@ def test_a_good_vocabulary_goes_with_the_run_and_the_reading_is_shown(runs_dir, 
 
 
 # ------------------------------------------------------------------ a reading.plan step in every view
+PLANS = [RelationPlan(F.TOPIC, (PlanHop("starred_actors", False), PlanHop("release_year")), 0.81, "1967", 5),
+         RelationPlan(F.TOPIC, (PlanHop("starred_actors", False), PlanHop("has_genre")), 0.12, "Drama", 3)]
+
+
 def _trace_with_a_reading(graph):
     trace = F.dog_trace(graph)
     steps = list(trace.steps)
@@ -201,12 +205,9 @@ def _trace_with_a_reading(graph):
             trace.add_step(step)
 
     Rec.trace = trace
-    plans = [RelationPlan(F.TOPIC, (PlanHop("starred_actors", False), PlanHop("release_year")), 0.81,
-                          "1967", 5),
-             RelationPlan(F.TOPIC, (PlanHop("starred_actors", False), PlanHop("has_genre")), 0.12, "Drama", 3)]
     reading = QuestionReading(reader="paths", hops=2, confidence=0.81, sure=True,
                               relations=["starred_actors", "release_year"], order=["starred_actors", "release_year"],
-                              plans=plans, explanation="the model chose *starred_actors* then release_year")
+                              plans=PLANS, explanation="the model chose *starred_actors* then release_year")
     record_reading(Rec(), reading, 0.5)
     for s in steps:
         trace.add_step(s)
@@ -233,7 +234,7 @@ def test_a_reading_step_renders_on_replay_compare_and_runs(runs_dir, graph):
     assert any("reading the question" in m.value for m in replay.markdown)
     assert not any("not one this workbench knows" in i.value for i in replay.info)
     plans = [d.value for d in replay.dataframe]
-    assert plans and list(plans[0]["plan"]) == [p.text for p in _plans(trace)]
+    assert plans and list(plans[0]["plan"]) == [p.text for p in PLANS]
     # the "Question reading" section: the explanation as text (its '*' shown, not rendered), the plans, the words
     assert any(m.value == "**Question reading**" for m in replay.markdown)
     captions = [c.value for c in replay.caption]
@@ -250,7 +251,3 @@ def test_a_reading_step_renders_on_replay_compare_and_runs(runs_dir, graph):
     runs = _app("pages/runs.py", run=run_id)
     _ok(runs)
 
-
-def _plans(trace):
-    return [RelationPlan(F.TOPIC, (PlanHop("starred_actors", False), PlanHop("release_year")), 0.81),
-            RelationPlan(F.TOPIC, (PlanHop("starred_actors", False), PlanHop("has_genre")), 0.12)]
