@@ -16,6 +16,9 @@ Examples
 ...                                   ("Ann", "ethnicity", "dutch")])
 >>> [p.text for p in relation_paths(g, ["Ann"], max_hops=2)]
 ['Ann -> ethnicity', 'Ann -> spouse', 'Ann -> spouse -> ethnicity']
+>>> relation_paths(g, ["Ann"], max_hops=2)[-1].example_text
+'Ann -spouse-> Bob -ethnicity-> germans'
+
 """
 
 from __future__ import annotations
@@ -45,21 +48,24 @@ def relation_paths(graph: Any, topics: Sequence[str], max_hops: int = MAX_HOPS, 
     """
     out: list[RelationPlan] = []
     for topic in dict.fromkeys(t for t in topics if t and graph.has_entity(t)):
-        level: list[tuple[tuple[PlanHop, ...], list[str]]] = [((), [topic])]
+        # each path: its hops, the entities it reaches, and for each of them one walk there from the topic
+        level: list[tuple[tuple[PlanHop, ...], dict[str, tuple[str, ...]]]] = [((), {topic: (topic,)})]
         for _ in range(max_hops):
-            nxt: list[tuple[tuple[PlanHop, ...], list[str]]] = []
+            nxt: list[tuple[tuple[PlanHop, ...], dict[str, tuple[str, ...]]]] = []
             for hops, ends in level:
-                groups: dict[PlanHop, dict[str, None]] = {}
-                for e in ends[:fan]:
+                groups: dict[PlanHop, dict[str, tuple[str, ...]]] = {}
+                for e in list(ends)[:fan]:
                     for t in capped_neighbours(graph, e, cap, {})[0]:
                         forward = t.head == e
                         other = t.tail if forward else t.head
-                        if other != topic:
-                            groups.setdefault(PlanHop(t.relation, forward), {})[other] = None
+                        if other not in ends[e]:  # a walk never comes back to an entity it passed
+                            groups.setdefault(PlanHop(t.relation, forward), {}).setdefault(other, ends[e] + (other,))
                 for hop in sorted(groups, key=lambda h: (h.relation, not h.forward)):
-                    reached = list(groups[hop])
+                    reached = groups[hop]
                     path = hops + (hop,)
-                    out.append(RelationPlan(topic, path, example=reached[0], reaches=len(reached)))
+                    first = next(iter(reached))
+                    out.append(RelationPlan(topic, path, example=first, reaches=len(reached),
+                                            walk=reached[first]))
                     nxt.append((path, reached))
             level = nxt
             if len(out) >= max_paths:

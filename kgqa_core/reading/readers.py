@@ -44,30 +44,36 @@ def _masked(question: str, topics: Sequence[str]) -> str:
     return question
 
 
-def _path_words(plan: RelationPlan, vocabulary: RelationVocabulary | None) -> str:
+def _relation_text(relation: str, vocabulary: RelationVocabulary | None) -> str:
     from ..graph.hub_caps import relation_words
 
-    parts = []
-    for h in plan.hops:
-        words = relation_words(h.relation) or h.relation
-        aliases = vocabulary.aliases(h.relation) if vocabulary else []
-        parts.append(f"{words} ({', '.join(aliases)})" if aliases else words)
-    return ", ".join(parts)
+    words = relation_words(relation) or relation
+    aliases = vocabulary.aliases(relation) if vocabulary else []
+    return f"{words} ({', '.join(aliases)})" if aliases else words
 
 
 def lexicon_scores(question: str, topics: Sequence[str], plans: Sequence[RelationPlan],
                    vocabulary: RelationVocabulary | None = None, embedder: Any = None) -> list[float]:
-    """Each plan's similarity to the question: cosine of sentence embeddings, else shared content stems."""
-    q = _masked(question, topics)
-    texts = [_path_words(p, vocabulary) for p in plans]
-    if embedder is not None and plans:
-        vecs = embedder.encode(texts)
-        qv = embedder.encode([q])[0]
-        return [float(s) for s in vecs @ qv]
+    """Each plan's closeness to the question: the mean over its hops of its relation's similarity to the question.
+
+    A relation's similarity is the cosine of sentence embeddings of its
+    words (and the user's aliases) and of the question with its entities
+    masked; without an embedder, the share of its content stems the question
+    holds.  The mean, not the whole path's text, so a hop the question does
+    not ask for costs a path as much as a hop it does ask for gains it.
+    """
     from ..graph.hub_caps import content_stems
 
-    qs = content_stems(q)
-    return [len(content_stems(t) & qs) / max(1, len(content_stems(t))) for t in texts]
+    q = _masked(question, topics)
+    relations = sorted({h.relation for p in plans for h in p.hops})
+    texts = [_relation_text(r, vocabulary) for r in relations]
+    if embedder is not None and relations:
+        sims = embedder.encode(texts) @ embedder.encode([q])[0]
+        score = {r: float(x) for r, x in zip(relations, sims)}
+    else:
+        qs = content_stems(q)
+        score = {r: len(content_stems(t) & qs) / max(1, len(content_stems(t))) for r, t in zip(relations, texts)}
+    return [sum(score[h.relation] for h in p.hops) / len(p.hops) for p in plans]
 
 
 def shortlist(plans: Sequence[RelationPlan], scores: Sequence[float], per_length: int = PER_LENGTH,
@@ -189,8 +195,8 @@ class ModelPathReader:
 
 
 def _option_text(plan: RelationPlan) -> str:
-    example = plan.example if len(plan.example) <= 40 else plan.example[:37] + "..."
-    return f"{plan.text} (e.g. {example})" if example else plan.text
+    """The plan as one walk of the graph, entity by entity: the model sees what kind of entity each hop reaches."""
+    return plan.example_text
 
 
 def plan_prompt(question: str, topics: Sequence[str], vocabulary: RelationVocabulary | None,
@@ -205,13 +211,14 @@ def plan_prompt(question: str, topics: Sequence[str], vocabulary: RelationVocabu
             told = "What the relations mean:\n" + "\n".join(lines) + "\n\n"
     names = ", ".join(t for t in topics if t)
     head = (
-        "A knowledge graph links entities by relations; 'relation (reverse)' follows a relation backwards. "
-        f"Which path of relations, starting at the question's entity ({names}), leads to the answer? "
-        "Each path ends with an example of an entity it reaches.\n\n"
+        "Below is a question and some walks through a knowledge graph that start at the question's entity "
+        f"({names}). 'A -relation-> B' means A has that relation to B; 'A <-relation- B' means B has it to A. "
+        "Which walk ends at an answer to the question? It must follow the relations the question asks about, "
+        "no more and no fewer.\n\n"
         + told
-        + f"Question: {question}\n\nPaths:\n"
+        + f"Question: {question}\n\nWalks:\n"
     )
-    return PromptParts(head=head, tail="Reply with one path, copied exactly.")
+    return PromptParts(head=head, tail="Reply with one walk, copied exactly.")
 
 
 def make_reader(name: str, model: Any = None, vocabulary: RelationVocabulary | None = None) -> Any:

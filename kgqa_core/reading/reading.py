@@ -42,6 +42,17 @@ class RelationPlan:
     confidence: float = 0.0  # in [0, 1]: the reader's probability that this path answers the question
     example: str = ""  # an entity the path reaches (shown to the model and in the trace)
     reaches: int = 0  # entities the path reaches (as far as the reader looked)
+    walk: tuple[str, ...] = ()  # one walk along the path: the topic, then an entity at each hop
+
+    @property
+    def example_text(self) -> str:
+        """One walk along the plan, entity by entity: ``Ann -spouse-> Bob -ethnicity-> germans``."""
+        if len(self.walk) != len(self.hops) + 1:
+            return self.text
+        parts = [self.walk[0]]
+        for h, e in zip(self.hops, self.walk[1:]):
+            parts.append(f"-{h.relation}-> {e}" if h.forward else f"<-{h.relation}- {e}")
+        return " ".join(parts)
 
     @property
     def relations(self) -> list[str]:
