@@ -11,7 +11,9 @@ guided method shares, so a new method declares them the same way.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections import OrderedDict
 from typing import Any, Sequence
 
 from ..parameters import param
@@ -42,13 +44,39 @@ def read_question(request: Any, params: Any, rec: Any, topics: Sequence[str]) ->
     if name == "none":
         return QuestionReading.unread()
     given = getattr(request, "reading", None)
+    topics = [t for t in topics if t]
+    key = _cache_key(request, name, topics, vocabulary)
     if isinstance(given, QuestionReading) and given.reader == name:
         reading = given
+    elif key is not None and key in _READ:
+        _READ.move_to_end(key)
+        reading = dataclasses.replace(_READ[key], calls=[], seconds=0.0)  # read once: its calls were counted then
+        reading.explanation += " (read once for this question and graph, by an earlier run of this session)"
     else:
         reader = make_reader(name, getattr(request, "model", None), vocabulary)
-        reading = reader.read(request.question, request.graph, [t for t in topics if t])
+        reading = reader.read(request.question, request.graph, topics)
+        if key is not None:
+            _READ[key] = reading
+            while len(_READ) > _READ_LIMIT:
+                _READ.popitem(last=False)
     record_reading(rec, reading, getattr(params, "reading_sure_at", SURE_AT))
     return reading
+
+
+# readings already made, so the methods of one question (an evaluation, Compare) read it once; greedy
+# option scoring gives the same reading every time for the same model, graph, question and words
+_READ: "OrderedDict[tuple, QuestionReading]" = OrderedDict()
+_READ_LIMIT = 32
+
+
+def _cache_key(request: Any, name: str, topics: Sequence[str], vocabulary: Any) -> tuple | None:
+    graph, model = request.graph, getattr(request, "model", None)
+    fingerprint = getattr(graph, "fingerprint", "")
+    if not fingerprint:
+        return None
+    model_key = (getattr(model, "name", ""), getattr(model, "backend", ""), id(model)) if name == "paths" else ()
+    words = vocabulary.to_text() if vocabulary else ""
+    return (name, model_key, fingerprint, request.question, tuple(topics), words)
 
 
 def guidance_words(reading: QuestionReading, sure_at: float) -> str:
