@@ -27,40 +27,35 @@ the chain records the graph triplet.  The paper's Freebase graphs hold most
 facts in both directions, one-direction graphs such as MetaQA do not; see
 `kgqa_core.graph.readings`.
 
-``walk_to_depth`` (True): a chain that writes its answer line while it
-stands fewer hops from the topic entity than the question names
-(`kgqa_core.reading`) has that line taken back (its text and KV
-cells, back to the end of the sentence before it), its next step number
-written (" 3.") and decodes on, so it may open another triplet, one that
-leads on from the chain's farthest entities to an entity it has not reached
-(a step out, not another fact about where it stands), and so on until it
-stands that many hops out; a chain whose triplets left are just enough to
-get there is narrowed the same way.  At most that many take-backs per
-chain, each noted on the step.  Not in the paper: on whole-KB
-3-hop questions the 1.5B model answered after its first or second triplet
-(docs/benchmarks.md).
+The question's reading (`kgqa_core.reading`, ``reader``): before the
+chain starts, the question is read once against the graph: by default the
+model chooses, among the walks the graph holds from the topic entity
+(ranked by their relations' closeness to the question), the one the
+question asks for, and its probability is the reading's confidence.  The
+reading is the first step of the trace.  What DoG layers on the paper's
+loop comes from it, as step filters (`kgqa_core.decoding.step_filters`),
+and only when it is sure (``reading_sure_at``); an unsure reading only
+raises the step budget (``auto_steps``), so DoG then runs as the paper does
+with its other documented deviations:
 
-``walk_out_first`` (True, with ``walk_to_depth``): while the chain stands
-fewer hops out than the question names, every step is narrowed that way,
-not only after a take-back: a chain that listed four films of the director
-ran out of steps before it wrote a language.  ``stay_at_depth`` (True): once
-the chain stands as many hops out as the question names (every hop's
-relation named), only triplets within that depth are offered; with none left
-the chain concludes ("who starred in Cemetery Man" no longer goes on to a
-co-star's film and answers with the co-star there).
+* ``walk_to_depth``: an answer line written fewer hops out than the
+  reading says is taken back (text and KV cells, to the end of the sentence
+  before it), the next step number written (" 3.") and the chain decodes
+  on, offered the triplets that lead on from its farthest entities; at most
+  that many take-backs per chain.  ``walk_out_first``: every step short of
+  that depth is narrowed that way (a chain listing four films of a director
+  ran out of steps before it wrote a language).
+* ``stay_at_depth``: a chain as deep as the reading is offered nothing
+  further out; with nothing left it concludes.
+* ``question_relations`` / ``hop_order``: each step offers only the
+  relations of the reading's plan, each at most as often as planned, each
+  hop its own relation; a step where none is left is offered everything
+  (never a dead end).
 
-``question_relations`` (True): when the question's words name relations of
-the graph (the same reading as the step budget, `hop_budget.estimate_hops`:
-"what languages are the films that share directors with X" names
-`in_language` and `directed_by`), each step offers only the G_q triplets of
-those relations, in either reading, and a triplet that leads on from an
-entity may not walk a relation more often on the way there than the question
-names it (`written_by` twice and `has_genre` once for "what types are the
-movies written by the screenwriter of X"); a step where none is left offers
-all, and a question that names none is not narrowed.  Not in the paper, whose
-trie holds all of G_q: on whole-KB 2- and 3-hop questions the 1.5B model
-spent steps on tags and genres the question never asked for
-(docs/benchmarks.md); the trace notes how many steps were narrowed.
+Each narrowing is said on its step, with the relations it left out, and
+summed up in the trace's notes.  ``preset=paper`` turns all of them off
+(and the other deviations: the paper's trie keeps repeats, offers no
+reverse readings, forces no conclusion and completes no answers).
 
 Chains are ranked by the paper's chain score, a sum of log-probabilities,
 which favours shorter chains when finished chains of different lengths are
