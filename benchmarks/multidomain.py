@@ -23,6 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from kgqa_core.eval.dataset import load_dataset  # noqa: E402
 from kgqa_core.eval.runner import run_eval  # noqa: E402
 
 DOMAINS = {
@@ -54,9 +55,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     rows = []
     for domain in [d for d in args.domains.split(",") if d]:
+        types = [t for t in TYPES if t in load_dataset(DOMAINS[domain]).types]
         for run, (methods, params) in RUNS.items():
             summary = run_eval(DOMAINS[domain], methods, args.model, args.out / domain / run, params=params or None,
-                               progress=False, per_type=args.per_type, types=TYPES,
+                               progress=False, per_type=args.per_type, types=types,
                                shard=None if args.report else _shard(args.shard))
             for g in summary.by_type + summary.overall:
                 name = "dog-paper" if run == "paper" else g.method

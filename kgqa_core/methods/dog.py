@@ -460,7 +460,7 @@ def taken_back_note(taken: TakenBack, went_on: bool) -> str:
     """The trace's account of an answer line taken back because the chain stood too few hops out."""
     said = " ".join(taken.text.split())
     said = said if len(said) <= 120 else said[:117] + "..."
-    head = (f"the chain wrote its answer {taken.depth} hop(s) from the topic entity, the question names "
+    head = (f"the chain wrote its answer {taken.depth} hop(s) from the question's entity, its reading says "
             f"{taken.min_depth}: {said!r} was taken back and {taken.written.strip()!r} written")
     if taken.offered:
         head += (f"; the next triplet was offered only from the chain's farthest entities: {taken.offered} of "
@@ -470,7 +470,6 @@ def taken_back_note(taken: TakenBack, went_on: bool) -> str:
 
 def narrowed_note(n: Narrowed) -> str:
     """The trace's account of a step offered only the triplets leading on from the chain's farthest entities."""
-    why = (f"with {n.steps_left} triplet(s) left" if n.steps_left <= n.min_depth - n.depth
-           else "walking on after an answer taken back")
-    return (f"the chain stood {n.depth} hop(s) from the topic entity, the question names {n.min_depth} ({why}): "
-            f"offered only triplets leading on from its farthest entities, {n.offered} of {n.of} G_q triplets")
+    why = f" and {n.steps_left} triplet(s) left" if n.steps_left <= n.min_depth - n.depth else ""
+    return (f"the chain stood {n.depth} hop(s) from the question's entity, its reading says {n.min_depth}{why}: "
+            f"offered only triplets leading on from its farthest entities ({n.offered} of {n.of} triplets)")
