@@ -86,10 +86,9 @@ class ServerClient:
         return os.environ.get(self.api_key_env, "").strip()
 
     def _headers(self) -> dict[str, str]:
+        """The Authorization header: the API key, else the URL's credentials, else none."""
         key = self._api_key()
-        headers = {"Accept": "application/json", "User-Agent": "kgqa-workbench"}
-        headers.update({"Authorization": f"Bearer {key}"} if key else self._credentials.basic_header())
-        return headers
+        return {"Authorization": f"Bearer {key}"} if key else self._credentials.basic_header()
 
     def secrets(self) -> list[str]:
         """What must never appear in a message: the API key and the URL's credentials."""
@@ -110,7 +109,7 @@ class ServerClient:
         cap = min(self.max_reply_bytes, max_bytes) if max_bytes else self.max_reply_bytes
         deadline = Deadline(limit)
         started = time.perf_counter()
-        headers = self._headers()
+        headers = {"Accept": "application/json", "User-Agent": "kgqa-workbench", **self._headers()}
         data = None
         if body is not None:
             data = json.dumps(body).encode("utf-8")
