@@ -73,6 +73,14 @@ def safe_url(url: str) -> str:
     return urllib.parse.urlunsplit(parts._replace(netloc=f"{MASK}@{host}"))
 
 
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^\s/@\"'<>]+@")
+
+
+def mask_url_credentials(text: str) -> str:
+    """Every ``scheme://user:password@`` in free text (a model key, a log line) with the credentials as ``***``."""
+    return _URL_USERINFO.sub(lambda m: f"{m.group(1)}{MASK}@", str(text))
+
+
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
     """`text` with each secret (4 characters or more) and any Bearer/Basic credential replaced by ``***``."""
     out = str(text)

@@ -9,6 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 import ui_fixtures as F
 from conftest import APP
+from kgqa_ui.html_utils import md_text
 from kgqa_ui.run_store import RunStore
 
 TIMEOUT = 120
@@ -90,7 +91,7 @@ def test_import_refuses_a_bad_trace_naming_the_field(runs_dir):
     at = _app("pages/runs.py")
     at.file_uploader(key="runs_import").set_value(("t.json", json.dumps(data).encode(), "application/json")).run()
     assert not at.exception
-    assert at.error and "t.json" in at.error[0].value and "steps[0].seconds" in at.error[0].value
+    assert at.error and md_text("t.json") in at.error[0].value and md_text("steps[0].seconds") in at.error[0].value
     assert RunStore(runs_dir).list() == []
 
 
