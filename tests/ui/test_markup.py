@@ -188,3 +188,14 @@ def test_an_upload_error_names_the_file_as_text(runs_dir):
     at.file_uploader(key="ask_upload").upload(UPLOAD_NAME, bad, "application/n-triples").run()
     assert not at.exception and at.error
     _assert_no_markup(at)
+
+
+def test_a_model_servers_credentials_never_reach_the_page():
+    """The model list's label, the Ask page's caption and the progress log show the URL with ***."""
+    from kgqa_core.redact import mask_url_credentials
+    from kgqa_ui import server_panel
+
+    key = server_panel.model_key("http://lab:pa55w0rd@gpu-box:8000", "m")
+    assert "pa55w0rd" not in server_panel.label(key) and "http://***@gpu-box:8000" in server_panel.label(key)
+    assert "pa55w0rd" not in server_panel.describe(key)
+    assert mask_url_credentials(f"loading model {key}") == f"loading model {key}".replace("lab:pa55w0rd@", "***@")
