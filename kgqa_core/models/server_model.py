@@ -28,10 +28,11 @@ Anything needing the full distribution at every token (``extend``,
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence as Seq
+from typing import Any, Iterator, Sequence as Seq
 
 import torch
 
@@ -434,25 +435,35 @@ def connect_server(
 
     started = time.perf_counter()
     client = ServerClient(url, timeout=timeout, max_reply_bytes=int(reply_mb(max_reply_mb) * 1024 * 1024))
-    try:
+    with _probe_shapes(client.url):
         models = list_models(client)
         name = pick_model(models, model, client.url)
-        tok, tok_source = local_tokenizer(tokenizer or name)
-        if tok.pad_token_id is None and tok.eos_token is not None:
-            tok.pad_token = tok.eos_token
+    tok, tok_source = local_tokenizer(tokenizer or name)
+    if tok.pad_token_id is None and tok.eos_token is not None:
+        tok.pad_token = tok.eos_token
+    with _probe_shapes(client.url):
         caps = detect(client, name, encode=lambda s: list(tok.encode(s, add_special_tokens=False)))
         if caps.tokenize_path:
             _check_tokenizer(client, caps, tok)
-    except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:  # ServerError is none of these
-        raise ServerError(f"the model server at {client.url} answered the connection probes with a reply of an "
-                          f"unexpected shape ({type(exc).__name__})") from None
-    max_len = next((m.get("max_model_len") for m in models if m.get("id") == name and m.get("max_model_len")), None)
+        max_len = next((m.get("max_model_len") for m in models if m.get("id") == name and m.get("max_model_len")),
+                       None)
+        context = int(context_length or max_len or 8192)
     backend = ServerBackend(
         name=name, url=client.url, client=client, caps=caps, tokenizer=tok, tokenizer_source=tok_source,
-        revision="", source=f"{client.url} ({name})", context_length=int(context_length or max_len or 8192),
+        revision="", source=f"{client.url} ({name})", context_length=context,
     )
     backend.load_seconds = time.perf_counter() - started
     return backend
+
+
+@contextlib.contextmanager
+def _probe_shapes(url: str) -> Iterator[None]:
+    """A probe reply of the wrong shape (a list where an object belongs, a missing field) as one ServerError."""
+    try:
+        yield
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:  # ServerError is none of these
+        raise ServerError(f"the model server at {url} answered the connection probes with a reply of an "
+                          f"unexpected shape ({type(exc).__name__})") from None
 
 
 def _check_tokenizer(client: ServerClient, caps: ServerCapabilities, tok: Any) -> None:

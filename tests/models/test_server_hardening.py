@@ -240,3 +240,12 @@ def test_server_max_reply_mb_values_are_refused_by_name(capsys, value):
 def test_a_timeout_given_in_code_is_checked_by_name():
     with pytest.raises(ServerError, match="--server-timeout must be a finite number, got nan"):
         ServerClient("http://127.0.0.1:9", timeout=float("nan"))
+
+
+@pytest.mark.parametrize("models", [{"data": [1, 2]}, [1], {"data": [{"id": "fake", "max_model_len": "lots"}]}])
+def test_connection_probes_of_the_wrong_shape_are_one_line(tokenizer_available, models):
+    with MisbehavingServer(json_reply(models)) as server:
+        with pytest.raises(ServerError) as info:
+            connect_server(server.url, tokenizer="smollm2-135m", timeout=10)
+    assert str(info.value).startswith(f"the model server at {server.url} ")
+    assert "\n" not in str(info.value)
