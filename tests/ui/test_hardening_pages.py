@@ -101,3 +101,13 @@ def test_ask_says_an_overlong_question_is_too_long(runs_dir):
     assert not at.exception
     assert at.error and "question is too long" in at.error[0].value
     assert "max prompt triplets" not in at.error[0].value
+
+
+@pytest.mark.parametrize("raw,limit", [("nan", 50.0), ("inf", 50.0), ("1e308", 50.0), ("-3", 50.0), ("abc", 50.0),
+                                       ("7", 7.0)])
+def test_the_upload_limit_is_a_finite_size(monkeypatch, raw, limit):
+    """KGQA_MAX_UPLOAD_MB=inf would reach the uploader as an infinite limit (math.ceil raises): the default is used."""
+    from kgqa_ui.state import upload_limit_mb
+
+    monkeypatch.setenv("KGQA_MAX_UPLOAD_MB", raw)
+    assert upload_limit_mb() == limit
