@@ -135,6 +135,10 @@ class ServerClient:
             raise ServerError(
                 f"{where} refused the request ({resp.status}): set the API key in ${self.api_key_env}"
             )
+        if 300 <= resp.status < 400:  # a redirect urllib would not follow (a POST answered with 307/308)
+            target = safe_url(next((v for k, v in resp.headers.items() if k.lower() == "location"), "") or "?")
+            raise ServerError(f"{where} answered {path} with a redirect (HTTP {resp.status}) to {target}; "
+                              "give the server's final URL")
         if resp.status >= 400:
             raise ServerError(f"{where} answered {path} with HTTP {resp.status}: "
                               f"{_detail(resp.body, self.secrets())}")

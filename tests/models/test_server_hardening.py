@@ -249,3 +249,34 @@ def test_connection_probes_of_the_wrong_shape_are_one_line(tokenizer_available, 
             connect_server(server.url, tokenizer="smollm2-135m", timeout=10)
     assert str(info.value).startswith(f"the model server at {server.url} ")
     assert "\n" not in str(info.value)
+
+
+def test_a_redirect_that_is_not_followed_says_so():
+    """A POST answered with 307 is not re-sent elsewhere (the key stays with the server given)."""
+
+    def redirect(handler) -> None:
+        handler.send_response(307)
+        handler.send_header("Location", "http://lab:pw-in-location@elsewhere.example/v1/completions")
+        handler.send_header("Content-Length", "0")
+        handler.end_headers()
+
+    with MisbehavingServer(redirect) as server:
+        with pytest.raises(ServerError) as info:
+            ServerClient(server.url, timeout=10).post("/v1/completions", {"prompt": "x"})
+    assert str(info.value) == (f"the model server at {server.url} answered /v1/completions with a redirect (HTTP 307) "
+                               "to http://***@elsewhere.example/v1/completions; give the server's final URL")
+
+
+def test_a_redirect_to_another_host_does_not_carry_the_api_key(monkeypatch):
+    monkeypatch.setenv("KGQA_SERVER_API_KEY", SECRET)
+    with MisbehavingServer(json_reply({"data": []})) as other:
+        def redirect(handler) -> None:
+            handler.send_response(302)
+            handler.send_header("Location", other.url + "/v1/models")
+            handler.send_header("Content-Length", "0")
+            handler.end_headers()
+
+        with MisbehavingServer(redirect) as server:
+            assert ServerClient(server.url, timeout=10).get("/v1/models") == {"data": []}
+    assert server.requests[0]["headers"].get("Authorization") == f"Bearer {SECRET}"
+    assert "Authorization" not in other.requests[0]["headers"]

@@ -192,6 +192,10 @@ class SparqlClient:
         except Unreachable as exc:
             reason = redact(exc.reason, self._credentials.secrets())
             raise SparqlUnreachable(f"cannot reach SPARQL endpoint {self.endpoint}: {reason}") from None
+        if 300 <= reply.status < 400:  # a redirect urllib would not follow (a POST answered with 307/308)
+            target = safe_url(next((v for k, v in reply.headers.items() if k.lower() == "location"), "") or "?")
+            raise SparqlError(f"{self.endpoint} answered with a redirect (HTTP {reply.status}) to {target}; "
+                              "give the endpoint's final URL")
         if reply.status >= 400:
             detail = ""
             try:
