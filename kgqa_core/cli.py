@@ -11,6 +11,10 @@
     python -m kgqa_core show TRACE.json
 
 Errors exit non-zero with a one-line message, never a traceback, unless --debug.
+Everything printed goes through `kgqa_core.terminal`: answers, chains, names
+and errors come from graphs, models and servers, and their control characters
+(an escape sequence retitling the terminal or writing its clipboard) are
+printed as escapes, never obeyed.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import argparse
 import os
 import sys
 from typing import Callable, Sequence
+
+from .terminal import one_line
 
 EXIT_USAGE = 2
 EXIT_ERROR = 1
@@ -77,7 +83,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         best = cands[0].score
         topics = [c.entity for c in cands if c.score >= best - 1e-9][:3]
         if not args.json:
-            print(f"topic entities (linked): {', '.join(topics)}", file=sys.stderr)
+            print(f"topic entities (linked): {', '.join(one_line(t) for t in topics)}", file=sys.stderr)
     warn_unknown_relations(vocabulary, graph)
 
     progress = None if args.json else (lambda msg: print(msg, file=sys.stderr))
@@ -90,7 +96,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
     def on_step(step) -> None:
         if args.verbose and not args.json:
-            print(f"  [{step.index}] {step.kind}: {step.title or step.choice or ''}", file=sys.stderr)
+            print(f"  [{step.index}] {one_line(step.kind)}: {one_line(step.title or step.choice or '')}", file=sys.stderr)
 
     request = MethodRequest(graph=graph, question=args.question, model=model,
                             topic_entities=topics, params=params, seed=args.seed, on_step=on_step,
@@ -140,7 +146,7 @@ def _store_topics(store, args: argparse.Namespace, topics: list[str]) -> list[st
     if not cands:
         raise CliError("no entity of the question matches a label in the store; name one with --topic ENTITY")
     if not args.json:
-        print(f"topic entity (linked in the store): {cands[0].entity}", file=sys.stderr)
+        print(f"topic entity (linked in the store): {one_line(cands[0].entity)}", file=sys.stderr)
     return [cands[0].entity]
 
 
@@ -175,21 +181,23 @@ def warn_unknown_relations(vocabulary, graph) -> None:
     unknown = vocabulary.unknown(graph) if vocabulary else []
     if unknown:
         shown = ", ".join(unknown[:10]) + (f" and {len(unknown) - 10} more" if len(unknown) > 10 else "")
-        print(f"warning: {vocabulary.source}: relations not in the graph (their words match nothing): {shown}",
+        print(f"warning: {one_line(vocabulary.source)}: relations not in the graph (their words match nothing): "
+              f"{one_line(shown)}",
               file=sys.stderr)
 
 
 def _print_trace_summary(trace) -> None:
+    """The answer, the chain, the costs and the error: each field from the trace printed as one line."""
     from .answers.chain_entities import answer_label
 
-    answers = ", ".join(answer_label(a) for a in trace.answers) or "(no answer)"
+    answers = ", ".join(one_line(answer_label(a)) for a in trace.answers) or "(no answer)"
     print(f"answer: {answers}")
     _print_setup(trace)
     if trace.best_chain:
         print("chain:")
         for ct in trace.best_chain:
-            mark = "ok" if ct.grounded else f"ILL: {ct.reason}"
-            print(f"  < {ct.head} -> {ct.relation} -> {ct.tail} >  [{mark}]")
+            mark = "ok" if ct.grounded else f"ILL: {one_line(ct.reason)}"
+            print(f"  < {one_line(ct.head)} -> {one_line(ct.relation)} -> {one_line(ct.tail)} >  [{mark}]")
     f = trace.faithfulness
     if trace.graph_queries:
         print(f"graph store: {trace.graph_queries} queries, {trace.graph_seconds:.2f}s")
@@ -199,20 +207,20 @@ def _print_trace_summary(trace) -> None:
         f"{trace.tokens_in} tokens in / {trace.tokens_out} out, {trace.seconds:.1f}s"
     )
     if trace.error:
-        print(f"error: {trace.error}")
+        print(f"error: {one_line(trace.error)}")
 
 
 def _print_setup(trace) -> None:
     """The preset, the user's vocabulary and the question's reading, as the trace recorded them."""
     preset = trace.parameters.get("preset") if isinstance(trace.parameters, dict) else None
-    print(f"preset: {preset}" if preset else "preset: not recorded (an older trace: it ran the workbench's defaults)")
+    print(f"preset: {one_line(str(preset))}" if preset else "preset: not recorded (an older trace: it ran the workbench's defaults)")
     vocab = trace.extra.get("vocabulary")
     if isinstance(vocab, dict) and isinstance(vocab.get("entries"), dict):
-        source = f" from {vocab['source']}" if vocab.get("source") else ""
+        source = f" from {one_line(str(vocab['source']))}" if vocab.get("source") else ""
         print(f"vocabulary: {len(vocab['entries'])} relation(s){source}")
     reading = trace.extra.get("reading")
     if isinstance(reading, dict) and reading.get("explanation"):
-        print(f"question reading ({reading.get('reader', '?')}): {reading['explanation']}")
+        print(f"question reading ({one_line(str(reading.get('reader', '?')))}): {one_line(str(reading['explanation']))}")
 
 
 # ----------------------------------------------------------------- models
@@ -262,7 +270,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         trace = load_trace(args.trace)
     except (TraceFormatError, FileNotFoundError) as exc:
         raise CliError(str(exc)) from None
-    print(f"{trace.method} on {trace.question!r} ({trace.model}, {len(trace.steps)} steps)")
+    print(f"{one_line(trace.method)} on {one_line(repr(trace.question))} ({one_line(trace.model)}, "
+          f"{len(trace.steps)} steps)")
     _print_trace_summary(trace)
     return 0
 
@@ -349,6 +358,13 @@ def _optional_subcommand(sub, module: str, adder: str, runner: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from .terminal import safe_output
+
+    with safe_output():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     try:
@@ -364,5 +380,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         if debug:
             raise
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        print(f"error: {message}", file=sys.stderr)
+        print(f"error: {one_line(message)}", file=sys.stderr)
         return EXIT_ERROR

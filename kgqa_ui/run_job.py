@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from kgqa_core.methods.base import MethodRequest, run_method
+from kgqa_core.redact import mask_url_credentials
 from kgqa_core.trace.schema import Step, Trace
 
 from .run_store import RunStore
@@ -181,14 +182,15 @@ class RunJob:
             self._log.append(self._step_line(step))
 
     def _run_one(self, spec: RunSpec) -> RunOutcome:
-        self._say(f"{spec.title}: loading model {spec.model_name}…")
+        shown = mask_url_credentials(spec.model_name)  # a model server's key holds its URL as typed
+        self._say(f"{spec.title}: loading model {shown}…")
         try:
             model = self._load_model(spec.model_name, self._say)
         except Exception as exc:
-            return RunOutcome(spec.method, None, None, f"Could not load model {spec.model_name}: {exc}")
+            return RunOutcome(spec.method, None, None, f"Could not load model {shown}: {mask_url_credentials(exc)}")
         with self._lock:
             self._phase = "running"
-        self._say(f"{spec.title}: reasoning with {spec.model_name}…")
+        self._say(f"{spec.title}: reasoning with {shown}…")
         request = MethodRequest(graph=spec.graph, question=spec.question, model=model,
                                 topic_entities=list(spec.topics), params=dict(spec.params), seed=0,
                                 on_step=self._on_step, should_stop=self._stop.is_set, vocabulary=spec.vocabulary)

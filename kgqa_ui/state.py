@@ -9,6 +9,7 @@ default sample is loaded on a fresh session and graph snapshots are on disk.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ DEFAULT_CONTEXT = 30
 
 
 DEFAULT_UPLOAD_MB = 50.0
+MAX_UPLOAD_MB = 100_000.0
 
 
 def upload_limit_mb() -> float:
@@ -41,7 +43,8 @@ def upload_limit_mb() -> float:
         value = float(raw) if raw.strip() else DEFAULT_UPLOAD_MB
     except ValueError:
         return DEFAULT_UPLOAD_MB
-    return value if value > 0 else DEFAULT_UPLOAD_MB
+    # nan, inf and absurd sizes fall back to the default (inf would break the uploader's own limit)
+    return value if math.isfinite(value) and 0 < value <= MAX_UPLOAD_MB else DEFAULT_UPLOAD_MB
 
 
 def parse_gold(text: str) -> list[str]:

@@ -194,40 +194,19 @@ def _session_graph():
 
 
 def generate_dataset(graph, patterns: list[str], n: int, seed: int) -> Path:
-    """Ground LPKG patterns in the graph via the `generate` command; returns the JSONL path."""
-    import argparse
+    """Ground LPKG patterns in the session graph object itself; returns the dataset's path.
+
+    No round trip through a TSV file: the questions are grounded in the graph
+    as loaded (an RDF literal "Paris" stays "Paris"), and the graph is saved
+    beside the dataset in a form that keeps every name exactly.
+    """
+    from kgqa_core.lpkg.generate import GenerationError, write_generated_dataset
+    from kgqa_core.lpkg.patterns import PatternError
 
     try:
-        from kgqa_core.lpkg.cli import add_generate_parser
-
-        def cli_main(argv: list[str]) -> int:
-            parser = argparse.ArgumentParser(prog="kgqa_core", exit_on_error=False)
-            add_generate_parser(parser.add_subparsers(dest="command"))
-            args = parser.parse_args(argv)
-            return int(args.func(args) or 0)
-    except ImportError:
-        from kgqa_core.cli import main as cli_main
-
-    folder = runs_dir() / "datasets"
-    folder.mkdir(parents=True, exist_ok=True)
-    graph_file = folder / f"graph-{graph.fingerprint}.tsv"
-    if not graph_file.exists():
-        from kgqa_core.files import atomic_write_text
-
-        atomic_write_text(graph_file, "".join(f"{t.head}\t{t.relation}\t{t.tail}\n" for t in graph))
-    out = folder / f"generated-{graph.fingerprint}-{'_'.join(patterns)}-{n}-{seed}.jsonl"
-    import contextlib
-    import io
-
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        code = cli_main([
-            "generate", "--graph", str(graph_file), "--patterns", ",".join(patterns), "--n", str(n),
-            "--seed", str(seed), "--out", str(out),
-        ])
-    if code != 0 or not out.exists():
-        raise ValueError(err.getvalue().strip() or f"the generator exited with code {code}")
-    return out
+        return write_generated_dataset(graph, patterns, n, seed, runs_dir() / "datasets")
+    except (GenerationError, PatternError) as exc:
+        raise ValueError(str(exc)) from None
 
 
 # ------------------------------------------------------------------ charts
@@ -415,14 +394,17 @@ def choose_dataset() -> tuple[Path | None, Dataset | None]:
 def _generate_ui() -> Path | None:
     graph = _session_graph()
     if graph is None:
-        up = st.file_uploader("Graph file to generate questions from", key="eval_gen_graph")
-        if up is not None:
-            from kgqa_core.graph.loaders import GraphFormatError, parse_graph_bytes
+        from kgqa_ui.graph_upload import graph_uploader, parse_upload
 
-            try:
-                graph = parse_graph_bytes(up.getvalue(), up.name)
-            except GraphFormatError as exc:
-                st.error(md_text(exc))
+        up = graph_uploader("Graph file to generate questions from", "eval_gen_graph")  # the Ask page's limit
+        if up is not None:
+            marker = f"{up.name}:{up.size}:{getattr(up, 'file_id', '')}"
+            parsed = st.session_state.get("eval_gen_parsed")
+            if not parsed or parsed[0] != marker:  # parsed once per uploaded file, not on every rerun
+                parsed = st.session_state["eval_gen_parsed"] = (marker, *parse_upload(up))
+            graph, err = parsed[1], parsed[2]
+            if graph is None:
+                st.error(err or "")
                 return None
     else:
         st.caption("Generating from the current graph **" + md_text(graph.name) + f"** ({len(graph)} triplets).")
@@ -492,7 +474,7 @@ def run_panel(path: Path, ds: Dataset) -> Path | None:
 
             def on_progress(done: int, total: int, rec: dict) -> None:
                 mark = "✓" if rec["metrics"]["hits1"] else ("⚠" if rec["error"] else "✗")
-                bar.progress(done / total, text=f"{done}/{total} · {rec['method']} · {rec['id']} {mark}")
+                bar.progress(done / total, text=f"{done}/{total} · {md_text(rec['method'])} · {md_text(rec['id'])} {mark}")
 
             summary = run_eval(path, runnable, model, out_dir, limit=int(limit), params=params, progress=False,
                                model=loaded, on_progress=on_progress,

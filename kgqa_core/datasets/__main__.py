@@ -17,16 +17,28 @@ import sys
 import time
 from pathlib import Path
 
+from ..bounds import int_option
+
 
 def main(argv: list[str] | None = None) -> int:
+    """The dataset builders; what they print passes `kgqa_core.terminal` (names come from downloaded data)."""
+    from ..terminal import safe_output
+
+    with safe_output():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="python -m kgqa_core.datasets", description="Build evaluation datasets.")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("metaqa", help="cut per-question subgraphs from MetaQA (development split)")
     p.add_argument("--hops", default=None, help="comma-separated hop counts (1 and/or 2; with --full-kb also 3)")
     p.add_argument("--full-kb", action="store_true",
                    help="ask over the whole KB: every question names one graph_file, a copy of the KB beside --out")
-    p.add_argument("--n", type=int, default=200, help="number of questions, split evenly across hops")
-    p.add_argument("--max-triplets", type=int, default=200, help="cap on each question's subgraph")
+    p.add_argument("--n", type=int_option("--n", 1, 1_000_000), default=200,
+                   help="number of questions, split evenly across hops")
+    p.add_argument("--max-triplets", type=int_option("--max-triplets", 1, 10_000_000), default=200,
+                   help="cap on each question's subgraph")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--data-dir", default=None, help="MetaQA folder (default: $KGQA_METAQA_DIR or ../shared/data/metaqa)")
     p.add_argument("--out", required=True, help="output JSONL file")

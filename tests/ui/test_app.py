@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 import ui_fixtures as F
 from conftest import APP
+from kgqa_ui.html_utils import md_text
 from kgqa_ui.run_store import RunStore
 
 TIMEOUT = 120
@@ -52,7 +53,7 @@ def test_pages_have_helpful_empty_states(runs_dir, page):
 def test_ask_loads_a_sample_and_links_the_example_question(runs_dir):
     at = _app()
     _ok(at)
-    assert "metaqa_movies" in at.success[0].value
+    assert md_text("metaqa_movies") in at.success[0].value  # names are shown as text (escaped Markdown)
     at.selectbox(key="ask_example").set_value(0).run()
     _ok(at)
     question = at.text_area(key="ask_question").value
@@ -162,7 +163,7 @@ def test_runs_page_imports_a_trace_and_rejects_garbage(runs_dir):
     assert not at.exception and at.success
     assert len(RunStore(runs_dir).list()) == 1
     at.file_uploader(key="runs_import").set_value(("bad.json", b'{"x": 1}', "application/json")).run()
-    assert at.error and "bad.json" in at.error[0].value
+    assert at.error and md_text("bad.json") in at.error[0].value
 
 
 def test_compare_table_and_overlay(saved_runs):
