@@ -271,7 +271,7 @@ def _hop_order(tokens: list[str], named: list[tuple[str, ...]], places: list[lis
     the last hop).  A relation walked there and back (`back`, the mention
     beside a word of sharing) takes two hops at its place.
     benchmarks/hop_estimate.py --relations checks it on the MetaQA dev
-    questions (docs/benchmarks.md, "The order of the hops").
+    questions (docs/benchmarks.md, "Hop estimate and the order of the hops").
     """
     at = [i for i, t in enumerate(tokens) if t == _TOPIC]
     if len(at) != 1 or any(len(rs) != 1 for rs in named):
