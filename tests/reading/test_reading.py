@@ -2,7 +2,7 @@
 
 The per-domain checks read questions of domains no reader was written from
 (datasets/multidomain: DBpedia via MLPQ, US geography via GeoQuery,
-Wikidata via MQuAKE, and MetaQA): the candidate paths a reader offers the
+Wikidata via MQuAKE): the candidate paths a reader offers the
 model must hold the question's gold relation path, and every plan must be
 a path the graph can walk.
 """
@@ -106,8 +106,7 @@ def test_an_unsure_reading_never_narrows_a_step():
     assert DogGuidance.from_reading(QuestionReading.unread(), DogParams()).filters == []
 
 
-DOMAINS = sorted((ROOT / "datasets" / "multidomain").glob("*_dev.jsonl")) + [
-    ROOT / "datasets" / "metaqa_full_kb" / "metaqa_dev_full_kb_90.jsonl"]
+DOMAINS = sorted((ROOT / "datasets" / "multidomain").glob("*_dev.jsonl"))  # each line names its relation path
 
 
 @pytest.mark.parametrize("path", DOMAINS, ids=lambda p: p.stem)
@@ -131,8 +130,7 @@ def test_the_model_is_offered_the_gold_path_on_domains_no_reader_was_written_fro
         picked = [plans[i] for i in shortlist(plans, lexicon_scores(q.question, q.topic_entities, plans, None, emb))]
         asked += 1
         offered += any(p.relations == [r.removesuffix("^-1") for r in chain] for p in picked)  # r^-1: walked backwards
-    if not asked:
-        pytest.skip(f"{path.name} has no question with a gold chain of at most 3 hops")
+    assert asked >= 5, f"{path.name}: only {asked} questions with a relation path of at most 3 hops"
     assert offered / asked >= 0.8, f"{offered}/{asked}"
 
 
