@@ -40,6 +40,7 @@ True
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
@@ -152,11 +153,7 @@ def same_word_family(a: str, b: str) -> bool:
         return bool(a)
     if not (a.isalpha() and b.isalpha()):
         return False
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
+    n = len(os.path.commonprefix([a, b]))
     ra, rb = a[n:], b[n:]
     if n >= MIN_STEM:
         if ra not in ENDINGS or rb not in ENDINGS:

@@ -47,6 +47,7 @@ the old constant 4, so only questions estimated at three hops get more.
 
 from __future__ import annotations
 
+import os
 import dataclasses
 import re
 from dataclasses import dataclass, field
@@ -113,11 +114,7 @@ def _same_word(a: str, b: str) -> bool:
     """Two forms of one word: equal, or one stem with a short ending ('writer'/'written', 'acted'/'actors')."""
     if a == b:
         return True
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
+    n = len(os.path.commonprefix([a, b]))
     shorter = min(len(a), len(b))
     return (n >= 4 and n >= shorter - 3) or (n >= 3 and n >= shorter - 2)
 
