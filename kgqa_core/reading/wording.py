@@ -48,7 +48,6 @@ the old constant 4, so only questions estimated at three hops get more.
 from __future__ import annotations
 
 import os
-import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable
