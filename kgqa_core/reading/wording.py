@@ -2,7 +2,7 @@
 
 Kept for comparison (``reader=wording``), not a default: its synonyms and
 phrase rules were written from MetaQA's dev wordings, and on graphs of other
-domains they name the wrong relations or none (docs/benchmarks.md).  The
+domains they name the wrong relations or none (the traces of issue 29).  The
 default reader chooses among the graph's own paths
 (`kgqa_core.reading.readers`).
 
