@@ -207,7 +207,7 @@ def preset_flag(params: Mapping[str, Any], preset: str | None, flag: str = "--pr
 
 
 def infos_names(params_cls: type) -> set[str]:
-    return set(getattr(params_cls, "__dataclass_fields__", {}))
+    return {f.name for f in dataclasses.fields(params_cls)} if dataclasses.is_dataclass(params_cls) else set()
 
 
 def normalise_name(key: Any) -> str:

@@ -12,6 +12,7 @@ switch is on: then the exception reaches the caller).
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -107,7 +108,7 @@ def available_methods() -> dict[str, str]:
 
 def applicable_params(spec: MethodSpec, raw: Mapping[str, Any]) -> dict[str, Any]:
     """The entries of `raw` that `spec` declares (one set of values shared by several methods)."""
-    names = {f for f in spec.params.__dataclass_fields__}
+    names = {f.name for f in dataclasses.fields(spec.params)}  # declared parameters (not PRESETS)
     return {k: v for k, v in raw.items() if normalise_name(k) in names}
 
 
@@ -120,7 +121,7 @@ def read_shared_params(methods: Iterable[str], raw: Mapping[str, Any]) -> dict[s
     declared names, so equal settings compare equal however they were typed.
     """
     specs = [method_spec(m) for m in methods]
-    declared = {n for s in specs for n in s.params.__dataclass_fields__}
+    declared = {f.name for s in specs for f in dataclasses.fields(s.params)}
     out: dict[str, Any] = {}
     for key, value in raw.items():
         name = normalise_name(key)

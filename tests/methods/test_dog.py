@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import pytest
 
 from kgqa_core.decoding.constraint import ConstraintError
@@ -30,7 +31,8 @@ QUESTION = "who directed the movie Heat?"
 def _request(model, emitted=None, **params):
     return MethodRequest(
         graph=HEAT, question=QUESTION, model=model, topic_entities=["Heat"],
-        params={"max_new_tokens": 48, "max_steps": 2, "strict": True, **params},
+        # the wording reader: DoG's mechanics read against a fixed reading (the model's reading: tests/reading)
+        params={"max_new_tokens": 48, "max_steps": 2, "strict": True, "reader": "wording", **params},
         on_step=emitted.append if emitted is not None else None,
     )
 
@@ -49,7 +51,7 @@ def test_greedy_run_writes_a_well_formed_chain_and_streams_its_steps(greedy_run)
     assert [s.kind for s in emitted] == [s.kind for s in trace.steps]
     kinds = [s.kind for s in trace.steps]
     assert kinds[0] == "reading.plan" and kinds[1] == "dog.triplet"  # the question's reading, then the chain
-    assert trace.extra["reading"]["reader"] == "paths" and trace.steps[0].candidates
+    assert trace.extra["reading"]["reader"] == "wording" and "'directed'" in trace.steps[0].note
     chain = trace.best_chain
     assert chain and all(ct.grounded and ct.triplet_id is not None for ct in chain)
     assert trace.faithfulness.ill_triplets == 0 and trace.faithfulness.checked == len(chain)
@@ -94,7 +96,7 @@ def test_triplet_steps_show_gq_candidates_and_token_view(greedy_run, backend_mod
 
 def test_parameters_and_json_round_trip(greedy_run):
     trace, _, _ = greedy_run
-    for name in dog.DogParams.__dataclass_fields__:
+    for name in (f.name for f in dataclasses.fields(dog.DogParams)):
         assert name in trace.parameters
     assert trace.parameters["beam_size"] == 1 and trace.parameters["max_steps"] == 2
     again = Trace.from_json(trace.to_json())
