@@ -466,6 +466,7 @@ def _evaluate_pair(
 ) -> dict[str, Any]:
     trace, wall = _run_one(q, method, model, params, seed)
     trace.extra.setdefault("eval", {"question_id": q.id, "gold_answers": list(q.answers), "type": q.type})
+    trace.gold_answers = list(q.answers)  # the typed field Replay grades with (the extra stays for older readers)
     try:
         error_class = classify_error(trace, _graph_of(trace, q.graph()), q.answers)
     except Exception:  # a malformed trace still gets its answer metrics
