@@ -34,6 +34,7 @@ class RunSpec:
     params: dict[str, Any]
     model_name: str
     label: str = ""
+    gold: tuple[str, ...] = ()  # the asker's expected answers, saved in the trace (`Trace.gold_answers`)
 
     @property
     def title(self) -> str:
@@ -196,6 +197,7 @@ class RunJob:
         except Exception as exc:
             return RunOutcome(spec.method, None, None, f"{spec.method} failed after "
                               f"{time.perf_counter() - started:.1f}s: {type(exc).__name__}: {exc}")
+        trace.gold_answers = list(spec.gold)
         with self._lock:
             self._phase = "saving"
         try:

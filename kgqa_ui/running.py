@@ -86,6 +86,33 @@ def start_job(specs: list[RunSpec]) -> RunJob:
     return RunJob(specs, state.store(), load_model=load, step_line=step_line).start()
 
 
+# Jobs by browser session id (process-wide): a reload opens a new connection with an empty session
+# state, and `kgqa_ui.persist` hands it the jobs of the session it restores, so a run going on
+# during F5 is still shown, stoppable, and its results collected.
+_SESSION_JOBS: dict[str, dict[str, Any]] = {}
+_SESSION_JOBS_MAX = 500
+
+
+def register_job(key: str, job: Any) -> None:
+    """Remember `job` as this session's ``<key>_job`` beyond this connection."""
+    sid = st.session_state.get("session_id")
+    if not sid:
+        return
+    if sid not in _SESSION_JOBS and len(_SESSION_JOBS) >= _SESSION_JOBS_MAX:
+        for old in [k for k, jobs in _SESSION_JOBS.items() if all(j.done for j in jobs.values())][:100]:
+            del _SESSION_JOBS[old]
+    _SESSION_JOBS.setdefault(sid, {})[key] = job
+
+
+def adopt_jobs(old_sid: str, new_sid: str) -> None:
+    """Give this (new) connection the jobs of the session it restored, under its new id too."""
+    jobs = _SESSION_JOBS.get(old_sid) or {}
+    for key, job in jobs.items():
+        st.session_state[f"{key}_job"] = job
+    if jobs:
+        _SESSION_JOBS[new_sid] = dict(jobs)
+
+
 def running_job_page() -> str | None:
     """The page whose run is going in this session (None when none is)."""
     for key, page in JOB_PAGES.items():
@@ -124,6 +151,7 @@ def run_controls(
     if st.button(label, type="primary", disabled=bool(busy_page or blocked), key=f"{key}_run",
                  icon=":material/play_arrow:", help=hint or help):
         st.session_state[f"{key}_job"] = start_job(make_specs())
+        register_job(key, st.session_state[f"{key}_job"])
         on_finished([])
         st.rerun()  # draw the page again with the button disabled and the progress panel polling
     elif hint:

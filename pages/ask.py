@@ -10,7 +10,7 @@ import streamlit as st
 from kgqa_core.graph.knowledge_graph import KnowledgeGraph
 from kgqa_ui import panels, sparql_panel, state
 from kgqa_ui.html_utils import md_text
-from kgqa_ui.link_labels import topic_option_label
+from kgqa_ui.link_labels import preselected, topic_option_label
 from kgqa_ui.nav import ensure_app_navigation
 from kgqa_ui.params_form import ASK_PARAM_DEFAULTS, ASK_PARAM_KEYS, parameter_form
 from kgqa_ui.running import RunSpec, methods_available, outcome_trace, run_controls
@@ -164,7 +164,7 @@ def question_section(graph: KnowledgeGraph) -> tuple[str, list[str]]:
         return "", []
 
     cands = sparql_panel.link_candidates(question, graph, limit=10)
-    suggested = [c.entity for c in cands if c.score >= 0.85][:3] or [c.entity for c in cands[:1]]
+    suggested = preselected(cands)  # every exact name match, whatever its score
     if st.session_state.get("ask_linked_for") != question:
         st.session_state["ask_linked_for"] = question
         st.session_state["ask_topics"] = suggested
@@ -208,6 +208,8 @@ def method_section() -> tuple[list[str], dict[str, dict], str]:
                 "on the Replay and Runs pages.")
         return [], {}, ""
     default = [m for m in ("dog",) if m in methods] or [next(iter(methods))]
+    if "ask_methods" in st.session_state:  # restored after a reload: only methods this app still has
+        st.session_state["ask_methods"] = [m for m in st.session_state["ask_methods"] if m in methods]
     chosen = st.multiselect("Method(s)", list(methods), default=default, key="ask_methods", persist_state="session",
                             format_func=lambda m: f"{m} — {methods[m]}")
     specs = method_specs()
@@ -219,6 +221,8 @@ def method_section() -> tuple[list[str], dict[str, dict], str]:
     preferred = os.environ.get("KGQA_APP_MODEL") or DEFAULT_APP_MODEL  # e.g. the small model for demos and tests
     default_model = preferred if installed.get(preferred) else next(
         (n for n in names if installed[n]), DEFAULT_APP_MODEL)
+    if st.session_state.get("ask_model") not in names:  # a restored model (or server) that is gone
+        st.session_state.pop("ask_model", None)
     model = st.selectbox(
         "Model", names, index=names.index(default_model), key="ask_model", persist_state="session",
         format_func=lambda n: server_panel.label(n) if server_panel.is_server_key(n) else
@@ -249,14 +253,14 @@ def results_section() -> None:
     if not runs:
         return
     st.subheader("Results")
-    gold = st.session_state.get("ask_gold") or []
     for item in runs:
         with st.container(border=True):
             st.markdown(f"#### {item['method']}")
             trace = outcome_trace(item)
             if trace is None:
                 continue
-            panels.trace_summary(trace, gold=gold, compact=True)
+            # the run's own question and gold (saved in its trace), not what the fields above hold now
+            panels.trace_summary(trace, compact=True, show_question=True)
             st.page_link("pages/replay.py", label="Replay step by step", icon=":material/slow_motion_video:",
                          query_params={"run": item["run_id"]})
 
@@ -274,7 +278,8 @@ def main() -> None:
             else "Choose a method" if not methods else "Install or pick a model" if not model else "")
 
     def specs() -> list[RunSpec]:
-        return [RunSpec(m, graph, question, tuple(topics), dict(params.get(m, {})), model) for m in methods]
+        gold = tuple(st.session_state.get("ask_gold") or ())
+        return [RunSpec(m, graph, question, tuple(topics), dict(params.get(m, {})), model, gold=gold) for m in methods]
 
     def keep(outcomes: list[dict]) -> None:
         st.session_state["ask_last_runs"] = outcomes
