@@ -412,7 +412,7 @@ def test_an_answer_off_the_chain_is_never_green(graph):
     direct = Trace(method="direct", question="q", answers=[Answer(text="1967", entity="1967", in_graph=True)])
     assert grounding_badge(direct, graph).color == "blue"  # no chain to check: never green
     assert grounding_badge(Trace(method="dog", question="q"), graph) is None
-    assert summary_row(F.dog_trace(graph))["answers on chain"] == "2/2"
+    assert summary_row(F.dog_trace(graph))["answers where the chain ends"] == "2/2"
 
 
 # ------------------------------------------------------------------ graph page
