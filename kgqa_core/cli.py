@@ -91,7 +91,17 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
     request = MethodRequest(graph=graph, question=args.question, model=model,
                             topic_entities=topics, params=params, seed=args.seed, on_step=on_step)
-    trace = run_method(args.method, request)
+    from . import progress
+    from .rates import RateListener, graph_size, shared_book
+
+    book, backend = shared_book(), str(getattr(model, "backend", "") or "")
+    measure = RateListener(book, model.name, backend)  # this machine's rates: the app's ETAs learn from CLI runs too
+    with progress.listening(measure):
+        trace = run_method(args.method, request)
+    if not (trace.error or trace.stopped):
+        book.observe_run(model.name, backend, args.method, trace.parameters, graph_size(graph), trace.seconds,
+                         measure.first_prompt)
+    book.flush()
     trace.gold_answers = parse_gold(args.gold)  # saved with the run: `show` and the app grade it later
     if args.trace_out:
         save_trace(trace, args.trace_out)

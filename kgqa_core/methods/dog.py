@@ -72,6 +72,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from .. import progress
 from ..decoding.beam import token_view
 from ..decoding.chain_beam import (BeamCandidate, BeamRound, ChainBeam, FinishedChain, Narrowed, SearchedChain,
                                    TakenBack)
@@ -168,6 +169,7 @@ def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
         from .hop_budget import auto_step_budget
 
         params = auto_step_budget(params, request, rec.trace.notes, estimate)
+    progress.stage("building the prompt from the graph")
     ctx = prepare(request, "dog", params)
     hops = estimate.hops if estimate is not None else None
     min_depth = hops if params.walk_to_depth and hops is not None else 0
@@ -237,6 +239,7 @@ class _DogRun:
         passes_before = model.counter.forward_passes
         out_before = model.counter.tokens_out
         t0 = time.perf_counter()
+        progress.stage("reading the question and the graph's triplets")
         base = self._prefill(ctx.prompt, [])
         trace.extra["prompt_tokens"] = len(base.ids)
         trace.extra["prefill_seconds"] = round(time.perf_counter() - t0, 4)
@@ -251,7 +254,11 @@ class _DogRun:
                          order=self.order if self.uses else [])
         chains = beam.start(base, QueryCentricSubgraph(ctx.walk_graph, ctx.topics))
         finished: list[BeamCandidate] = []
+        step = 0
         while chains:
+            step += 1
+            progress.stage(f"triplet step {step} of at most {params.max_steps}" if step <= params.max_steps
+                           else "writing the answer line")
             # the round is let go before the next one runs: a parent none of whose chains was kept
             # frees its KV cache cells then (llama.cpp reuses them for the next round's tokens)
             chains = self._record_round(beam.advance(chains), finished)
