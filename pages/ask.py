@@ -245,7 +245,23 @@ def method_section() -> tuple[list[str], dict[str, dict], str]:
         return chosen, params, ""
     st.caption(md_text(server_panel.describe(model)) if server_panel.is_server_key(model)
                else PACKAGED_MODELS[model].description)
+    measured_caption(chosen, params, model)
     return chosen, params, model
+
+
+def measured_caption(methods: list[str], params: dict[str, dict], model: str) -> None:
+    """How long the chosen methods took here with this model on graphs of this size (no guessed figure)."""
+    from kgqa_core.rates import graph_size, shared_book
+    from kgqa_ui.eta import measured_caption as caption
+    from kgqa_ui.run_job import resolved_params
+    from kgqa_ui.running import backend_guess
+
+    book, backend = shared_book(), backend_guess(model)
+    size = graph_size(state.active_graph())
+    estimates = {m: book.expected_run(model, backend, m, resolved_params(m, params.get(m, {})), size) for m in methods}
+    text = caption(estimates, model, backend)
+    if text:
+        st.caption(text)  # registry names and measured numbers only
 
 
 def results_section() -> None:

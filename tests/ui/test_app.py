@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 
@@ -383,7 +384,9 @@ def test_a_run_shows_progress_can_be_stopped_and_keeps_its_partial_trace(runs_di
     at = _set_a_long_dog_run_then_open("pages/ask.py", monkeypatch)
     job = _start_and_watch(at, "ask", "dog: running · triplet step ")
     labels = [s.label for s in at.status]
-    assert any(lb.endswith(" s") for lb in labels), labels  # the elapsed time
+    assert any(re.search(r" · \d+ s( · |$)", lb) for lb in labels), labels  # the elapsed time
+    assert any(re.search(r" · (about \d+ (s|min) left|no run like this one measured here yet|longer than the usual)",
+                         lb) for lb in labels), labels  # and the time left, or why it is not known
     assert any(line.startswith("1. ") for t in at.status[-1].text for line in t.value.splitlines()), \
         "the step log lists step 1"
     _stop_and_wait(at, "ask", job)
