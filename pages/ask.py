@@ -120,9 +120,15 @@ def _show_upload_error(err: str) -> None:
 
 
 def _reset_question() -> None:
-    for key in ("ask_question", "ask_topics", "ask_example", "ask_linked_for", "ask_gold_text", "ask_gold_auto",
-                "ask_gold"):
+    """Another graph: no question, gold or topics of the previous one carry over.
+
+    The two text boxes are set to "" rather than dropped: a dropped key let the browser send its
+    old value back (the previous example's gold then graded the next graph's question).
+    """
+    for key in ("ask_topics", "ask_example", "ask_linked_for", "ask_gold_auto", "ask_gold"):
         st.session_state.pop(key, None)
+    st.session_state["ask_question"] = ""
+    st.session_state["ask_gold_text"] = ""
 
 
 def _pick_example() -> None:

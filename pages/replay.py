@@ -137,6 +137,9 @@ def main() -> None:
         # the gold saved with the run; an older trace without one borrows the Ask page's, for its own question only
         asked = (st.session_state.get("ask_question") or "").strip() == trace.question
         gold = trace_gold(trace, (st.session_state.get("ask_gold") or []) if asked else [])
+        if gold:
+            st.caption("Gold answer: " + md_text(" | ".join(gold))
+                       + (" (saved with the run)" if trace.gold_answers else " (typed on the Ask page for this question)"))
         graph, _where = state.graph_for_trace(trace)
         panels.trace_summary(trace, gold=gold, compact=True, graph=graph, show_chain=False, inline=True)
         with st.expander("Chains, cost and parameters"):

@@ -149,3 +149,29 @@ def test_runs_and_compare_show_the_saved_gold(runs_dir, two_runs):
     _ok(cmp)
     gold_boxes = [t for t in cmp.text_input if t.key and t.key.startswith("cmp_gold::")]
     assert gold_boxes and gold_boxes[0].value in ("1967 | 1968", "1999")
+
+
+def test_two_tabs_from_one_link_do_not_overwrite_each_other(runs_dir):
+    first = _upload_and_ask(_app())
+    link = _sid(first)
+    tab1, tab2 = _app(s=link), _app(s=link)  # the same URL opened twice
+    assert _sid(tab1) != _sid(tab2) != link
+    tab2.text_area(key="ask_question").input("who directed [Valley of the Dolls]").run()
+    tab2.text_input(key="ask_gold_text").input("Mark Robson").run()
+    again1, again2 = _app(s=_sid(tab1)), _app(s=_sid(tab2))  # each tab reloaded
+    assert again1.text_area(key="ask_question").value == F.QUESTION
+    assert again1.text_input(key="ask_gold_text").value == "1967 | 1968"
+    assert again2.text_area(key="ask_question").value == "who directed [Valley of the Dolls]"
+    assert again2.text_input(key="ask_gold_text").value == "Mark Robson"
+    assert again1.session_state["graph"].name == again2.session_state["graph"].name == "tate"
+
+
+def test_switching_pages_and_back_keeps_the_session_and_its_id(runs_dir):
+    at = _upload_and_ask(_app())
+    sid = _sid(at)
+    for page in ("pages/replay.py", "pages/explore.py", "pages/ask.py"):
+        at.switch_page(page).run()
+        _ok(at)
+    assert _sid(at) == sid
+    assert at.text_area(key="ask_question").value == F.QUESTION
+    assert at.session_state["graph"].name == "tate"

@@ -117,3 +117,36 @@ def test_the_reask_report_when_nothing_changed_or_the_change_is_supported():
 def test_the_fixture_dog_run_is_green_on_both_badges(graph):
     tr = F.dog_trace(graph)
     assert faithfulness_badge(tr).color == "green" and grounding_badge(tr, graph).color == "green"
+
+
+def test_explore_reask_report_is_shown_as_text_on_the_page(runs_dir, graph):
+    """The page shows the report (not a blanket 'follows the evidence'), its lines as text."""
+    from streamlit.testing.v1 import AppTest
+
+    from conftest import APP
+    from kgqa_ui.run_store import RunStore
+
+    store = RunStore(runs_dir)
+    original = F.dog_trace(graph)
+    removed = graph.find("Valley of the Dolls", "release_year", "1967")  # on the original's best chain
+    edited_graph = graph.copy(name=f"{graph.name} (edited)")
+    edited_graph.remove(removed.id)
+    edited = F.reads_trace(graph)
+    edited.answers = [a for a in edited.answers if a.text == "1968"] + [Answer(text="1999", in_graph=False)]
+    ids = [store.save(original, graph).run_id, store.save(edited, edited_graph).run_id]
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.switch_page("pages/explore.py").run()  # the first run loads the default sample (which resets any edit)
+    at.session_state["edited_graph"] = edited_graph
+    at.session_state["edit_log"] = [f"removed #{removed.id}: {removed.linearized()}"]
+    at.session_state["edit_results"] = [{"method": "dog", "title": t, "run_id": r, "error": None, "stopped": False}
+                                        for t, r in zip(("original", "edited"), ids)]
+    at.session_state["edit_results_changes"] = [Edit("removed", removed.id, *removed.as_tuple).to_dict()]
+    at.run()
+    assert not at.exception, at.exception
+    shown = " ".join(w.value for w in at.warning) + " ".join(s.value for s in at.success)
+    assert shown, ([i.value for i in at.info], [c.value for c in at.caption][-5:], [e.value for e in at.error])
+    assert "not supported" in shown and "follows the graph's evidence" not in shown
+    text = "\n".join(t.value for t in at.text)
+    assert f"Removed #{removed.id} (Valley of the Dolls -> release_year -> 1967): it was on the original run's chain." \
+        in text
+    assert "Answers lost (1): 1967" in text and "Answers gained (1): 1999" in text
