@@ -99,8 +99,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
     with progress.listening(measure):
         trace = run_method(args.method, request)
     if not (trace.error or trace.stopped):
-        book.observe_run(model.name, backend, args.method, trace.parameters, graph_size(graph), trace.seconds,
-                         measure.first_prompt)
+        book.observe_run(model.name, backend, args.method, trace.parameters, graph_size(graph),
+                         measure.typical(trace.seconds), measure.first_prompt)
     book.flush()
     trace.gold_answers = parse_gold(args.gold)  # saved with the run: `show` and the app grade it later
     if args.trace_out:

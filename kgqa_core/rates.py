@@ -246,10 +246,16 @@ class RateListener:
     def __init__(self, book: RateBook, model: str, backend: str, forward: Any = None) -> None:
         self.book, self.model, self.backend, self.forward = book, model, backend, forward
         self.first_prompt: float | None = None  # seconds of the run's first prompt read (`observe_run`)
+        self.load_seconds = 0.0  # one-off loads inside the run (the entity-similarity model, once per process)
 
     def reset(self) -> None:
         """A new run starts (an evaluation's next question)."""
         self.first_prompt = None
+        self.load_seconds = 0.0
+
+    def typical(self, seconds: float) -> float:
+        """A run's seconds without its one-off loads: what the next run like it will take."""
+        return max(0.0, seconds - self.load_seconds)
 
     def stage(self, label: str) -> None:
         if self.forward is not None:
@@ -262,7 +268,9 @@ class RateListener:
     def measured(self, kind: str, units: int, seconds: float) -> None:
         if kind == "prompt" and self.first_prompt is None:
             self.first_prompt = seconds
-        if kind != "load":
+        if kind == "load":
+            self.load_seconds += seconds
+        else:
             self.book.observe_rate(self.model, self.backend, kind, units, seconds)
         if self.forward is not None:
             self.forward.measured(kind, units, seconds)

@@ -99,7 +99,7 @@ class EvalJob(Job):
                 elapsed=end - self.started, log=tuple(self._log), outcomes=tuple(self._outcomes),
                 stop_requested=self._stop.is_set(), done=self.finished is not None,
                 stage=self._stage, activity=act_text, fraction=fraction,
-                eta=left.text, eta_basis=left.basis, overdue=left.overdue,
+                eta=left.text, eta_basis=left.basis, overdue=left.overdue, eta_seconds=left.seconds,
             )
 
     # ------------------------------------------------------------- worker

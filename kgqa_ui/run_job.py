@@ -85,6 +85,7 @@ class JobProgress:
     eta: str = ""             # "about 25 s left", or why it is not known
     eta_basis: str = ""       # what the ETA rests on (a tooltip)
     overdue: bool = False     # running longer than the usual time
+    eta_seconds: float | None = None  # the time left behind ``eta`` (None when not known)
 
 
 def progress_round(method: str, params: dict[str, Any], steps: list[Step]) -> str:
@@ -303,6 +304,7 @@ class RunJob(Job):
                 stop_requested=self._stop.is_set(), done=self.finished is not None,
                 stage=self._stage, activity=act_text, fraction=fraction,
                 eta=left.text if self.finished is None else "", eta_basis=left.basis, overdue=left.overdue,
+                eta_seconds=left.seconds if self.finished is None else None,
             )
 
     # ------------------------------------------------------------- worker
@@ -352,7 +354,7 @@ class RunJob(Job):
         trace.gold_answers = list(spec.gold)
         if not (trace.stopped or trace.error):  # what the next run's ETA rests on
             self.rates.observe_run(spec.model_name, backend, spec.method, trace.parameters, graph_size(spec.graph),
-                                   trace.seconds, measure.first_prompt)
+                                   measure.typical(trace.seconds), measure.first_prompt)
         with self._lock:
             self._phase = "saving"
         try:

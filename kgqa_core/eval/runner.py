@@ -385,7 +385,8 @@ def run_eval(
                     break
                 if not trace.error:
                     book.observe_run(model_label, summary.backend, m, trace.parameters, _size_of(q),
-                                     record["metrics"].get("seconds") or trace.seconds, measure.first_prompt)
+                                     measure.typical(record["metrics"].get("seconds") or trace.seconds),
+                                     measure.first_prompt)
                 if results.append(record):
                     summary.ran += 1
                     summary.failed += bool(record["error"])
