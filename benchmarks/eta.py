@@ -16,7 +16,8 @@ read every 0.1 s as the panel reads it; printed per run:
 * ``ETA@start``: the time left the panel showed when the run had started
   (after the model load), ``ETA@prompt`` the one once the first prompt read
   ended (where the estimate splits the run), and the run's real wall time;
-* their ratio to the real time left at that moment;
+* their ratio to the real time left at that moment (after the prompt read only
+  when a second or more was left: below that the 0.1 s polling is the error);
 * over the whole run, the share of the panel's readings (every 0.1 s, while
   at least 1 s was really left) whose time left was within a factor of 2.
 
@@ -118,7 +119,9 @@ def main() -> None:
             real_start = end - (t_start or start)
             real_prompt = end - t_prompt if t_prompt is not None else None
             r_start = eta_start / real_start if eta_start is not None and real_start > 0 else None
-            r_prompt = eta_prompt / real_prompt if eta_prompt is not None and real_prompt else None
+            # judged only with a second or more really left: under that, 0.1 s of polling is the error
+            r_prompt = eta_prompt / real_prompt if eta_prompt is not None and real_prompt and real_prompt >= 1.0 \
+                else None
             long_enough = real_start >= 0.5
             rows.append((m, i, job.first_phase_at or 0.0, r_start if long_enough else None,
                          r_prompt if long_enough else None, share if long_enough else None, q.type))
