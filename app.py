@@ -40,7 +40,6 @@ pages = [
 nav = st.navigation(pages)
 
 
-
 def graph_caption() -> None:
     """The active graph in the sidebar (drawn again after the page ran: an upload changes it)."""
     graph = state.active_graph()

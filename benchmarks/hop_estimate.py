@@ -1,4 +1,4 @@
-"""How often the hop estimate (kgqa_core.methods.hop_budget) names the hops a MetaQA dev question needs.
+"""How often the hop estimate (kgqa_core.reading.wording) names the hops a MetaQA dev question needs.
 
 Run from the repository root (no model; seconds):
 
@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from kgqa_core.graph.hub_caps import relation_words  # noqa: E402
-from kgqa_core.methods.hop_budget import MAX_HOPS, _GENERIC, _WORD, estimate_hops  # noqa: E402
+from kgqa_core.reading.wording import MAX_HOPS, _GENERIC, _WORD, estimate_hops  # noqa: E402
 
 _TOPIC = re.compile(r"\[[^\]]*\]")
 

@@ -2,14 +2,19 @@
 
     python -m kgqa_core ask (--graph FILE | --sparql URL [--dialect rdf|freebase|wikidata])
                             --question TEXT [--topic E ...] --method NAME
-                            [--model NAME_OR_PATH] [--beam-size K] [--trace-out F.json] [--json]
+                            [--model NAME_OR_PATH] [--beam-size K] [--preset paper|workbench]
+                            [--vocabulary FILE] [--trace-out F.json] [--json]
     python -m kgqa_core models [list | install NAME [--force]]
     python -m kgqa_core methods
-    python -m kgqa_core eval --dataset F.jsonl --methods dog,cot --out DIR ...
+    python -m kgqa_core eval --dataset F.jsonl --methods dog,cot --out DIR [--preset paper] [--vocabulary FILE] ...
     python -m kgqa_core generate --graph FILE --patterns 2p,2i --n 20 --out q.jsonl
     python -m kgqa_core show TRACE.json
 
 Errors exit non-zero with a one-line message, never a traceback, unless --debug.
+Everything printed goes through `kgqa_core.terminal`: answers, chains, names
+and errors come from graphs, models and servers, and their control characters
+(an escape sequence retitling the terminal or writing its clipboard) are
+printed as escapes, never obeyed.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ import argparse
 import os
 import sys
 from typing import Callable, Sequence
+
+from .terminal import one_line
 
 EXIT_USAGE = 2
 EXIT_ERROR = 1
@@ -48,6 +55,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         args.question = check_question(args.question)
     except QuestionError as exc:
         raise CliError(f"{exc} (--question)") from None
+    vocabulary = read_vocabulary(args.vocabulary)  # refused, naming the file and line, before anything loads
     store = _open_store(args)
     if store is not None:
         graph = store
@@ -75,7 +83,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
         best = cands[0].score
         topics = [c.entity for c in cands if c.score >= best - 1e-9][:3]
         if not args.json:
-            print(f"topic entities (linked): {', '.join(topics)}", file=sys.stderr)
+            print(f"topic entities (linked): {', '.join(one_line(t) for t in topics)}", file=sys.stderr)
+    warn_unknown_relations(vocabulary, graph)
 
     progress = None if args.json else (lambda msg: print(msg, file=sys.stderr))
     from .models.server_model import server_from_args
@@ -87,10 +96,11 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
     def on_step(step) -> None:
         if args.verbose and not args.json:
-            print(f"  [{step.index}] {step.kind}: {step.title or step.choice or ''}", file=sys.stderr)
+            print(f"  [{step.index}] {one_line(step.kind)}: {one_line(step.title or step.choice or '')}", file=sys.stderr)
 
     request = MethodRequest(graph=graph, question=args.question, model=model,
-                            topic_entities=topics, params=params, seed=args.seed, on_step=on_step)
+                            topic_entities=topics, params=params, seed=args.seed, on_step=on_step,
+                            vocabulary=vocabulary)
     from . import progress
     from .rates import RateListener, graph_size, shared_book
 
@@ -147,16 +157,16 @@ def _store_topics(store, args: argparse.Namespace, topics: list[str]) -> list[st
     if not cands:
         raise CliError("no entity of the question matches a label in the store; name one with --topic ENTITY")
     if not args.json:
-        print(f"topic entity (linked in the store): {cands[0].entity}", file=sys.stderr)
+        print(f"topic entity (linked in the store): {one_line(cands[0].entity)}", file=sys.stderr)
     return [cands[0].entity]
 
 
 def _ask_params(args: argparse.Namespace) -> dict:
-    """``--param`` pairs plus the shortcut flags, as raw values for the method's `parse_params`."""
-    from .parameters import ParameterError, parse_pairs
+    """``--param`` pairs plus the shortcut flags (``--preset``, ``--beam-size``...), as raw values for `parse_params`."""
+    from .parameters import ParameterError, parse_pairs, preset_flag
 
     try:
-        params = parse_pairs(args.param)
+        params = preset_flag(parse_pairs(args.param), args.preset)
     except ParameterError as exc:
         raise CliError(str(exc)) from None
     for name in ("beam_size", "max_steps", "hops"):
@@ -165,16 +175,40 @@ def _ask_params(args: argparse.Namespace) -> dict:
     return params
 
 
+def read_vocabulary(path: str | None):
+    """The relation vocabulary of ``--vocabulary FILE`` (None without one); a bad file is one line naming it and the line."""
+    if not path:
+        return None
+    from .reading.vocabulary import RelationVocabulary, VocabularyError
+
+    try:
+        return RelationVocabulary.read(path)
+    except VocabularyError as exc:
+        raise CliError(f"--vocabulary {exc}") from None
+
+
+def warn_unknown_relations(vocabulary, graph) -> None:
+    """One warning line on stderr listing the vocabulary's relations the graph does not hold."""
+    unknown = vocabulary.unknown(graph) if vocabulary else []
+    if unknown:
+        shown = ", ".join(unknown[:10]) + (f" and {len(unknown) - 10} more" if len(unknown) > 10 else "")
+        print(f"warning: {one_line(vocabulary.source)}: relations not in the graph (their words match nothing): "
+              f"{one_line(shown)}",
+              file=sys.stderr)
+
+
 def _print_trace_summary(trace) -> None:
-    answers = ", ".join(
-        f"{a.text}{'' if a.in_graph else ' (not a graph entity)'}" for a in trace.answers
-    ) or "(no answer)"
+    """The answer, the chain, the costs and the error: each field from the trace printed as one line."""
+    from .answers.chain_entities import answer_label
+
+    answers = ", ".join(one_line(answer_label(a)) for a in trace.answers) or "(no answer)"
     print(f"answer: {answers}")
+    _print_setup(trace)
     if trace.best_chain:
         print("chain:")
         for ct in trace.best_chain:
-            mark = "ok" if ct.grounded else f"ILL: {ct.reason}"
-            print(f"  < {ct.head} -> {ct.relation} -> {ct.tail} >  [{mark}]")
+            mark = "ok" if ct.grounded else f"ILL: {one_line(ct.reason)}"
+            print(f"  < {one_line(ct.head)} -> {one_line(ct.relation)} -> {one_line(ct.tail)} >  [{mark}]")
     f = trace.faithfulness
     if trace.graph_queries:
         print(f"graph store: {trace.graph_queries} queries, {trace.graph_seconds:.2f}s")
@@ -186,7 +220,20 @@ def _print_trace_summary(trace) -> None:
     if trace.gold_answers:
         print(f"gold: {_gold_verdict(trace)}")
     if trace.error:
-        print(f"error: {trace.error}")
+        print(f"error: {one_line(trace.error)}")
+
+
+def _print_setup(trace) -> None:
+    """The preset, the user's vocabulary and the question's reading, as the trace recorded them."""
+    preset = trace.parameters.get("preset") if isinstance(trace.parameters, dict) else None
+    print(f"preset: {one_line(str(preset))}" if preset else "preset: not recorded (an older trace: it ran the workbench's defaults)")
+    vocab = trace.extra.get("vocabulary")
+    if isinstance(vocab, dict) and isinstance(vocab.get("entries"), dict):
+        source = f" from {one_line(str(vocab['source']))}" if vocab.get("source") else ""
+        print(f"vocabulary: {len(vocab['entries'])} relation(s){source}")
+    reading = trace.extra.get("reading")
+    if isinstance(reading, dict) and reading.get("explanation"):
+        print(f"question reading ({one_line(str(reading.get('reader', '?')))}): {one_line(str(reading['explanation']))}")
 
 
 def _gold_verdict(trace) -> str:
@@ -244,7 +291,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         trace = load_trace(args.trace)
     except (TraceFormatError, FileNotFoundError) as exc:
         raise CliError(str(exc)) from None
-    print(f"{trace.method} on {trace.question!r} ({trace.model}, {len(trace.steps)} steps)")
+    print(f"{one_line(trace.method)} on {one_line(repr(trace.question))} ({one_line(trace.model)}, "
+          f"{len(trace.steps)} steps)")
     _print_trace_summary(trace)
     return 0
 
@@ -275,6 +323,7 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--hops", default=None, help="same as --param hops=N (RoK)")
     ask.add_argument("--param", action="append",
                      help="method parameter NAME=VALUE (repeatable); `methods` lists each method's")
+    add_preset_arguments(ask)
     ask.add_argument("--seed", type=int, default=0)
     ask.add_argument("--gold", default="", help="the expected answer(s), separated by | (saved in the trace; "
                      "the summary says how many were found)")
@@ -304,6 +353,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def add_preset_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--preset`` and ``--vocabulary`` (``ask``; ``eval`` declares the same two)."""
+    parser.add_argument("--preset", default=None, choices=["workbench", "paper"],
+                        help="paper: every method as published, without the workbench's guidance; workbench: the "
+                             "workbench's defaults (the default). Same as --param preset=NAME; a parameter you set wins")
+    parser.add_argument("--vocabulary", default=None, metavar="FILE",
+                        help="your words for the graph's relations, one relation a line: 'relation: word, word' "
+                             "(# starts a comment); the question readers use them, the trace records them")
+
+
 def _optional_subcommand(sub, module: str, adder: str, runner: str) -> None:
     """Subcommands whose parsers live with their feature (evaluation, LPKG generation)."""
     import importlib
@@ -322,6 +381,13 @@ def _optional_subcommand(sub, module: str, adder: str, runner: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from .terminal import safe_output
+
+    with safe_output():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     try:
@@ -337,5 +403,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         if debug:
             raise
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        print(f"error: {message}", file=sys.stderr)
+        print(f"error: {one_line(message)}", file=sys.stderr)
         return EXIT_ERROR

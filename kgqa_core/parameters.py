@@ -152,7 +152,62 @@ def parse_params(spec: Any, raw: Mapping[str, Any] | None) -> MethodParams:
             raise ParameterError(name, unknown_message(name, owner, list(infos)))
         if value is not None:
             values[name] = coerce(infos[name], value)
-    return params_cls(**values)
+    return params_cls(**with_preset(params_cls, values))
+
+
+PRESETS = ("workbench", "paper")
+
+
+def preset_param() -> Any:
+    """The ``preset`` parameter every method declares: the paper's algorithm one switch away."""
+    return param("workbench", "paper: the algorithm as published, no workbench guidance (every switch that is "
+                 "not in the paper off); workbench: the workbench's defaults. A parameter you set yourself wins "
+                 "over the preset.", choices=PRESETS)
+
+
+def with_preset(params_cls: type, values: Mapping[str, Any]) -> dict[str, Any]:
+    """`values` on top of the chosen preset's (``preset``; a parameter set by hand wins over its preset).
+
+    A method declares its presets as a class attribute ``PRESETS = {"paper":
+    {"walk_to_depth": False, ...}}``; a preset not listed there changes nothing.
+    """
+    out = dict(values)
+    presets = getattr(params_cls, "PRESETS", None) or {}
+    if "preset" in infos_names(params_cls):
+        chosen = out.get("preset", params_cls.__dataclass_fields__["preset"].default)
+        for k, v in presets.get(chosen, {}).items():
+            out.setdefault(k, v)
+    return out
+
+
+def preset_flag(params: Mapping[str, Any], preset: str | None, flag: str = "--preset") -> dict[str, Any]:
+    """``params`` with the command line's first-class ``--preset`` added (None: not given).
+
+    ``--preset paper`` is ``--param preset=paper``; the two given with different
+    values are refused naming both, and an unknown preset names the choices.
+
+    >>> preset_flag({"beam_size": 2}, "paper")
+    {'beam_size': 2, 'preset': 'paper'}
+    >>> preset_flag({"preset": "paper"}, "workbench")
+    Traceback (most recent call last):
+    ...
+    kgqa_core.parameters.ParameterError: --preset workbench conflicts with --param preset=paper; give one of them
+    """
+    out = dict(params)
+    if preset is None:
+        return out
+    chosen = str(preset).strip()
+    if chosen not in PRESETS:
+        raise ParameterError("preset", f"{flag} must be one of {', '.join(PRESETS)}, got {preset!r}")
+    given = out.get("preset")
+    if given is not None and (given.strip() if isinstance(given, str) else given) != chosen:
+        raise ParameterError("preset", f"{flag} {chosen} conflicts with --param preset={given}; give one of them")
+    out["preset"] = chosen
+    return out
+
+
+def infos_names(params_cls: type) -> set[str]:
+    return set(getattr(params_cls, "__dataclass_fields__", {}))
 
 
 def normalise_name(key: Any) -> str:

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from .files import JsonProblem, atomic_write_text, cache_root, file_lock, loads_json
+from .redact import mask_url_credentials
 
 DECAY = 0.8          # weight of the older measurements at each new one (a rate follows the machine's load)
 KEEP_RUNS = 400      # whole-run records kept per model and backend
@@ -60,7 +61,8 @@ def size_bucket(triplets: int | None) -> float | None:
 
 
 def model_key(model: str, backend: str) -> str:
-    return f"{model or '?'}|{backend or '?'}"
+    """The book's key of a model on a backend (a model server's URL is kept without its credentials)."""
+    return f"{mask_url_credentials(model or '?')}|{backend or '?'}"
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ class EvalSpec:
     params: dict[str, Any] = field(default_factory=dict)
     types: tuple[str, ...] | None = None
     graph_size: int | None = None  # the questions' typical graph size (what the rates are looked up by)
+    vocabulary: Any = None  # the user's RelationVocabulary for every question (the Ask page's), or None
 
 
 def method_params(method: str, shared: dict[str, Any]) -> dict[str, Any]:
@@ -137,7 +138,8 @@ class EvalJob(Job):
                 spec.dataset, list(spec.methods), spec.model_name, spec.out_dir, limit=spec.limit,
                 params=dict(spec.params), progress=False, model=model, types=list(spec.types) if spec.types else None,
                 on_progress=self._on_pair, on_start=self._on_start, should_stop=self._stop.is_set,
-                on_step=self._on_step, listener=self,
+                on_step=self._on_step, listener=self, vocabulary=spec.vocabulary,
+                on_warning=lambda msg: self._say(f"note: {msg}"),  # shown in the panel's log, as text
             )
         except Exception as exc:  # a bad dataset, a config clash: the page shows the message
             error = f"The evaluation stopped: {exc}"

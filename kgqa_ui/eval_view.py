@@ -78,37 +78,26 @@ def generator_available() -> bool:
 
 
 def generate_dataset(graph: Any, patterns: list[str], n: int, seed: int, folder: Path | None = None) -> Path:
-    """Ground LPKG patterns in ``graph`` (the generator's own API) and write the JSONL dataset; returns its path.
+    """Ground LPKG patterns in the session graph object itself (the generator's API); returns the dataset's path.
 
-    The graph is written beside the dataset (a dataset may only name graph files in its own folder).
-    Raises `ValueError` with the generator's message when nothing can be generated.
+    No round trip through a TSV file or the CLI: the questions are grounded in the graph as loaded
+    (an RDF literal "Paris" stays "Paris"), and the graph is saved beside the dataset in a form that
+    keeps every name exactly.  Raises `ValueError` with the generator's message.
     """
-    from kgqa_core.files import atomic_write_text, jsonl_line
-    from kgqa_core.lpkg.generate import GenerationError, generate_questions
-    from kgqa_core.lpkg.patterns import PatternError, parse_pattern_list
-    from kgqa_core.lpkg.verbalise import make_verbaliser
+    from kgqa_core.lpkg.generate import GenerationError, write_generated_dataset
+    from kgqa_core.lpkg.patterns import PatternError
 
-    folder = folder or runs_dir() / "datasets"
-    folder.mkdir(parents=True, exist_ok=True)
-    graph_file = folder / f"graph-{graph.fingerprint}.tsv"
-    if not graph_file.exists():
-        atomic_write_text(graph_file, "".join(f"{t.head}\t{t.relation}\t{t.tail}\n" for t in graph))
-    out = folder / f"generated-{graph.fingerprint}-{'_'.join(patterns)}-{n}-{seed}.jsonl"
     try:
-        records = generate_questions(graph, parse_pattern_list(",".join(patterns)), int(n), seed=int(seed),
-                                     verbaliser=make_verbaliser("template", None), graph_file=graph_file.name)
+        return write_generated_dataset(graph, patterns, n, seed, folder or runs_dir() / "datasets")
     except (GenerationError, PatternError) as exc:
         raise ValueError(str(exc)) from None
-    if not records:
-        raise ValueError("no question could be generated from this graph with these patterns")
-    atomic_write_text(out, "".join(jsonl_line(r) + "\n" for r in records))
-    return out
 
 
-def run_slug(dataset_path: Path, model: str, params: dict) -> str:
-    """One output directory per (dataset content, model, parameters): re-running resumes it."""
+def run_slug(dataset_path: Path, model: str, params: dict, vocabulary: Any = None) -> str:
+    """One output directory per (dataset content, model, parameters and preset, vocabulary): re-running resumes it."""
     digest = hashlib.sha256(dataset_path.read_bytes()).hexdigest()[:8]
-    pdig = hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:6]
+    settings: object = params if not vocabulary else {"params": params, "vocabulary": vocabulary.entries}
+    pdig = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:6]
     clean = lambda s: re.sub(r"[^A-Za-z0-9._-]+", "_", s)[:40]  # noqa: E731
     return f"{clean(dataset_path.stem)}-{digest}--{clean(model)}--{pdig}"
 

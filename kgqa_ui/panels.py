@@ -17,6 +17,7 @@ from typing import Any, Iterator
 
 import streamlit as st
 
+from kgqa_core.answers.chain_entities import answer_label
 from kgqa_core.trace.schema import Step, Trace
 
 from . import charts
@@ -24,7 +25,7 @@ from .graph_frame import show_graph
 from .html_utils import md_text
 from .text_view import highlight_model_text, token_view_html
 from .trace_scene import step_scene, step_title
-from .trace_tables import chain_text, correctness, faithfulness_badge, grounding_badge, step_facts
+from .trace_tables import chain_text, correctness, faithfulness_badge, grounding_badge, reading_lines, step_facts
 from .views import StepView, view_for_step
 
 PLOTLY_CONFIG = {"displayModeBar": False}
@@ -55,8 +56,9 @@ def badge(trace: Trace, graph: Any | None = None) -> None:
 
 
 def answers_line(trace: Trace) -> str:
-    """Markdown for the answers: entity names, escaped."""
-    names = [a.entity or a.text for a in trace.answers]
+    """Markdown for the answers: entity names, escaped, each marked as text when the model wrote it otherwise
+    ("written as 'German'") or it names no graph entity ("not a graph entity"): `answer_label`."""
+    names = [answer_label(a) for a in trace.answers]
     return "**Answer:** " + (", ".join(md_text(n) for n in names) if names else "(no answer)")
 
 
@@ -97,6 +99,8 @@ def trace_summary(trace: Trace, gold: list[str] | None = None, compact: bool = F
             with st.expander(f"{len(trace.chains) - 1} more chain(s)"):
                 for k in range(1, len(trace.chains)):
                     st.markdown(f"{k + 1}\\. " + md_text(chain_text(trace, k)))
+    if not inline:
+        question_reading(trace)
     if not compact:
         m = st.columns(5)
         m[0].metric("steps", len(trace.steps))
@@ -112,6 +116,17 @@ def trace_summary(trace: Trace, gold: list[str] | None = None, compact: bool = F
         )
     for note in trace.notes:
         st.caption("note: " + md_text(note))
+
+
+def question_reading(trace: Trace) -> None:
+    """The short "Question reading" section: the reading's explanation and plans with their confidence
+    (``trace.extra["reading"]``) and the user's relation vocabulary (``extra["vocabulary"]``); nothing without them."""
+    read, words = reading_lines(trace)
+    if not read and not words:
+        return
+    st.markdown("**Question reading**")
+    for line in read + words:
+        st.caption(md_text(line))
 
 
 def _safe_view(trace: Trace, step: Step | None) -> StepView:

@@ -8,6 +8,12 @@ same name means something else per method (``max_new_tokens`` defaults to
 256 for DoG but 64 for Direct), each declaration gets its own widget, named
 with its methods.  Everyday parameters come first; the rest wait under
 "More parameters".
+
+The methods' ``preset`` is not a widget here: the page offers it beside the
+method choice and passes it in.  A parameter the chosen preset sets
+(``walk_to_depth`` off for the paper) starts at the preset's value, under a
+widget key of its own (``ask_param_walk_to_depth@paper``), so each preset
+keeps what the user changed under it and switching back shows the other's.
 """
 
 from __future__ import annotations
@@ -27,6 +33,12 @@ ASK_PARAM_DEFAULTS: dict[str, object] = {"beam_size": 1, "max_steps": 2}
 ASK_PARAM_KEYS = {"beam_size": "ask_beam", "max_steps": "ask_steps", "hops": "ask_hops",
                   "max_prompt_triplets": "ask_budget"}
 ASK_KEY_PREFIX = "ask_param_"
+# The Ask page's preset choice (every chosen method runs with it); the methods' own `preset` parameter.
+ASK_PRESET_KEY = "ask_preset"
+PRESET_PARAM = "preset"
+PRESET_LABELS = {"workbench": "Workbench (guided)", "paper": "Paper (as published)"}
+DEFAULT_PRESET = "workbench"
+_UNSET = object()
 
 
 @dataclass
@@ -36,16 +48,41 @@ class FormField:
     info: ParamInfo
     methods: list[str] = field(default_factory=list)
     split: bool = False  # the name is declared differently by another chosen method
+    preset_value: Any = _UNSET  # the chosen preset's value for it, when the preset sets it
+
+    @property
+    def preset_sets(self) -> bool:
+        """Whether the chosen preset gives this parameter a value other than its declared default."""
+        return self.preset_value is not _UNSET and self.preset_value != self.info.default
 
 
-def form_fields(specs: Sequence[MethodSpec]) -> list[FormField]:
-    """The chosen methods' parameters, alike declarations merged, in first-declared order."""
+def preset_values(spec: MethodSpec, preset: str | None) -> dict[str, Any]:
+    """What `preset` sets for `spec`'s parameters (its ``PRESETS``; nothing for the workbench's)."""
+    presets = getattr(spec.params, "PRESETS", None) or {}
+    return dict(presets.get(preset or DEFAULT_PRESET, {}))
+
+
+def declares_preset(spec: MethodSpec) -> bool:
+    return PRESET_PARAM in spec.params.__dataclass_fields__
+
+
+def form_fields(specs: Sequence[MethodSpec], preset: str | None = None) -> list[FormField]:
+    """The chosen methods' parameters (``preset`` aside), alike declarations merged, in first-declared order.
+
+    Declarations are alike when their type, default, range and the chosen
+    preset's value for them are.
+    """
     by_decl: dict[tuple, FormField] = {}
     names: dict[str, set[tuple]] = {}
     for spec in specs:
+        overrides = preset_values(spec, preset)
         for info in declared(spec.params):
-            key = (info.name, info.kind, repr(info.default), info.minimum, info.maximum, info.choices)
-            by_decl.setdefault(key, FormField(info)).methods.append(spec.name)
+            if info.name == PRESET_PARAM:
+                continue
+            value = overrides.get(info.name, _UNSET)
+            key = (info.name, info.kind, repr(info.default), info.minimum, info.maximum, info.choices,
+                   "" if value is _UNSET else repr(value))
+            by_decl.setdefault(key, FormField(info, preset_value=value)).methods.append(spec.name)
             names.setdefault(info.name, set()).add(key)
     fields = list(by_decl.values())
     for f in fields:
@@ -60,15 +97,18 @@ def parameter_form(
     key_prefix: str = ASK_KEY_PREFIX,
     keys: Mapping[str, str] | None = None,
     per_row: int = 4,
+    preset: str = DEFAULT_PRESET,
 ) -> dict[str, dict[str, Any]]:
     """Widgets for `specs`' parameters; returns ``{method: {parameter: value}}``.
 
     ``defaults`` overrides declared defaults by name for this page (a demo's
     fast settings); each is checked against every declaration it overrides.
     ``keys`` gives a parameter's widget a fixed session-state key (pages and
-    tests that address it by name).
+    tests that address it by name).  ``preset`` is the methods' preset: every
+    method that declares one gets it, and the parameters it sets start at its
+    values (a value the preset sets wins over ``defaults``).
     """
-    fields = form_fields(specs)
+    fields = form_fields(specs, preset)
     overrides = dict(defaults or {})
     values: dict[str, dict[str, Any]] = {spec.name: {} for spec in specs}
     main = [f for f in fields if not f.info.advanced]
@@ -80,13 +120,20 @@ def parameter_form(
             for start in range(0, len(group), per_row):
                 cols = st.columns(per_row)
                 for col, f in zip(cols, group[start:start + per_row]):
-                    key = _key(f, key_prefix, keys or {})
-                    default = coerce(f.info, overrides[f.info.name]) if f.info.name in overrides else f.info.default
+                    key = _key(f, key_prefix, keys or {}, preset)
+                    if f.preset_value is not _UNSET:
+                        default = coerce(f.info, f.preset_value)
+                    elif f.info.name in overrides:
+                        default = coerce(f.info, overrides[f.info.name])
+                    else:
+                        default = f.info.default
                     with col:
                         value = _widget(f, default, key, several=len(specs) > 1)
                     for method in f.methods:
                         values[method][f.info.name] = value
     for spec in specs:  # widgets keep values in range; this reads free text (a plan) the same way the CLI does
+        if declares_preset(spec):
+            values[spec.name][PRESET_PARAM] = preset
         values[spec.name] = parse_params(spec, values[spec.name]).as_dict()
     return values
 
@@ -96,25 +143,45 @@ def ask_params(spec: MethodSpec, session: Mapping[str, Any]) -> dict[str, Any]:
 
     A value the user set on the Ask page (its widget keeps it in the session) wins, then the app's
     starting values, then the method's declared default; values a method refuses fall back to its
-    defaults, so another page never starts a run that fails on a parameter.
+    defaults, so another page never starts a run that fails on a parameter.  The Ask page's preset
+    (``ask_preset``) goes with it: a parameter it sets is read from that preset's widget, else its value.
     """
+    preset = session_preset(session)
+    overrides = preset_values(spec, preset)
     values: dict[str, Any] = {}
+    from_session: set[str] = set()
     for info in declared(spec.params):
+        if info.name == PRESET_PARAM:
+            values[PRESET_PARAM] = preset
+            continue
         key = ASK_PARAM_KEYS.get(info.name, f"{ASK_KEY_PREFIX}{info.name}")
+        if info.name in overrides and overrides[info.name] != info.default:
+            key += f"@{preset}"
         if key in session:
             values[info.name] = session[key]
+            from_session.add(info.name)
+        elif info.name in overrides:
+            values[info.name] = overrides[info.name]
         elif info.name in ASK_PARAM_DEFAULTS:
             values[info.name] = ASK_PARAM_DEFAULTS[info.name]
     try:
         return parse_params(spec, values).as_dict()
     except ParameterError:
-        return parse_params(spec, {k: v for k, v in values.items() if k not in session}).as_dict()
+        return parse_params(spec, {k: v for k, v in values.items() if k not in from_session}).as_dict()
 
 
-def _key(f: FormField, prefix: str, keys: Mapping[str, str]) -> str:
+def session_preset(session: Mapping[str, Any]) -> str:
+    """The preset chosen on the Ask page (the workbench's when none, or an unknown one, is)."""
+    value = session.get(ASK_PRESET_KEY)
+    return value if value in PRESET_LABELS else DEFAULT_PRESET
+
+
+def _key(f: FormField, prefix: str, keys: Mapping[str, str], preset: str = DEFAULT_PRESET) -> str:
     if f.split:
-        return f"{prefix}{f.info.name}::{'+'.join(f.methods)}"
-    return keys.get(f.info.name, f"{prefix}{f.info.name}")
+        base = f"{prefix}{f.info.name}::{'+'.join(f.methods)}"
+    else:
+        base = keys.get(f.info.name, f"{prefix}{f.info.name}")
+    return f"{base}@{preset}" if f.preset_sets else base
 
 
 def _label(f: FormField, several: bool) -> str:

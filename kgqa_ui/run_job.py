@@ -26,6 +26,7 @@ from typing import Any, Callable
 
 from kgqa_core import progress
 from kgqa_core.methods.base import MethodRequest, run_method
+from kgqa_core.redact import mask_url_credentials
 from kgqa_core.rates import Estimate, RateBook, RateListener, graph_size, shared_book
 from kgqa_core.trace.schema import Step, Trace
 
@@ -46,6 +47,7 @@ class RunSpec:
     model_name: str
     label: str = ""
     gold: tuple[str, ...] = ()  # the asker's expected answers, saved in the trace (`Trace.gold_answers`)
+    vocabulary: Any = None  # the user's RelationVocabulary for the graph (the session's), or None
 
     @property
     def title(self) -> str:
@@ -90,7 +92,8 @@ class JobProgress:
 
 def progress_round(method: str, params: dict[str, Any], steps: list[Step]) -> str:
     """Where a method is in its own terms from its finished steps, with the total when the parameters fix it."""
-    kinds = [s.kind for s in steps]
+    # the question's reading (a ``reading.plan`` step) comes before the method's own steps and counts in none
+    kinds = [s.kind for s in steps if not s.kind.startswith("reading.")]
     if method == "dog":
         if kinds and kinds[-1] == "dog.answer":
             return "answering"
@@ -240,15 +243,19 @@ class Job:
     def _work(self) -> None:  # pragma: no cover - subclasses
         raise NotImplementedError
 
-    def _load(self, load_model: Callable[..., Any], name: str, title: str) -> Any:
-        """Load (or fetch the already loaded) model, with the load shown as a phase and measured."""
+    def _load(self, load_model: Callable[..., Any], name: str, title: str, shown: str | None = None) -> Any:
+        """Load (or fetch the already loaded) model, with the load shown as a phase and measured.
+
+        ``shown`` is the name as the panel may show it (a model server's URL with its credentials masked).
+        """
+        shown = shown if shown is not None else mask_url_credentials(name)
         t0 = time.monotonic()
         with self._lock:
             self._phase = "loading"
-            self._act = progress.Activity(progress.LOAD, f"loading model {name}", 0, 1, t0)
+            self._act = progress.Activity(progress.LOAD, f"loading model {shown}", 0, 1, t0)
             self._rate_key = (name, self._backend_guess)
             self._mark_phase()
-        self._say(f"{title}: loading model {name}…")
+        self._say(f"{title}: loading model {shown}…")
         try:
             model = load_model(name, self._say)
         finally:
@@ -326,10 +333,11 @@ class RunJob(Job):
                 self._outcomes.append(outcome)
 
     def _run_one(self, spec: RunSpec) -> RunOutcome:
+        shown = mask_url_credentials(spec.model_name)  # a model server's key holds its URL as typed
         try:
-            model = self._load(self._load_model, spec.model_name, spec.title)
+            model = self._load(self._load_model, spec.model_name, spec.title, shown)
         except Exception as exc:
-            return RunOutcome(spec.method, None, None, f"Could not load model {spec.model_name}: {exc}")
+            return RunOutcome(spec.method, None, None, f"Could not load model {shown}: {mask_url_credentials(exc)}")
         backend = str(getattr(model, "backend", "") or self._backend_guess)
         with self._lock:
             self._phase = "running"
@@ -337,10 +345,10 @@ class RunJob(Job):
             self._new_run()  # the ETA is of the run; loading was its own phase
             if backend != self._backend_guess:
                 self._expected[self._index] = self._estimate(spec, backend)
-        self._say(f"{spec.title}: reasoning with {spec.model_name}…")
+        self._say(f"{spec.title}: reasoning with {shown}…")
         request = MethodRequest(graph=spec.graph, question=spec.question, model=model,
                                 topic_entities=list(spec.topics), params=dict(spec.params), seed=0,
-                                on_step=self._on_step, should_stop=self._stop.is_set)
+                                on_step=self._on_step, should_stop=self._stop.is_set, vocabulary=spec.vocabulary)
         started = time.perf_counter()
         measure = RateListener(self.rates, spec.model_name, backend, forward=self)
         try:

@@ -15,6 +15,8 @@ from typing import Any
 
 import streamlit as st
 
+from kgqa_core.redact import safe_url
+
 SERVER_PREFIX = "server:"
 CAPABILITY_NAMES = ("generated_logprobs", "prompt_logprobs", "token_prompts", "batch_prompts", "logit_bias",
                     "allowed_token_ids", "grammar", "token_grammar")
@@ -57,8 +59,9 @@ def is_server_key(name: str) -> bool:
 
 
 def label(key: str) -> str:
+    """The model list's name of a server (its URL with any ``user:password@`` as ``***``)."""
     spec = parse_key(key)
-    return f"Model server · {spec.get('model') or 'its model'} @ {spec['url']}"
+    return f"Model server · {spec.get('model') or 'its model'} @ {safe_url(spec['url'])}"
 
 
 def describe(key: str) -> str:
@@ -66,7 +69,7 @@ def describe(key: str) -> str:
     spec = parse_key(key)
     backend = _CONNECTED.get(key)
     strategy = f"; DoG triplet steps: {backend.caps.triplet_strategy or 'not possible'}" if backend is not None else ""
-    return (f"Runs on the model server {spec['url']} ({spec.get('model') or 'its only model'}){strategy}. "
+    return (f"Runs on the model server {safe_url(spec['url'])} ({spec.get('model') or 'its only model'}){strategy}. "
             "Requests and their cost are recorded in each run; the API key is not.")
 
 

@@ -9,6 +9,7 @@ default sample is loaded on a fresh session and graph snapshots are on disk.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ DEFAULT_CONTEXT = 30
 
 
 DEFAULT_UPLOAD_MB = 50.0
+MAX_UPLOAD_MB = 100_000.0
 
 
 def upload_limit_mb() -> float:
@@ -41,7 +43,8 @@ def upload_limit_mb() -> float:
         value = float(raw) if raw.strip() else DEFAULT_UPLOAD_MB
     except ValueError:
         return DEFAULT_UPLOAD_MB
-    return value if value > 0 else DEFAULT_UPLOAD_MB
+    # nan, inf and absurd sizes fall back to the default (inf would break the uploader's own limit)
+    return value if math.isfinite(value) and 0 < value <= MAX_UPLOAD_MB else DEFAULT_UPLOAD_MB
 
 
 def parse_gold(text: str) -> list[str]:
@@ -78,6 +81,7 @@ def active_graph() -> KnowledgeGraph | None:
 
 def set_graph(graph: KnowledgeGraph, origin: str, questions: list | None = None, attribution: str = "") -> None:
     ss = st.session_state
+    _drop_vocabulary_of_another_graph(graph)
     ss["graph"] = graph
     ss["graph_origin"] = origin
     ss["sample_questions"] = list(questions or [])
@@ -88,6 +92,41 @@ def set_graph(graph: KnowledgeGraph, origin: str, questions: list | None = None,
     ss.pop("explore_expanded", None)
     ss.pop("restore_note", None)  # the note named the graph this one replaces
     ss.pop("sparql_source", None)
+
+
+# ------------------------------------------------------- relation vocabulary
+VOCABULARY_KEY = "graph_vocabulary"  # the RelationVocabulary in force for the loaded graph (None: none)
+VOCABULARY_GRAPH_KEY = "graph_vocabulary_of"  # the fingerprint of the graph it was given for
+VOCABULARY_TEXT_KEY = "ask_vocab_text"  # the Ask page's text area
+VOCABULARY_NOTE_KEY = "graph_vocabulary_note"  # why a vocabulary was cleared (shown once on the Ask page)
+
+
+def graph_vocabulary() -> Any:
+    """The user's relation vocabulary for the loaded graph, or None (passed to every run)."""
+    vocab = st.session_state.get(VOCABULARY_KEY)
+    return vocab if vocab else None
+
+
+def set_vocabulary(vocabulary: Any) -> None:
+    """Keep `vocabulary` (a `RelationVocabulary`, or None to clear it) with the loaded graph."""
+    graph = active_graph()
+    st.session_state[VOCABULARY_KEY] = vocabulary if vocabulary else None
+    st.session_state[VOCABULARY_GRAPH_KEY] = getattr(graph, "fingerprint", None) if vocabulary else None
+
+
+def _drop_vocabulary_of_another_graph(graph: Any) -> None:
+    """A vocabulary belongs to its graph: loading another graph clears it (and its text), with a note."""
+    ss = st.session_state
+    owner = ss.get(VOCABULARY_GRAPH_KEY)
+    if owner is not None and owner == getattr(graph, "fingerprint", None):
+        return
+    had = ss.get(VOCABULARY_KEY) or (ss.get(VOCABULARY_TEXT_KEY) or "").strip()
+    old = active_graph()
+    for key in (VOCABULARY_KEY, VOCABULARY_GRAPH_KEY, VOCABULARY_TEXT_KEY, "ask_vocab_upload_done"):
+        ss.pop(key, None)
+    if had and old is not None:
+        ss[VOCABULARY_NOTE_KEY] = (f"The relation vocabulary was cleared: it belonged to the graph {old.name}, "
+                                   f"and {getattr(graph, 'name', 'the new graph')} is loaded now.")
 
 
 def ensure_graph() -> KnowledgeGraph | None:

@@ -11,6 +11,7 @@ import io
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from kgqa_core.answers.chain_entities import answer_label
 from kgqa_core.trace.gold import GoldGrade, grade, normalise_answer  # noqa: F401  (normalise_answer: re-exported)
 from kgqa_core.trace.grounding import ground_answers
 from kgqa_core.trace.schema import Candidate, Step, Trace
@@ -159,7 +160,7 @@ def summary_row(trace: Trace, gold: Iterable[str] = (), label: str | None = None
         "run": label or trace.method,
         "method": trace.method,
         "model": trace.model,
-        "answers": ", ".join(trace.answer_texts) or ("(error)" if trace.error else "(none)"),
+        "answers": ", ".join(answer_label(a) for a in trace.answers) or ("(error)" if trace.error else "(none)"),
         "correct": corr.label if corr else "no gold",
         "hit@1": None if corr is None else corr.hit_at_1,
         "ill triplets": f"{f.ill_triplets}/{f.checked}" if f.checked else "-",
@@ -200,3 +201,42 @@ def trace_label(trace: Trace, run_id: str | None = None) -> str:
     q = trace.question if len(trace.question) <= 60 else trace.question[:59] + "\u2026"
     when = (trace.created_at or "")[:19].replace("T", " ")
     return f"{trace.method} · {q}" + (f" · {when}" if when else "") + (f" · {run_id}" if run_id else "")
+
+
+PLANS_SHOWN = 5
+
+
+def reading_lines(trace: Trace) -> tuple[list[str], list[str]]:
+    """Plain-text lines of the "Question reading" section: the reading, then the vocabulary ([] when absent)."""
+    reading = trace.extra.get("reading") if isinstance(trace.extra, dict) else None
+    vocab = trace.extra.get("vocabulary") if isinstance(trace.extra, dict) else None
+    read: list[str] = []
+    if isinstance(reading, dict):
+        explanation = str(reading.get("explanation") or "").strip()
+        head = f"Read by {reading.get('reader', '?')}"
+        conf = reading.get("confidence")
+        if isinstance(conf, (int, float)) and reading.get("hops"):
+            head += f": {reading.get('hops')} hop(s), {conf:.0%} sure"
+            head += "" if reading.get("sure") else " (not sure enough to narrow the steps)"
+        read.append(head + (f". {explanation}" if explanation else ""))
+        plans = reading.get("plans") if isinstance(reading.get("plans"), list) else []
+        for i, p in enumerate(plans[:PLANS_SHOWN], start=1):
+            if not isinstance(p, dict):
+                continue
+            c = p.get("confidence")
+            line = f"{i}. {p.get('text', '?')}" + (f" · {c:.0%}" if isinstance(c, (int, float)) else "")
+            if p.get("example"):
+                line += f" · e.g. {p['example']}"
+            read.append(line)
+        if len(plans) > PLANS_SHOWN:
+            read.append(f"... and {len(plans) - PLANS_SHOWN} more plan(s)")
+    words: list[str] = []
+    if isinstance(vocab, dict) and isinstance(vocab.get("entries"), dict) and vocab["entries"]:
+        source = f" ({vocab['source']})" if vocab.get("source") else ""
+        words.append(f"Relation vocabulary{source}:")
+        for r, aliases in list(vocab["entries"].items())[:20]:
+            shown = ", ".join(str(a) for a in aliases) if isinstance(aliases, list) else str(aliases)
+            words.append(f"{r}: {shown}")
+        if len(vocab["entries"]) > 20:
+            words.append(f"... and {len(vocab['entries']) - 20} more relation(s)")
+    return read, words

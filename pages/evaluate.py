@@ -30,6 +30,7 @@ from kgqa_ui.eval_view import (  # noqa: E402
     sample_question_sets, save_upload, summary_frame, time_estimate, typical_graph_size,
 )
 from kgqa_ui.html_utils import md_text  # noqa: E402
+from kgqa_ui.params_form import ASK_PRESET_KEY, DEFAULT_PRESET, PRESET_LABELS  # noqa: E402
 
 SAMPLE = ROOT / "datasets" / "metaqa_sample" / "metaqa_dev_50.jsonl"
 SRC_SAMPLE = "MetaQA sample (50 questions)"
@@ -68,7 +69,8 @@ def _session_graph():
 
 
 def answer_entities(out_dir: Path, rec: dict) -> list[str]:
-    """The run's answers as graph entities (the trace's linked entity), not the raw text the model wrote."""
+    """The run's answers as graph entities (the trace's linked entity), not the raw text the model wrote;
+    each says in words when the model wrote it otherwise or it names no graph entity (`answer_label`)."""
     names = _trace_answers(str(out_dir / rec.get("trace", "")))
     return names if names is not None else list(rec.get("answers", []))
 
@@ -76,9 +78,10 @@ def answer_entities(out_dir: Path, rec: dict) -> list[str]:
 @st.cache_data(show_spinner=False, max_entries=4096)
 def _trace_answers(path: str) -> list[str] | None:
     try:
+        from kgqa_core.answers.chain_entities import answer_label
         from kgqa_core.trace.schema import load_trace
 
-        return [a.entity or a.text for a in load_trace(path).answers]
+        return [answer_label(a) for a in load_trace(path).answers]
     except Exception:
         return None
 
@@ -156,14 +159,17 @@ def choose_dataset() -> tuple[Path | None, Dataset | None]:
 def _generate_ui() -> Path | None:
     graph = _session_graph()
     if graph is None:
-        up = st.file_uploader("Graph file to generate questions from", key="eval_gen_graph")
-        if up is not None:
-            from kgqa_core.graph.loaders import GraphFormatError, parse_graph_bytes
+        from kgqa_ui.graph_upload import graph_uploader, parse_upload
 
-            try:
-                graph = parse_graph_bytes(up.getvalue(), up.name)
-            except GraphFormatError as exc:
-                st.error(md_text(exc))
+        up = graph_uploader("Graph file to generate questions from", "eval_gen_graph")  # the Ask page's limit
+        if up is not None:
+            marker = f"{up.name}:{up.size}:{getattr(up, 'file_id', '')}"
+            parsed = st.session_state.get("eval_gen_parsed")
+            if not parsed or parsed[0] != marker:  # parsed once per uploaded file, not on every rerun
+                parsed = st.session_state["eval_gen_parsed"] = (marker, *parse_upload(up))
+            graph, err = parsed[1], parsed[2]
+            if graph is None:
+                st.error(err or "")
                 return None
     else:
         st.caption("Generating from the current graph **" + md_text(graph.name) + f"** ({len(graph)} triplets).")
@@ -216,7 +222,10 @@ def run_panel(path: Path, ds: Dataset) -> Path | None:
                             key="eval_limit")
     beam = c4.number_input("Beam size (0 = each method's default)", 0, 16, 0, key="eval_beam")
     params = {"beam_size": int(beam)} if beam else {}
-    out_dir = runs_dir() / run_slug(path, model, params)
+    preset, vocabulary = preset_and_vocabulary()
+    if preset != DEFAULT_PRESET:
+        params["preset"] = preset
+    out_dir = runs_dir() / run_slug(path, model, params, vocabulary)
     missing = [m for m in methods if m not in available]
     if missing:
         st.warning("Not available yet (module missing): " + md_text(", ".join(missing)) + "; they will be skipped.")
@@ -233,7 +242,8 @@ def run_panel(path: Path, ds: Dataset) -> Path | None:
                 icon=":material/schedule:")  # registry names and measured numbers only
 
     def make_job():
-        return make_eval_job(EvalSpec(path, tuple(runnable), model, out_dir, int(limit), params, chosen_types, size))
+        return make_eval_job(EvalSpec(path, tuple(runnable), model, out_dir, int(limit), params, chosen_types, size,
+                                      vocabulary))
 
     def keep(outcomes: list[dict]) -> None:
         st.session_state["eval_outcome"] = outcomes[0] if outcomes else None
@@ -248,6 +258,31 @@ def run_panel(path: Path, ds: Dataset) -> Path | None:
         st.warning("Stopped by you: the questions finished so far are recorded; Run evaluation resumes.",
                    icon=":material/stop_circle:")
     return out_dir
+
+
+def preset_and_vocabulary():
+    """The methods' preset (the Ask page's choice to start with) and the session's relation vocabulary, if used."""
+    from kgqa_ui import state as ui_state
+
+    start = st.session_state.get(ASK_PRESET_KEY)
+    c5, c6 = st.columns(2)
+    preset = c5.radio(
+        "Preset", list(PRESET_LABELS), key="eval_preset", format_func=PRESET_LABELS.get, horizontal=True,
+        index=list(PRESET_LABELS).index(start if start in PRESET_LABELS else DEFAULT_PRESET),
+        help="Every chosen method runs with it. Workbench (guided): the workbench's defaults; Paper (as published): "
+             "each method as its paper describes it. Each preset has its own results folder.") or DEFAULT_PRESET
+    vocabulary = ui_state.graph_vocabulary()
+    if not vocabulary:
+        c6.caption("No relation vocabulary: give one on the Ask page (Relation vocabulary) to use it here too.")
+        return preset, None
+    graph = ui_state.active_graph()
+    use = c6.checkbox(
+        f"Use the relation vocabulary of the Ask page ({len(vocabulary.entries)} relation(s))", value=True,
+        key="eval_use_vocabulary",
+        help="Your words for the relations of " + md_text(getattr(graph, "name", "the loaded graph")) + ", given to "
+             "every question of the dataset (relations its graphs lack are named when the run starts). Runs with "
+             "and without it keep their results apart.")
+    return preset, vocabulary if use else None
 
 
 def results_panel(out_dir: Path, ds: Dataset) -> None:

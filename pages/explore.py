@@ -189,11 +189,12 @@ def reask(original: KnowledgeGraph) -> None:
     def specs() -> list[RunSpec]:
         # the Ask page's parameters for this method; the edited copy frozen as it is now (edits may go on)
         params = ask_params(method_specs()[method], st.session_state)
+        vocabulary = state.graph_vocabulary()  # the Ask page's words for the graph's relations (an edit keeps them)
         same = question == (st.session_state.get("ask_question") or "").strip()
         gold = tuple(st.session_state.get("ask_gold") or ()) if same else ()  # the Ask page's gold, for its question
         st.session_state["edit_run_changes"] = list(st.session_state.get("edit_changes") or [])  # as frozen below
-        return [RunSpec(method, g, question, tuple(topics), params, model, label=f"{label} graph", gold=gold)
-                for label, g in (("original", original), ("edited", edited.copy()))]
+        return [RunSpec(method, g, question, tuple(topics), params, model, label=f"{label} graph",
+                        vocabulary=vocabulary, gold=gold) for label, g in (("original", original), ("edited", edited.copy()))]
 
     def keep(outcomes: list[dict]) -> None:
         st.session_state["edit_results"] = outcomes

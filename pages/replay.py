@@ -142,7 +142,8 @@ def main() -> None:
                        + (" (saved with the run)" if trace.gold_answers else " (typed on the Ask page for this question)"))
         graph, _where = state.graph_for_trace(trace)
         panels.trace_summary(trace, gold=gold, compact=True, graph=graph, show_chain=False, inline=True)
-        with st.expander("Chains, cost and parameters"):
+        has_reading = any(k in trace.extra for k in ("reading", "vocabulary"))
+        with st.expander("Chains, question reading, cost and parameters" if has_reading else "Chains, cost and parameters"):
             panels.trace_summary(trace, gold=gold, graph=graph)
     if not trace.steps:
         st.info("This trace has no steps to replay; the final result is shown below.")

@@ -7,6 +7,7 @@ import streamlit as st
 
 from kgqa_core.trace.schema import TraceFormatError
 from kgqa_ui import panels, state
+from kgqa_ui.html_utils import md_text
 from kgqa_ui.nav import ensure_app_navigation
 from kgqa_ui.trace_scene import step_scene
 from kgqa_ui.trace_tables import scores_csv
@@ -23,14 +24,14 @@ def import_box() -> None:
                 text = up.getvalue().decode("utf-8")
                 info = state.store().import_trace(text, name=up.name)
             except UnicodeDecodeError:
-                st.error(f"{up.name}: not UTF-8 text, so not a trace file.")
+                st.error(md_text(up.name) + ": not UTF-8 text, so not a trace file.")
                 return
             except TraceFormatError as exc:
-                st.error(str(exc))
+                st.error(md_text(exc))
                 return
             st.session_state["runs_imported"] = f"{up.name}:{up.size}"
             state.remember_run(info.run_id)
-            st.success(f"Imported as run `{info.run_id}`.")
+            st.success("Imported as run " + md_text(info.run_id) + ".")
 
 
 def damaged_box(store) -> None:
@@ -43,20 +44,20 @@ def damaged_box(store) -> None:
             c = st.columns([8, 2])
             c[0].text(f"{d.path.name}: {d.problem}")
             if c[1].button("Delete", key=f"runs_delete_damaged::{d.run_id}", icon=":material/delete:",
-                           help=f"Delete {d.path.name} from disk"):
+                           help="Delete " + md_text(d.path.name) + " from disk"):
                 try:
                     store.delete(d.run_id)
                 except Exception as exc:
-                    st.error(f"Could not delete {d.path.name}: {exc}")
+                    st.error(f"Could not delete {md_text(d.path.name)}: {md_text(exc)}")
                 else:
-                    st.toast(f"Deleted {d.path.name}")
+                    st.toast("Deleted " + md_text(d.path.name))
                     st.rerun()
 
 
 def main() -> None:
     st.title("Runs")
     store = state.store()
-    st.caption(f"Every run is saved to `{store.root}` (change it in the sidebar settings or with KGQA_RUNS_DIR).")
+    st.caption(f"Every run is saved to {md_text(store.root)} (change it in the sidebar settings or with KGQA_RUNS_DIR).")
     import_box()
     infos = store.list()
     damaged_box(store)
@@ -85,7 +86,7 @@ def main() -> None:
     try:
         trace = store.load(run_id)
     except Exception as exc:
-        st.error(f"Could not read run {run_id}: {exc}")
+        st.error(f"Could not read run {md_text(run_id)}: {md_text(exc)}")
         return
     c = st.columns(5)
     c[0].page_link("pages/replay.py", label="Open in Replay", icon=":material/slow_motion_video:",
@@ -101,17 +102,17 @@ def main() -> None:
     c[3].download_button("Scores CSV", scores_csv(trace), file_name=f"{run_id}-scores.csv", mime="text/csv",
                          key="runs_dl_csv", icon=":material/download:")
     with c[4]:
-        sure = st.checkbox("confirm", key=f"runs_confirm::{run_id}", help=f"Tick, then delete run {run_id} from disk.")
+        sure = st.checkbox("confirm", key=f"runs_confirm::{run_id}", help=f"Tick, then delete run {md_text(run_id)} from disk.")
         if st.button("Delete", key="runs_delete", icon=":material/delete:", disabled=not sure):
             try:
                 store.delete(run_id)
             except Exception as exc:
-                st.error(f"Could not delete {run_id}: {exc}")
+                st.error(f"Could not delete {md_text(run_id)}: {md_text(exc)}")
             else:
                 st.session_state.pop("runs_pick", None)
                 if st.query_params.get("run") == run_id:
                     st.query_params.pop("run", None)
-                st.toast(f"Deleted run {run_id}")
+                st.toast("Deleted run " + md_text(run_id))
                 st.rerun()
     with st.container(border=True):
         panels.trace_summary(trace)

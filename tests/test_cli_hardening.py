@@ -76,3 +76,53 @@ def test_show_refuses_devices_and_fifos_without_blocking(tmp_path, capsys):
             pass
         pytest.fail("show blocked on a FIFO")
     assert codes == [1] and "FIFO" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ terminal controls (issue 31)
+TITLE = "\x1b]0;pwned\x07"  # retitles the terminal window
+CLIPBOARD = "\x1b]52;c;ZXZpbA==\x07"  # OSC 52: writes the clipboard
+CLEAR = "\x1b[2J\x1b[H"
+BIDI = "\u202egnp.exe"
+CONTROLS = ("\x1b", "\x07", "\x9b", "\u202e", "\r")
+
+
+def _hostile_trace() -> Trace:
+    from kgqa_core.trace.schema import Answer, ChainTriplet
+
+    trace = Trace(method="cot", question=f"who {TITLE}?", model=f"m{CLEAR}")
+    trace.answers = [Answer(text=f"Paris{CLIPBOARD}", in_graph=False), Answer(text=f"x\r\nfaithfulness: 9/9 {BIDI}")]
+    trace.chains = [[ChainTriplet(head=f"Heat{CLEAR}", relation="r\x9b31m", tail="t\x07", grounded=False,
+                                      reason=f"not in the graph{TITLE}")]]
+    trace.error = f"the model wrote \x1b[31mred\x1b[0m\nsecond line{BIDI}"
+    return trace
+
+
+def test_show_prints_control_characters_as_escapes(tmp_path, capsys):
+    path = tmp_path / "hostile.json"
+    path.write_text(_hostile_trace().to_json(), encoding="utf-8")
+    assert main(["show", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert not any(c in out for c in CONTROLS), repr(out)
+    assert "\\x1b]52;c;ZXZpbA==\\x07" in out and "\\x1b]0;pwned\\x07" in out and "\\u202egnp.exe" in out
+    # a field cannot fake another line: the answer's newline stays inside its line
+    assert "answer: Paris\\x1b]52;c;ZXZpbA==\\x07 (not a graph entity), x\\r\\nfaithfulness: 9/9" in out
+    assert [ln.split(":")[0] for ln in out.splitlines()] == ["cot on 'who \\x1b]0;pwned\\x07?' (m\\x1b[2J\\x1b[H, 0 steps)",
+                                                             "answer", "chain", "  < Heat\\x1b[2J\\x1b[H -> r\\x9b31m -> t\\x07 >  [ILL",
+                                                             "faithfulness", "error"]
+
+
+def test_errors_and_other_printers_escape_control_characters(tmp_path, capsys):
+    missing = tmp_path / f"graph{TITLE}.tsv"
+    assert main(["ask", "--graph", str(missing), "--question", "q", "--method", "cot", "--topic", "x"]) == 1
+    err = capsys.readouterr().err
+    assert not any(c in err for c in CONTROLS) and "\\x1b]0;pwned\\x07" in err and err.count("\n") == 1
+    # anything printed while the CLI runs goes through the same filter, newlines and tabs kept
+    from kgqa_core.terminal import SafeStream, one_line, printable
+
+    assert printable(f"a\tb\n{CLIPBOARD}") == "a\tb\n\\x1b]52;c;ZXZpbA==\\x07"
+    assert one_line("a\tb\nc\u2028d") == "a\\tb\\nc\\u2028d"
+    import io
+
+    sink = io.StringIO()
+    SafeStream(sink, allow_cr=True).write(f"\r50%{CLEAR}")
+    assert sink.getvalue() == "\r50%\\x1b[2J\\x1b[H"

@@ -240,7 +240,7 @@ def complete_along_path(
     asks for), or the graph holds nothing beyond what the model answered.
 
     With `hops` (how many hops the question names,
-    `kgqa_core.methods.hop_budget`) a path that walks further than that
+    `kgqa_core.reading`) a path that walks further than that
     completes at that hop when the first answer is there: "who starred in
     Cemetery Man" answered from a chain that went on to a co-star's other
     film completes with Cemetery Man's actors, not the co-stars' co-stars.
@@ -261,7 +261,7 @@ def _along_path(answers: Sequence[Answer], chain: Sequence[Any], graph: Any, top
     path's end, the entities the latest path reaches at the question's hop
     come first (`Completion.from_chain`), when that path walks exactly the
     relations the question names (`question_uses`: each relation and how
-    many hops it accounts for, `kgqa_core.methods.hop_budget.HopEstimate.uses`),
+    many hops it accounts for, `kgqa_core.reading.QuestionReading.uses`),
     and in the order of `question_order` when that is given
     (`HopEstimate.order`: "which person directed the movies written by X" is
     his films, then their directors; a chain that took the films he directed

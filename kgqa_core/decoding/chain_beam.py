@@ -12,19 +12,16 @@ and only they get a KV state: a greedy child takes its parent's (already
 extended), the others a fork of the parent fed the triplet, or, with local
 visibility (§5.2), a fresh prefill of the re-read prompt (`reprompt`).
 
-With ``min_depth`` (the hops the question names), a chain that writes its
-answer line while it stands fewer hops from the topic entity than that is
-taken back to the end of its last sentence before the answer, its next step
-number is written (" 3.") and it decodes on, so it may open another
-triplet, chosen among those leading on from its farthest entities
-(`frontier_triplets`), and so on at each step until it is deep enough; at
-most ``min_depth`` times per chain, and the text taken back is
-kept for the trace (`SearchedChain.taken_back`, `FinishedChain.taken_back`).
-A chain whose triplets left are no more than the hops it still needs is
-narrowed the same way (`SearchedChain.narrowed`), and so is every step
-short of that depth with ``walk_out_first``.  With ``max_depth`` a chain
-that deep is offered nothing further out, and with ``relations`` (and
-``uses``) only the relations the question names (`decoding.step_offers`).
+That is the paper's loop.  What the workbench layers on it comes in as
+pieces (`kgqa_core.decoding.step_filters`): ``filters``, applied in order to
+each step's offer (the paper preset passes none), and ``walk_out``: a chain
+that writes its answer line while it stands fewer hops from the topic
+entity than the question's reading says is taken back to the end of its
+last sentence before the answer, its next step number is written (" 3.")
+and it decodes on, offered the triplets leading on from its farthest
+entities (`frontier_triplets`); at most that many times per chain, the text
+taken back kept for the trace (`SearchedChain.taken_back`,
+`FinishedChain.taken_back`).
 
 A round comes back as a `BeamRound` of typed records (finished chains,
 searched chains with their extensions, what was kept and dropped), so the
@@ -48,7 +45,8 @@ from .dog_guide import DogGuides
 from .free_text import needs_conclusion
 from .prompt import parse_answers
 from .query_subgraph import QueryCentricSubgraph
-from .step_offers import chain_depth, frontier_triplets, of_named_relations, within_depth
+from .step_filters import Narrowed, StepFilter, StepFilters, StepView, WalkOut
+from .step_offers import chain_depth
 from .triplet_trie import TripletTrie
 
 
@@ -106,6 +104,7 @@ class SearchedChain:
     extensions: list[Extension]  # best first, one per graph triplet
     taken_back: "TakenBack | None" = None  # an early answer line this step replaced (min_depth)
     narrowed: "Narrowed | None" = None  # the step was offered only triplets leading on (min_depth)
+    filter_notes: list[str] = field(default_factory=list)  # what the step filters left out, in plain words
 
 
 @dataclass
@@ -126,17 +125,6 @@ class FinishedChain:
     forced_conclusion: bool = False
     failure: ConstraintFailure | None = None
     taken_back: "TakenBack | None" = None  # asked to go on, the chain answered again
-
-
-@dataclass
-class Narrowed:
-    """A step offered only the triplets leading on from the chain's farthest entities, and why."""
-
-    offered: int
-    of: int
-    depth: int  # hops from the topic entity the chain stood at
-    min_depth: int
-    steps_left: int  # triplets the chain may still write, this one included
 
 
 @dataclass
@@ -182,9 +170,7 @@ class ChainBeam:
 
     def __init__(self, model: Any, graph: Any, guides: DogGuides, width: int, max_new_tokens: int,
                  force_conclusion: bool = True, strict: bool = False, reprompt: Reprompt | None = None,
-                 min_depth: int = 0, relations: frozenset[str] = frozenset(), max_depth: int = 0,
-                 uses: dict[str, int] | None = None, walk_out_first: bool = False,
-                 order: list[str] | None = None) -> None:
+                 filters: Sequence[StepFilter] = (), walk_out: WalkOut | None = None) -> None:
         self.model = model
         self.graph = graph  # the prompt's context graph
         self.guides = guides
@@ -193,15 +179,8 @@ class ChainBeam:
         self.force_conclusion = force_conclusion
         self.strict = strict
         self.reprompt = reprompt  # local visibility: a kept chain's state from its re-read prompt
-        self.min_depth = min_depth  # hops from the topic entity before an answer line is accepted (0: any)
-        self.relations = relations  # the relations the question names: a step offers only theirs (empty: all)
-        self.uses = uses or {}  # how often a path may walk each of them (empty: no count)
-        self.order = order or []  # with `uses`: the relation of each hop, from the topic out (empty: any order)
-        self.walk_out_first = walk_out_first  # narrow every step to the way out while short of min_depth
-        self.steps_seen = 0  # steps that could open a triplet, while `relations` is set
-        self.steps_named = 0  # of those, steps whose offer `relations` narrowed
-        self.max_depth = max_depth  # hops from the topic entity a chain may not walk past (0: no cap)
-        self.steps_capped = 0  # steps whose offer `max_depth` narrowed
+        self.filters = StepFilters(filters)  # what a step may offer beyond the paper (empty: the paper's loop)
+        self.walk_out = walk_out  # take back answer lines written short of the reading's depth (None: never)
         self.rounds = 0
         self._next_beam = 0
 
@@ -223,8 +202,9 @@ class ChainBeam:
             if budget <= 0:
                 out.finished.append(self._finish(beam, "", "length"))
                 continue
-            full = self._named(beam, self._within_depth(beam, self.guides.for_chain(beam.subgraph.triplet_ids,
-                                                                                    beam.chain)))
+            view = self._view(beam)
+            full, filter_notes = self.filters.apply(view, self.guides.for_chain(beam.subgraph.triplet_ids,
+                                                                                 beam.chain))
             guide, narrowed = self._narrow(beam, full)
             start = len(beam.state.ids)
             free = free_text(self.model, beam.state, budget, guide.detector, allow_open=guide.may_open)
@@ -254,7 +234,7 @@ class ChainBeam:
                 continue
             out.searched.append(SearchedChain(beam, free.text, free.opener, triplet_guide.trie, result, started,
                                               self._extensions(beam, result), taken_back,
-                                              narrowed if taken_back is None else None))
+                                              narrowed if taken_back is None else None, filter_notes))
         extensions = out.extensions
         if extensions:
             kept, _ = select_chains([e.chain for e in extensions], self.width)
@@ -265,88 +245,22 @@ class ChainBeam:
             out.kept = kept
         return out
 
-    # ------------------------------------------------------------ relations
-    def _named(self, beam: BeamCandidate, guide: Any) -> Any:
-        """The step's guide narrowed to triplets of the relations the question names (unchanged when none is there).
-
-        "What languages are the films that share directors with Another 48
-        Hrs. in" names `directed_by` and `in_language`; the 1.5B model, offered
-        everything, wrote the film's genre at its second step and walked
-        through comedies from there.  With `uses`, a triplet that leads on
-        from an entity may not walk a relation more often than the question
-        names it on the way there ("the release dates of the movies starred
-        by actors in Quality Street": not from the film's year 1937 back to
-        other films of 1937), nor to a dead end, nor (with `order`) at a hop
-        the question's wording gives another relation (`step_offers.fits_uses`).  A
-        chain as deep as the question names with no such triplet left
-        concludes; a shallower one is offered everything.
-        """
-        if not self.relations or not guide.may_open:
-            return guide
-        self.steps_seen += 1
-        topics = beam.subgraph.topics
-        ids = of_named_relations(self.graph, beam.chain, topics, guide.allowed_ids, self.relations, self.uses,
-                                 self.order)
-        if not ids and self.min_depth > 0 and chain_depth(self.graph, beam.chain, topics) >= self.min_depth:
-            # as deep as the question and nothing it names left: the chain concludes (no other fact is asked for)
-            self.steps_named += 1
-            return self.guides.restricted(guide, [])
-        if not ids or len(ids) == len(guide.allowed_ids):
-            return guide
-        self.steps_named += 1
-        return self.guides.restricted(guide, ids)
-
-    def _within_depth(self, beam: BeamCandidate, guide: Any) -> Any:
-        """The step's guide without the triplets that walk past `max_depth` hops, once the chain stands that far out.
-
-        The mirror of `walk_to_depth`: "who starred in Cemetery Man", its
-        first actor written, went on to that actor's other film and a
-        co-star there, and answered with the co-star.  A chain with nothing
-        left within the depth concludes.
-        """
-        if self.max_depth <= 0 or not guide.may_open:
-            return guide
-        if chain_depth(self.graph, beam.chain, beam.subgraph.topics) < self.max_depth:
-            return guide
-        ids = within_depth(self.graph, beam.chain, beam.subgraph.topics, guide.allowed_ids, self.max_depth)
-        if len(ids) == len(guide.allowed_ids):
-            return guide
-        self.steps_capped += 1
-        return self.guides.restricted(guide, ids)
+    def _view(self, beam: BeamCandidate) -> StepView:
+        return StepView(self.graph, beam.chain, beam.subgraph.topics, self.guides)
 
     # ------------------------------------------------------------ depth
     def _answers_too_early(self, beam: BeamCandidate, free: Any) -> bool:
-        """An answer line written fewer hops from the topic entity than the question names (and retries left)."""
+        """An answer line written fewer hops from the topic entity than the reading says (`WalkOut.too_early`)."""
         # "length"/"repeat": an answer line that ran on ("* Forever Amber, Forever Amber, ...") is taken back too
-        if self.min_depth <= 0 or beam.walked_on >= self.min_depth or free.stop not in ("eos", "stop", "length",
-                                                                                        "repeat"):
+        if self.walk_out is None:
             return False
-        if not parse_answers(free.text):
-            return False
-        return chain_depth(self.graph, beam.chain, beam.subgraph.topics) < self.min_depth
+        return self.walk_out.too_early(self._view(beam), beam.walked_on, free.stop, bool(parse_answers(free.text)))
 
     def _narrow(self, beam: BeamCandidate, guide: Any, taken_back: bool = False) -> tuple[Any, Narrowed | None]:
-        """The step's guide, narrowed to the triplets leading on when the chain must still go out.
-
-        A chain must go out when it stands fewer hops out than ``min_depth``
-        and either `walk_out_first` is set, it was taken back for answering
-        early (now or in an earlier step: it keeps walking out until it is
-        deep enough) or its triplets left are no more than the hops it still
-        needs.  Unchanged
-        when no triplet leads on.
-        """
-        if self.min_depth <= 0 or not guide.may_open:
+        """The step's guide, narrowed to the triplets leading on when the chain must still go out (`WalkOut`)."""
+        if self.walk_out is None:
             return guide, None
-        depth = chain_depth(self.graph, beam.chain, beam.subgraph.topics)
-        need = self.min_depth - depth
-        steps_left = self.guides.max_steps - len(beam.chain)
-        if need <= 0 or not (self.walk_out_first or taken_back or beam.walked_on > 0 or steps_left <= need):
-            return guide, None
-        onward = frontier_triplets(self.graph, beam.chain, beam.subgraph.topics, guide.allowed_ids)
-        if not onward:
-            return guide, None
-        narrowed = Narrowed(len(onward), len(guide.allowed_ids), depth, self.min_depth, steps_left)
-        return self.guides.restricted(guide, onward), narrowed
+        return self.walk_out.narrow(self._view(beam), guide, beam.walked_on, taken_back)
 
     def _walk_on(self, beam: BeamCandidate, guide: Any, free: Any, start: int,
                  budget: int) -> tuple[Any, TakenBack, Any]:
@@ -373,8 +287,9 @@ class ChainBeam:
         written_ids = model.encode(written)
         model.step(state, written_ids)
         beam.walked_on += 1
+        assert self.walk_out is not None  # only a WalkOut takes an answer back
         taken = TakenBack(free.text[len(kept_text):], chain_depth(self.graph, beam.chain, beam.subgraph.topics),
-                          self.min_depth, written, of=len(guide.allowed_ids))
+                          self.walk_out.min_depth, written, of=len(guide.allowed_ids))
         guide, narrowed = self._narrow(beam, guide, taken_back=True)
         if narrowed is not None:
             taken.offered, taken.of = narrowed.offered, narrowed.of

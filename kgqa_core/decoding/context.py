@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from ..parameters import MethodParams, param
+from ..parameters import MethodParams, param, preset_param
 from ..trace.schema import Answer, Trace
 from .prompt import LAYOUTS, PromptParts, build_prompt
 
@@ -29,6 +29,7 @@ class PromptParams(MethodParams):
     chat_template: bool = param(True, "Wrap the prompt in the model's chat template.", advanced=True)
     prompt_layout: str = param("turns", "turns: few-shot chat turns; single: one user turn; raw: no template.",
                                choices=LAYOUTS, advanced=True)
+    preset: str = preset_param()
 
 
 @dataclass
@@ -118,8 +119,24 @@ def resolve_answers(
     texts: Sequence[str], graph: Any, topics: Sequence[str] = (), notes: list[str] | None = None,
     *, complete_from: Sequence[Any] | None = None, hops: int | None = None, rank_by_chain: bool = False,
     question_uses: Mapping[str, int] | None = None, question_order: Sequence[str] = (),
+    chain_entities: Sequence[str] | None = None, question: str = "",
 ) -> list[Answer]:
-    """Each parsed answer, linked to a graph entity when it names one.
+    """Each parsed answer, linked to an entity the chain reached or else to a graph entity.
+
+    With `chain_entities` (the entities the best chain reached,
+    `kgqa_core.answers.chain_entities.chain_entities_of`), an answer the
+    model wrote in its own words is answered with the chain's entity when
+    they are one name (`map_to_chain`: exact, up to case, up to word endings,
+    by embedding similarity), marked with how (`Answer.match`) and what the
+    model wrote (`Answer.mapped_from`), with a line in `notes`.  An answer
+    that names a graph entity (up to case) keeps that entity: the word-ending
+    and embedding levels apply only to answers that name none.  Otherwise
+    the answer is linked graph-wide (`resolve_entity`).
+
+    An answer linked to no entity stays, marked ``in_graph=False``, and is
+    ranked after every answer that is a graph entity, the question's own
+    included (`non_entities_last`, noted).  An answer that names no entity and
+    only repeats the `question`'s words (`repeats_question`) is dropped (noted).
 
     With `complete_from` (the chain's grounded triplets in order, when the
     method's ``complete_answers`` is on), the answers are completed from the
@@ -135,21 +152,74 @@ def resolve_answers(
     An answer that is one of the question's `topics` is ranked after the
     others (`topic_entities_last`), with a line in `notes`.
     """
+    from ..answers.chain_entities import embedding_similarity, map_to_chain, repeats_question
     from ..graph.linking import resolve_entity, split_listed_answer
+
+    chain = list(chain_entities or ())
+    lazy: list[Any] = []
+
+    def similarity(text: str, names: Sequence[str]) -> Sequence[float]:
+        if not lazy:  # loaded only when an answer gets this far
+            lazy.append(embedding_similarity())
+        return lazy[0](text, names) if lazy[0] is not None else [0.0] * len(names)
+
+    def link(piece: str, embed: bool = True, fuzzy: bool = True) -> tuple[str | None, float | None, str]:
+        """(entity, score, match): the chain's entity, else the graph's (match "")."""
+        strong = map_to_chain(piece, chain, topics=topics, levels=("exact", "case"))
+        if strong is not None:
+            return strong.entity, strong.score, strong.match
+        if resolve_entity(piece, graph, threshold=1.0)[0] is None:  # a graph entity's name (up to case) stays it
+            loose = map_to_chain(piece, chain, similarity if embed else None, topics=topics,
+                                 levels=("inflection", "embedding"))
+            if loose is not None:
+                return loose.entity, loose.score, loose.match
+        entity, score = resolve_entity(piece, graph, threshold=0.85 if fuzzy else 1.0)
+        return entity, (score if entity is not None else None), ""
+
+    def names_entity(piece: str) -> bool:
+        return (map_to_chain(piece, chain, topics=topics, levels=("exact", "case")) is not None
+                or resolve_entity(piece, graph, threshold=1.0)[0] is not None)
 
     out: list[Answer] = []
     seen: set[str] = set()
     for text in texts:
-        entity, score = resolve_entity(text, graph)
-        pieces = [text] if entity is not None else (split_listed_answer(text, graph) or [text])
+        if question and not names_entity(text) and repeats_question(text, question):
+            if notes is not None:
+                notes.append(f"the model's answer '{text}' repeats the question's words; it is not an answer "
+                             "and was dropped")
+            continue
+        # the whole text first, without embeddings (a list "A, B" is near its first name); then split, else embed
+        entity, score, match = link(text, embed=False)
+        pieces = [text]
+        if entity is None:
+            pieces = split_listed_answer(text, graph) or [text]
+            if len(pieces) == 1 and chain:
+                entity, score, match = link(text, fuzzy=False)
         for piece in pieces:
             if piece != text:
-                entity, score = resolve_entity(piece, graph)
-            if piece in seen:
+                if question and not names_entity(piece) and repeats_question(piece, question):
+                    if notes is not None:
+                        notes.append(f"the model's answer '{piece}' repeats the question's words; it is not an "
+                                     "answer and was dropped")
+                    continue
+                entity, score, match = link(piece)
+            key = entity if entity is not None else piece
+            if piece in seen or key in seen:
                 continue
-            seen.add(piece)
-            out.append(Answer(text=piece, entity=entity, in_graph=entity is not None, score=score if entity else None))
-    out = topic_entities_last(out, topics, notes)
+            seen.update((piece, key))
+            written = piece.strip()
+            mapped = match in ("case", "inflection", "embedding") and written != entity
+            if mapped and notes is not None:
+                how = {"case": "up to case", "inflection": "up to word endings",
+                       "embedding": f"by embedding similarity {score}"}[match]
+                notes.append(f"the model wrote '{written}'; the chain reached '{entity}' (the same name {how}): "
+                             "answered with the graph's entity")
+            out.append(Answer(text=entity if mapped else piece, entity=entity, in_graph=entity is not None,
+                              score=score if entity else None, mapped_from=written if mapped else None,
+                              match=match))
+    out = non_entities_last(out, notes)
+    n_entities = sum(a.in_graph for a in out)
+    out = topic_entities_last(out[:n_entities], topics, notes) + out[n_entities:]
     if complete_from:
         from ..answers.completion import complete_from_chain
 
@@ -159,7 +229,25 @@ def resolve_answers(
             out = completion.answers
             if notes is not None:
                 notes.append(completion.note)
+            out = non_entities_last(out)
     return out
+
+
+def non_entities_last(answers: list[Answer], notes: list[str] | None = None) -> list[Answer]:
+    """`answers` with those naming no graph entity (``in_graph=False``) after every one that does (never dropped).
+
+    An answer in the model's own words that matched no entity cannot be
+    checked against the graph, so it never takes the first place (Hits@1)
+    from an entity the chain or the graph holds.  Each is noted.
+    """
+    keep = [a for a in answers if a.in_graph]
+    moved = [a for a in answers if not a.in_graph]
+    if notes is not None:
+        for a in moved:
+            where = "; ranked after the answers that are" if keep else ""
+            notes.append(f"the model's answer '{a.text}' names no graph entity: kept, marked as not a graph "
+                         f"entity{where}")
+    return keep + moved
 
 
 def topic_entities_last(answers: list[Answer], topics: Sequence[str], notes: list[str] | None = None) -> list[Answer]:

@@ -79,7 +79,7 @@ class RemoteDecoding:
         fields: dict[str, Any] = {"stop": [OPENER]} if opening else {}
         # in chunks: the server cannot apply the stop rules (answer line, runaway example, loop), so a
         # stretch is asked for FREE_CHUNK tokens at a time and the next chunk only when no rule has fired
-        text, remaining = "", max_tokens
+        text, remaining, checked = "", max_tokens, 0
         while True:
             chunk = min(remaining, FREE_CHUNK)
             choice = model.complete(list(state.ids) + (model.encode(text) if text else []), "free text",
@@ -88,8 +88,9 @@ class RemoteDecoding:
             text += piece
             remaining -= int((choice.get("_usage") or {}).get("completion_tokens") or len(model.encode(piece)))
             if choice.get("finish_reason") != "length" or remaining <= 0 or not piece or \
-                    self._rule_fires(text, stop, detect_loops):
+                    self._rule_fires(text, stop, detect_loops, checked):
                 break
+            checked = max(0, len(text) - len(piece) - 8)  # the text before this chunk passed (its tail may re-tokenise)
         opened = opening and choice.get("finish_reason") == "stop" and self._opened(choice, piece)
         if opened:
             ids_all = model.encode(text + OPENER)
@@ -101,15 +102,14 @@ class RemoteDecoding:
         else:
             body = model.encode(text)
         # replay the in-process stop rules over the returned tokens
-        for k in range(1, len(body) + 1):
-            part = model.decode(body[:k])
-            cut = stop(part)
+        hit = self._first_rule(body, stop, detect_loops)
+        if hit is not None:
+            k, part, cut = hit
             if cut is not None:
                 model.step(state, body[: k - 1])
                 return self._done(FreeText(part[:cut], body[:k], "stop"), before)
-            if detect_loops and is_looping(part):
-                model.step(state, body[:k])
-                return self._done(FreeText(part, body[:k], "repeat"), before)
+            model.step(state, body[:k])
+            return self._done(FreeText(part, body[:k], "repeat"), before)
         visible = model.decode(body)
         if opened and not allow_open:
             model.step(state, body)
@@ -122,14 +122,47 @@ class RemoteDecoding:
         reason = "length" if choice.get("finish_reason") == "length" else "eos"
         return self._done(FreeText(visible, body, reason), before)
 
-    def _rule_fires(self, text: str, stop: Any, detect_loops: bool) -> bool:
-        """Would the in-process decoder have stopped within `text` (answer line, runaway, loop)?"""
-        ids = self.model.encode(text)
+    def _rule_fires(self, text: str, stop: Any, detect_loops: bool, checked: int = 0) -> bool:
+        """Would the in-process decoder have stopped within `text` (answer line, runaway, loop)?
+
+        Prefixes no longer than `checked` characters were read after an earlier chunk and are skipped.
+        """
+        return self._first_rule(self.model.encode(text), stop, detect_loops, checked) is not None
+
+    def _first_rule(self, ids: list[int], stop: Any, detect_loops: bool,
+                    checked: int = 0) -> tuple[int, str, int | None] | None:
+        """The first k where the stop rule (cut) or the loop rule (cut None) fires on ``decode(ids[:k])``.
+
+        The in-process decoder checks the rules after every token; replaying
+        that with ``decode(ids[:k])`` for every k is quadratic in the reply.
+        The prefixes come from `prefix_texts` (linear), and a hit is confirmed
+        against an exact decode; a tokenizer whose prefixes do not add up
+        (never seen) falls back to exact decoding for this reply.
+        """
+        model = self.model
+        for k, part in prefix_texts(model, ids):
+            if len(part) <= checked:
+                continue
+            cut = stop(part)
+            if cut is not None or (detect_loops and is_looping(part)):
+                exact = model.decode(ids[:k])
+                if exact != part:
+                    return self._first_rule_exact(ids, stop, detect_loops, checked)
+                return k, part, cut
+        if ids and part != model.decode(ids):
+            return self._first_rule_exact(ids, stop, detect_loops, checked)
+        return None
+
+    def _first_rule_exact(self, ids: list[int], stop: Any, detect_loops: bool,
+                          checked: int) -> tuple[int, str, int | None] | None:
         for k in range(1, len(ids) + 1):
             part = self.model.decode(ids[:k])
-            if stop(part) is not None or (detect_loops and is_looping(part)):
-                return True
-        return False
+            if len(part) <= checked:
+                continue
+            cut = stop(part)
+            if cut is not None or (detect_loops and is_looping(part)):
+                return k, part, cut
+        return None
 
     def _opened(self, choice: dict[str, Any], text: str) -> bool:
         """Did the stop string ``<`` end the text (rather than EOS)?
@@ -474,6 +507,37 @@ def token_trie_grammar(trie: Any, start: int) -> str:
         for c in trie.children[n].values():
             out.pop(c, None)
     return out[start] or '""'
+
+
+PREFIX_CONTEXT = 4  # tokens decoded before the anchor, so a tokenizer's word-start rules see the same context
+ANCHOR_EVERY = 16  # tokens between anchors: each step decodes at most this many plus the context
+
+
+def prefix_texts(model: Any, ids: list[int]) -> Any:
+    """``(k, model.decode(ids[:k]))`` for k = 1..len(ids), with O(len(ids)) tokens decoded in all.
+
+    The text up to an anchor is kept; each prefix is that text plus what
+    the tokens after the anchor add, read as the difference between two
+    decodes that start a few tokens before the anchor (so word-initial
+    spaces and byte-level characters come out as in one decode).  The
+    anchor moves only where the text does not end in a half-written
+    character (U+FFFD).  Callers confirm what they act on with an exact
+    decode (`RemoteDecoding._first_rule`).
+    """
+    anchor, anchor_text = 0, ""
+    base_start, base_text = 0, ""
+    for k in range(1, len(ids) + 1):
+        piece = model.decode(ids[base_start:k])
+        if piece.startswith(base_text):
+            text = anchor_text + piece[len(base_text):]
+        else:  # the decodes do not line up here: decode this prefix whole and anchor at it
+            text = model.decode(ids[:k])
+            anchor = k - ANCHOR_EVERY  # forces a new anchor below
+        yield k, text
+        if k - anchor >= ANCHOR_EVERY and not text.endswith("\ufffd"):
+            anchor, anchor_text = k, text
+            base_start = max(0, k - PREFIX_CONTEXT)
+            base_text = model.decode(ids[base_start:k])
 
 
 def model_error(model: Any, what: str) -> Exception:

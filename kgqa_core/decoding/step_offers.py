@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from ..reading.reading import plan_allows
+
 
 def entity_paths(graph: Any, chain: Sequence[int], topics: Sequence[str]) -> dict[str, list[str]]:
     """Each entity the chain reaches from a topic entity, with the relations of its shortest way there (topics: []).
@@ -124,7 +126,7 @@ def fits_uses(graph: Any, t: Any, walked: Mapping[str, list[str]], uses: Mapping
     Raw Deal": a film of John Irvin's with no language in the graph is a dead
     end (the chain listed five such films and ran out of steps).
 
-    With `order` (the relation of each hop, `HopEstimate.order`), a triplet
+    With `order` (the relation of each hop, `QuestionReading.order`), a triplet
     that leads on to hop k walks that hop's relation, and the next hop's
     relation goes on from its new end: "which person directed the movies
     written by Jeffrey Kramer" starts with the films he wrote, not those he
@@ -136,11 +138,9 @@ def fits_uses(graph: Any, t: Any, walked: Mapping[str, list[str]], uses: Mapping
     if (head is None) == (tail is None):
         return True  # both ends reached already (or neither: never in G_q)
     path, new = (head, t.tail) if head is not None else (tail, t.head)
-    if path.count(t.relation) >= uses.get(t.relation, 0):
+    if not plan_allows(path, t.relation, dict(uses), order):
         return False
     if order and len(path) < len(order):
-        if t.relation != order[len(path)]:
-            return False
         left = set(order[len(path) + 1:len(path) + 2])
     else:
         left = {r for r, n in uses.items() if (path + [t.relation]).count(r) < n}

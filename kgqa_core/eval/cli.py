@@ -50,6 +50,13 @@ def add_eval_parser(subparsers: "argparse._SubParsersAction") -> argparse.Argume
         help="method parameter (repeatable); each must belong to one of --methods "
              "(python -m kgqa_core methods lists them)",
     )
+    p.add_argument("--preset", default=None, choices=["workbench", "paper"],
+                   help="paper: every method as published, without the workbench's guidance; workbench: the "
+                        "workbench's defaults (the default). Same as --param preset=NAME; recorded in run.json, "
+                        "so a resumed run with another preset is refused")
+    p.add_argument("--vocabulary", default=None, metavar="FILE",
+                   help="your words for the graphs' relations, one relation a line: 'relation: word, word'; passed "
+                        "to every question and recorded in run.json and summary.json")
     p.add_argument("--seed", type=int, default=0)
     from ..models.server_model import add_server_arguments
 
@@ -62,10 +69,10 @@ def add_eval_parser(subparsers: "argparse._SubParsersAction") -> argparse.Argume
 
 
 def _parse_params(args: argparse.Namespace) -> dict[str, Any]:
-    """``--param`` pairs and ``--beam-size``; `run_eval` checks them against the methods' declarations."""
-    from ..parameters import parse_pairs
+    """``--param`` pairs, ``--preset`` and ``--beam-size``; `run_eval` checks them against the methods' declarations."""
+    from ..parameters import parse_pairs, preset_flag
 
-    params = parse_pairs(args.param)
+    params = preset_flag(parse_pairs(args.param), getattr(args, "preset", None))
     if args.beam_size is not None:
         params["beam_size"] = args.beam_size
     return params
@@ -104,6 +111,14 @@ def run_eval_command(args: argparse.Namespace) -> int:
         params = _parse_params(args)
     except ValueError as exc:
         return fail(str(exc))
+    vocabulary = None
+    if getattr(args, "vocabulary", None):
+        from ..reading.vocabulary import RelationVocabulary, VocabularyError
+
+        try:
+            vocabulary = RelationVocabulary.read(args.vocabulary)
+        except VocabularyError as exc:
+            return fail(f"--vocabulary {exc}")
     model_name = args.model
     if not model_name:
         from ..models import DEFAULT_APP_MODEL
@@ -124,7 +139,8 @@ def run_eval_command(args: argparse.Namespace) -> int:
             args.dataset, methods, model_name, args.out, limit=args.limit, params=params, model=server,
             progress=not args.no_progress, seed=args.seed, per_type=args.per_type, shard=shard,
             types=[t.strip() for t in args.types.split(",") if t.strip()] if args.types else None,
-            backend=getattr(args, "backend", None),
+            backend=getattr(args, "backend", None), vocabulary=vocabulary,
+            on_warning=lambda msg: print(f"warning: {msg}", file=sys.stderr),
         )
     except DatasetFormatError as exc:
         return fail(str(exc))
@@ -141,7 +157,8 @@ def run_eval_command(args: argparse.Namespace) -> int:
         raise
     print(
         f"{summary.n_questions} questions x {len(summary.methods)} methods, model {summary.model}"
-        f"{' on ' + summary.backend if summary.backend else ''}: "
+        f"{' on ' + summary.backend if summary.backend else ''}, preset {summary.preset}"
+        f"{', vocabulary ' + summary.vocabulary['source'] if summary.vocabulary else ''}: "
         f"ran {summary.ran}, resumed {summary.skipped}, method errors {summary.failed}"
     )
     print(summary.table(markdown=args.markdown))

@@ -3,8 +3,9 @@
 Answer matching (documented in docs/evaluation.md): both predicted and gold
 answers go through `normalize_answer` (Unicode NFKC, case folding, punctuation
 to spaces, the English articles a/an/the dropped, whitespace collapsed).  A
-predicted answer counts as gold when its text *or* the graph entity it was
-linked to normalises to a gold answer.
+predicted answer counts as gold when its text, the graph entity it was
+linked to *or* what the model wrote before it was mapped to the chain's entity
+normalises to a gold answer.
 
 Hits@1 is strict (READS App. C, Eq. 11): only the *first* predicted answer
 counts.  The lenient miscount (any predicted answer is gold, Eq. 12) is kept as
@@ -118,12 +119,17 @@ def triplet_prf(predicted: Iterable[Sequence[str]], gold: Iterable[Sequence[str]
 
 
 def predicted_answer_forms(trace: Trace) -> list[list[str]]:
-    """Each answer of a trace as [text, linked entity] alternatives, in the method's order."""
+    """Each answer of a trace as [text, linked entity, what the model wrote] alternatives, in the method's order.
+
+    What the model wrote differs from the text when its answer was mapped to
+    the chain's entity (`Answer.mapped_from`: "German" answered as "germans").
+    """
     out = []
     for a in trace.answers:
         forms = [a.text] if a.text else []
-        if a.entity and a.entity != a.text:
-            forms.append(a.entity)
+        for alt in (a.entity, a.mapped_from):
+            if alt and alt not in forms:
+                forms.append(alt)
         if forms:
             out.append(forms)
     return out

@@ -2,7 +2,7 @@
 
 Layout of an output directory::
 
-    out/run.json                       what was run (dataset hash, model, parameters)
+    out/run.json                       what was run (dataset hash, model, parameters, preset, vocabulary)
     out/results.jsonl                  one line per (question, method): answers, gold, metrics
     out/traces/<method>/<qid>.json     the full trace, for Replay
     out/summary.json                   aggregated metrics with 95% bootstrap intervals
@@ -46,10 +46,11 @@ ProgressFn = Callable[[int, int, dict[str, Any]], None]
 RESULTS_FILE = "results.jsonl"
 SUMMARY_FILE = "summary.json"
 RUN_FILE = "run.json"
+DEFAULT_PRESET = "workbench"  # kgqa_core.parameters.preset_param's default: no overrides
 
 
 class EvalConfigError(ValueError):
-    """The output directory holds results of a different run (dataset, model or parameters)."""
+    """The output directory holds results of a different run (dataset, model, parameters, preset or vocabulary)."""
 
 
 @dataclass
@@ -69,6 +70,8 @@ class EvalSummary:
     records: list[dict[str, Any]] = field(default_factory=list)
     params: dict[str, Any] = field(default_factory=dict)
     backend: str = ""  # the model backend that ran this process's pairs ("" when none ran)
+    preset: str = DEFAULT_PRESET  # the methods' preset (``params["preset"]``, else the workbench's)
+    vocabulary: dict[str, Any] | None = None  # the user's relation vocabulary (`RelationVocabulary.to_dict`)
     stopped: bool = False  # the caller's should_stop ended it before every pending pair ran
 
     def table(self, markdown: bool = False) -> str:
@@ -84,6 +87,8 @@ class EvalSummary:
             "backend": self.backend,
             "methods": self.methods,
             "params": self.params,
+            "preset": self.preset,
+            "vocabulary": self.vocabulary,
             "n_questions": self.n_questions,
             "ran": self.ran,
             "skipped": self.skipped,
@@ -202,15 +207,81 @@ def _check_run_config(out_dir: Path, config: dict[str, Any]) -> None:
             old = {}
         if not isinstance(old, dict):
             old = {}
-        for key, label in (("dataset_sha256", "dataset"), ("model", "model"), ("params", "parameters")):
+        for key, label in (("dataset_sha256", "dataset"), ("model", "model")):
             if key in old and old[key] != config[key]:
                 raise EvalConfigError(
                     f"{out_dir} holds results for a different {label} "
                     f"({old.get(key)!r} vs {config[key]!r}); choose another --out directory"
                 )
+        if "params" in old:
+            old_params = old["params"] if isinstance(old["params"], dict) else {}
+            old_preset, new_preset = _preset_of(old_params), _preset_of(config["params"])
+            if old_preset != new_preset:  # said first: a different preset is the difference a user looks for
+                raise EvalConfigError(
+                    f"{out_dir} holds results for another preset ({old_preset!r} vs {new_preset!r}); "
+                    "choose another --out directory"
+                )
+            if _identity(old_params) != _identity(config["params"]):
+                raise EvalConfigError(
+                    f"{out_dir} holds results for a different parameters "
+                    f"({old_params!r} vs {config['params']!r}); choose another --out directory"
+                )
+        old_vocab, new_vocab = _entries(old.get("vocabulary")), _entries(config.get("vocabulary"))
+        if old_vocab != new_vocab:  # a run.json written before vocabularies existed ran without one
+            def said(v: Any) -> str:
+                return f"{len(v)} relation(s)" if v else "none"
+
+            raise EvalConfigError(
+                f"{out_dir} holds results for another relation vocabulary ({said(old_vocab)} vs {said(new_vocab)}, "
+                "or other words); choose another --out directory"
+            )
         return
     out_dir.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, json.dumps(config, indent=2, ensure_ascii=False))
+
+
+def _preset_of(params: dict[str, Any]) -> str:
+    """The preset a run's shared parameters choose (none given: the workbench's)."""
+    value = params.get("preset", DEFAULT_PRESET)
+    return value if isinstance(value, str) and value else DEFAULT_PRESET
+
+
+def _identity(params: dict[str, Any]) -> dict[str, Any]:
+    """The parameters that tell runs apart: ``preset=workbench`` is the same run as no preset."""
+    return {k: v for k, v in params.items() if not (k == "preset" and v == DEFAULT_PRESET)}
+
+
+def _entries(vocabulary: Any) -> dict[str, Any]:
+    """A recorded vocabulary's words (its file's name aside: the same words are the same run)."""
+    entries = vocabulary.get("entries") if isinstance(vocabulary, dict) else None
+    return entries if isinstance(entries, dict) else {}
+
+
+def portable_vocabulary(vocabulary: Any) -> Any:
+    """The vocabulary named by its file's name only (run.json, summary.json and traces hold no machine paths)."""
+    if not vocabulary:
+        return None
+    from ..reading.vocabulary import RelationVocabulary
+
+    return RelationVocabulary({r: list(a) for r, a in vocabulary.entries.items()},
+                              Path(vocabulary.source).name if vocabulary.source else "")
+
+
+def unknown_relations(questions: Sequence[EvalQuestion], vocabulary: Any) -> list[str]:
+    """The vocabulary's relations that none of the questions' graphs holds (SPARQL stores are not asked)."""
+    if not vocabulary:
+        return []
+    seen: set[str] = set()
+    files: set[Any] = set()
+    for q in questions:
+        if q.sparql is not None:
+            return []  # a store's relations are not listed: nothing to compare against
+        if q.triplets is not None:
+            seen.update(t[1] for t in q.triplets)
+        elif q.graph_file not in files:  # a graph file shared by many questions is read once
+            files.add(q.graph_file)
+            seen.update(q.graph().relations)
+    return [r for r in vocabulary.entries if seen and r not in seen]
 
 
 def _fill_faithfulness(trace: Trace, graph) -> None:
@@ -228,7 +299,7 @@ def _fill_faithfulness(trace: Trace, graph) -> None:
 
 
 def _run_one(
-    question: EvalQuestion, method: str, model: Any, params: dict[str, Any], seed: int,
+    question: EvalQuestion, method: str, model: Any, params: dict[str, Any], seed: int, vocabulary: Any = None,
     on_step: Callable[[Any], None] | None = None, should_stop: Callable[[], bool] | None = None,
 ) -> tuple[Trace, float]:
     from ..methods.base import MethodRequest, applicable_params, method_spec, run_method
@@ -241,6 +312,7 @@ def _run_one(
         topic_entities=list(question.topic_entities),
         params=applicable_params(method_spec(method), params),  # the shared values this method declares
         seed=seed,
+        vocabulary=vocabulary,
         on_step=on_step,
         should_stop=should_stop,
     )
@@ -292,6 +364,8 @@ def run_eval(
     on_progress: ProgressFn | None = None,
     n_boot: int = 1000,
     backend: str | None = None,
+    vocabulary: Any = None,
+    on_warning: Callable[[str], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
     on_step: Callable[[Any], None] | None = None,
     listener: Any = None,
@@ -313,6 +387,14 @@ def run_eval(
     the summary says ``stopped``.  ``on_step`` hears each step of the pair going on and ``listener``
     its phases (`kgqa_core.progress`).  Every activity and every finished pair is measured into this
     machine's rates (`kgqa_core.rates`), which estimates and ETAs come from.
+
+    ``params["preset"]`` chooses the methods' preset and ``vocabulary`` (a
+    `RelationVocabulary`) goes with every question's request; both are
+    recorded in ``run.json`` and ``summary.json`` (and each result line), and
+    an ``out_dir`` holding results of another preset or vocabulary is refused
+    like one of other parameters (``preset=workbench`` is the same run as no
+    preset).  ``on_warning`` gets the vocabulary's relations no question's
+    graph holds, before anything runs.
     """
     from ..methods.base import METHODS, UnknownMethodError, read_shared_params
 
@@ -326,6 +408,8 @@ def run_eval(
     questions = select_questions(dataset.questions, limit=limit, per_type=per_type, types=types)
     out_dir = Path(out_dir)
     model_label = getattr(model, "name", None) or model_name
+    vocabulary = portable_vocabulary(vocabulary)
+    vocab_record = vocabulary.to_dict() if vocabulary else None
     _check_run_config(
         out_dir,
         {
@@ -333,6 +417,8 @@ def run_eval(
             "dataset_sha256": _file_sha256(dataset_path),
             "model": model_label,
             "params": params,
+            "preset": _preset_of(params),
+            "vocabulary": vocab_record,
             "seed": seed,
         },
     )
@@ -348,7 +434,13 @@ def run_eval(
     summary = EvalSummary(
         dataset=str(dataset_path), model=model_label, methods=methods, out_dir=out_dir,
         n_questions=len(questions), skipped=len(questions) * len(methods) - len(pending), params=params,
+        preset=_preset_of(params), vocabulary=vocab_record,
     )
+    if pending and vocabulary and on_warning is not None:
+        unknown = unknown_relations(questions, vocabulary)
+        if unknown:
+            shown = ", ".join(unknown[:10]) + (f" and {len(unknown) - 10} more" if len(unknown) > 10 else "")
+            on_warning(f"{vocabulary.source}: relations no question's graph holds (their words match nothing): {shown}")
 
     if pending:
         if model is None:
@@ -379,7 +471,8 @@ def run_eval(
                     on_start(i, len(pending), q, m)
                 measure.reset()
                 with phases.listening(measure):
-                    record, trace = _evaluate_pair(q, m, model, params, seed, out_dir, on_step, should_stop)
+                    record, trace = _evaluate_pair(q, m, model, params, seed, out_dir, vocabulary,
+                                                   on_step, should_stop)
                 if trace.stopped:  # stopped half-way: not a result (running again redoes this pair)
                     summary.stopped = True
                     break
@@ -506,9 +599,10 @@ def _size_of(q: EvalQuestion) -> int | None:
 
 def _evaluate_pair(
     q: EvalQuestion, method: str, model: Any, params: dict[str, Any], seed: int, out_dir: Path,
+    vocabulary: Any = None,
     on_step: Callable[[Any], None] | None = None, should_stop: Callable[[], bool] | None = None,
 ) -> tuple[dict[str, Any], Trace]:
-    trace, wall = _run_one(q, method, model, params, seed, on_step, should_stop)
+    trace, wall = _run_one(q, method, model, params, seed, vocabulary, on_step, should_stop)
     trace.extra.setdefault("eval", {"question_id": q.id, "gold_answers": list(q.answers), "type": q.type})
     trace.gold_answers = list(q.answers)  # the typed field Replay grades with (the extra stays for older readers)
     try:
@@ -528,5 +622,7 @@ def _evaluate_pair(
         "gold": list(q.answers),
         "error": trace.error,
         "trace": str(path.relative_to(out_dir)),
+        "preset": _preset_of(params),
+        "vocabulary": vocabulary.source if vocabulary else None,
         "metrics": metrics.to_dict(),
     }, trace

@@ -108,3 +108,31 @@ def generate_questions(
         qid = f"{inst.pattern}-{counts[inst.pattern]:03d}"
         out.append(instance_record(inst, verb.question, verb.sub_questions, qid, graph, graph_file, verb.source))
     return out
+
+
+def write_generated_dataset(graph: KnowledgeGraph, patterns: Sequence[str] | str | None, n: int, seed: int,
+                            folder: "str | Path", verbaliser: Verbaliser | None = None) -> "Path":
+    """Generate from the graph object itself and write the dataset and its graph file into `folder`.
+
+    The questions, answers and gold chains are grounded in `graph` as it is
+    in memory (the app's session graph: an RDF literal written ``"Paris"``
+    stays ``"Paris"``).  The graph is saved beside the dataset as JSON Lines
+    of ``[head, relation, tail]``, which keeps every name exactly as it is
+    (quotes, tabs, line breaks), so the evaluation loads the same triplets
+    and the same fingerprint; the file is named by that fingerprint.
+    Returns the dataset's path.
+    """
+    from pathlib import Path
+
+    from ..files import atomic_write_text, jsonl_line
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    names = parse_pattern_list(patterns)
+    graph_file = folder / f"graph-{graph.fingerprint}.jsonl"
+    records = generate_questions(graph, names, n, seed=seed, verbaliser=verbaliser, graph_file=graph_file.name)
+    if not graph_file.exists():
+        atomic_write_text(graph_file, "".join(jsonl_line(list(t.as_tuple)) + "\n" for t in graph))
+    out = folder / f"generated-{graph.fingerprint}-{'_'.join(names)}-{n}-{seed}.jsonl"
+    atomic_write_text(out, "".join(jsonl_line(r) + "\n" for r in records))
+    return out

@@ -24,6 +24,7 @@ from .recorder import RunStopped, StepCallback, TraceRecorder
 if TYPE_CHECKING:  # pragma: no cover
     from ..graph.knowledge_graph import KnowledgeGraph
     from ..models.interface import LanguageModel
+    from ..reading.vocabulary import RelationVocabulary
 
 __all__ = [
     "METHODS", "MethodRequest", "MethodSpec", "ParameterError", "RunStopped", "Step", "StepCallback",
@@ -38,7 +39,10 @@ class MethodRequest:
 
     ``params`` holds the raw parameter values (text from the CLI or a form,
     or JSON values); `run_method` reads them by the method's declarations and
-    records the values it used in ``Trace.parameters``.
+    records the values it used in ``Trace.parameters``.  ``vocabulary`` is the
+    user's own words for the graph's relations (`RelationVocabulary`, from
+    ``--vocabulary FILE`` or the Ask page); the question readers use it and
+    record it in ``Trace.extra["vocabulary"]``.
     """
 
     graph: "KnowledgeGraph"
@@ -50,6 +54,7 @@ class MethodRequest:
     on_step: StepCallback | None = None
     # The caller's cancellation hook (the app's Stop button): asked after every emitted step.
     should_stop: Callable[[], bool] | None = None
+    vocabulary: "RelationVocabulary | None" = None
 
 
 @dataclass(frozen=True)

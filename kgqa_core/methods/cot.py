@@ -13,7 +13,7 @@ Parameters: `CotParams`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from .. import progress
 from ..decoding.context import PromptParams, decode_prompt_freely, describe_context, prepare, resolve_answers
@@ -36,6 +36,9 @@ class CotParams(PromptParams):
         True, "When the last written triplet is grounded, add the other entities the graph holds for the answer "
         "after the model's own: along the chain's relation path from the topic entity when every triplet is "
         "grounded, else from the last triplet's relation (kgqa_core.answers.completion).", advanced=True)
+
+    # the baseline as the DoG paper runs it: the model's own text, nothing forced or completed
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {"paper": {"force_conclusion": False, "complete_answers": False}}
 
 
 def run(request: MethodRequest, params: CotParams, rec: TraceRecorder) -> None:
@@ -115,7 +118,10 @@ def _replay(request: MethodRequest, ctx: Any, rec: TraceRecorder, text: str, gen
     if grounded and ctx.params.complete_answers and grounded[-1].grounded:
         kept = grounded if all(g.grounded for g in grounded) else grounded[-1:]
         chain = [graph.triplet(g.triplet_id) for g in kept]
-    trace.answers = resolve_answers(texts, graph, trace.topic_entities, trace.notes, complete_from=chain)
+    trace.answers = resolve_answers(texts, graph, trace.topic_entities, trace.notes, complete_from=chain,
+                                    chain_entities=[e for g in grounded if g.grounded
+                                                    for e in graph.triplet(g.triplet_id).as_tuple[::2]],
+                                    question=request.question)
     rec.step(Step(
         index=0,
         kind="cot.answer",

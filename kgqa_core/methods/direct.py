@@ -39,7 +39,7 @@ def run(request: MethodRequest, params: DirectParams, rec: TraceRecorder) -> Non
     text = out.free.text
     trace.raw_output = text
     texts = parse_answers(text)
-    trace.answers = resolve_answers(texts, request.graph, ctx.topics, trace.notes)
+    trace.answers = resolve_answers(texts, request.graph, ctx.topics, trace.notes, question=request.question)
     rec.step(Step(
         index=0,
         kind="direct.answer",

@@ -27,40 +27,35 @@ the chain records the graph triplet.  The paper's Freebase graphs hold most
 facts in both directions, one-direction graphs such as MetaQA do not; see
 `kgqa_core.graph.readings`.
 
-``walk_to_depth`` (True): a chain that writes its answer line while it
-stands fewer hops from the topic entity than the question names
-(`kgqa_core.methods.hop_budget`) has that line taken back (its text and KV
-cells, back to the end of the sentence before it), its next step number
-written (" 3.") and decodes on, so it may open another triplet, one that
-leads on from the chain's farthest entities to an entity it has not reached
-(a step out, not another fact about where it stands), and so on until it
-stands that many hops out; a chain whose triplets left are just enough to
-get there is narrowed the same way.  At most that many take-backs per
-chain, each noted on the step.  Not in the paper: on whole-KB
-3-hop questions the 1.5B model answered after its first or second triplet
-(docs/benchmarks.md).
+The question's reading (`kgqa_core.reading`, ``reader``): before the
+chain starts, the question is read once against the graph: by default the
+model chooses, among the walks the graph holds from the topic entity
+(ranked by their relations' closeness to the question), the one the
+question asks for, and its probability is the reading's confidence.  The
+reading is the first step of the trace.  What DoG layers on the paper's
+loop comes from it, as step filters (`kgqa_core.decoding.step_filters`),
+and only when it is sure (``reading_sure_at``); an unsure reading only
+raises the step budget (``auto_steps``), so DoG then runs as the paper does
+with its other documented deviations:
 
-``walk_out_first`` (True, with ``walk_to_depth``): while the chain stands
-fewer hops out than the question names, every step is narrowed that way,
-not only after a take-back: a chain that listed four films of the director
-ran out of steps before it wrote a language.  ``stay_at_depth`` (True): once
-the chain stands as many hops out as the question names (every hop's
-relation named), only triplets within that depth are offered; with none left
-the chain concludes ("who starred in Cemetery Man" no longer goes on to a
-co-star's film and answers with the co-star there).
+* ``walk_to_depth``: an answer line written fewer hops out than the
+  reading says is taken back (text and KV cells, to the end of the sentence
+  before it), the next step number written (" 3.") and the chain decodes
+  on, offered the triplets that lead on from its farthest entities; at most
+  that many take-backs per chain.  ``walk_out_first``: every step short of
+  that depth is narrowed that way (a chain listing four films of a director
+  ran out of steps before it wrote a language).
+* ``stay_at_depth``: a chain as deep as the reading is offered nothing
+  further out; with nothing left it concludes.
+* ``question_relations`` / ``hop_order``: each step offers only the
+  relations of the reading's plan, each at most as often as planned, each
+  hop its own relation; a step where none is left is offered everything
+  (never a dead end).
 
-``question_relations`` (True): when the question's words name relations of
-the graph (the same reading as the step budget, `hop_budget.estimate_hops`:
-"what languages are the films that share directors with X" names
-`in_language` and `directed_by`), each step offers only the G_q triplets of
-those relations, in either reading, and a triplet that leads on from an
-entity may not walk a relation more often on the way there than the question
-names it (`written_by` twice and `has_genre` once for "what types are the
-movies written by the screenwriter of X"); a step where none is left offers
-all, and a question that names none is not narrowed.  Not in the paper, whose
-trie holds all of G_q: on whole-KB 2- and 3-hop questions the 1.5B model
-spent steps on tags and genres the question never asked for
-(docs/benchmarks.md); the trace notes how many steps were narrowed.
+Each narrowing is said on its step, with the relations it left out, and
+summed up in the trace's notes.  ``preset=paper`` turns all of them off
+(and the other deviations: the paper's trie keeps repeats, offers no
+reverse readings, forces no conclusion and completes no answers).
 
 Chains are ranked by the paper's chain score, a sum of log-probabilities,
 which favours shorter chains when finished chains of different lengths are
@@ -69,13 +64,15 @@ compared; that is the paper's definition and is kept.
 
 from __future__ import annotations
 
+import dataclasses
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 from .. import progress
 from ..decoding.beam import token_view
-from ..decoding.chain_beam import (BeamCandidate, BeamRound, ChainBeam, FinishedChain, Narrowed, SearchedChain,
-                                   TakenBack)
+from ..decoding.chain_beam import BeamCandidate, BeamRound, ChainBeam, FinishedChain, SearchedChain, TakenBack
+from ..decoding.step_filters import Narrowed, PlannedRelations, WalkOut, WithinDepth
 from ..decoding.context import (
     DecodingContext,
     PromptParams,
@@ -91,6 +88,8 @@ from ..decoding.prompt import PromptParts, parse_answers, parse_written_triplets
 from ..decoding.query_subgraph import QueryCentricSubgraph
 from ..graph.readings import is_reversed, reading_of, triplet_of
 from ..parameters import param
+from ..reading.guidance import read_question, reader_param, step_budget, sure_param
+from ..reading.reading import QuestionReading
 from ..trace.faithfulness import check_chains, ground_chain
 from ..trace.schema import Candidate, Step
 from .base import MethodRequest, MethodSpec
@@ -115,11 +114,11 @@ class DogParams(PromptParams):
     reverse_readings: bool = param(
         True, "Offer each G_q triplet read backwards too, '< tail -> relation (reverse) -> head >'.", advanced=True)
     auto_steps: bool = param(
-        True, "Raise max_steps to two triplets per hop the question names (kgqa_core.methods.hop_budget); noted.",
+        True, "Raise max_steps to two triplets per hop the question names (the question's reading, kgqa_core.reading); noted.",
         advanced=True)
     walk_to_depth: bool = param(
         True, "A chain that writes its answer line fewer hops from the topic entity than the question names "
-        "(kgqa_core.methods.hop_budget) is taken back to its last sentence, its next step number written, and "
+        "(the question's reading, kgqa_core.reading) is taken back to its last sentence, its next step number written, and "
         "decodes on, its next triplets leading on from its farthest entities until it is deep enough (also when "
         "its triplets left are just enough to get there); at most that many times per chain; noted (not in the "
         "paper).", advanced=True)
@@ -130,15 +129,15 @@ class DogParams(PromptParams):
         "walk_to_depth (not in the paper; noted).", advanced=True)
     stay_at_depth: bool = param(
         True, "A chain that stands as many hops from the topic entity as the question names (every hop's "
-        "relation named, kgqa_core.methods.hop_budget) is offered only triplets within that depth; with none "
+        "relation named, kgqa_core.reading) is offered only triplets within that depth; with none "
         "left it concludes (not in the paper; noted).", advanced=True)
     question_relations: bool = param(
         True, "A step offers only triplets of the relations the question's words name, each walked at most as "
-        "often on the way from the topic entity as the question names it (kgqa_core.methods.hop_budget), when any "
+        "often on the way from the topic entity as the question names it (the question's reading, kgqa_core.reading), when any "
         "is there; all when the question names none (not in the paper; noted).", advanced=True)
     hop_order: bool = param(
         True, "With question_relations: when the question's wording orders the relations it names (the word "
-        "nearest the topic entity's name is the first hop, kgqa_core.methods.hop_budget), a triplet leading on "
+        "nearest the topic entity's name is the first hop, kgqa_core.reading), a triplet leading on "
         "to a hop is offered only with that hop's relation, and with chain_answers_first the chain's path leads "
         "the answers only when it walks them in that order (not in the paper; noted).", advanced=True)
     complete_answers: bool = param(
@@ -156,23 +155,31 @@ class DogParams(PromptParams):
     walk_cap: int = param(
         200, "Triplets of one entity G_q may take in (hubs cut, relations the question names first).",
         min=1, max=100_000, advanced=True)
+    reader: str = reader_param()
+    reading_sure_at: float = sure_param()
+
+    # the algorithm as published (§2-§4): no question reading, no guidance, the paper's trie and conclusion
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {"paper": {
+        "reader": "none", "auto_steps": False, "walk_to_depth": False, "walk_out_first": False,
+        "stay_at_depth": False, "question_relations": False, "hop_order": False, "complete_answers": False,
+        "chain_answers_first": False, "force_conclusion": False, "repeat_triplets": True,
+        "reverse_readings": False}}
 
 
 def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
     """Answer `request.question` with DoG; see the module docstring."""
-    estimate = None
-    if params.auto_steps or params.walk_to_depth or params.question_relations or params.stay_at_depth:
-        from .hop_budget import question_hops
-
-        estimate = question_hops(request)
-    if params.auto_steps:
-        from .hop_budget import auto_step_budget
-
-        params = auto_step_budget(params, request, rec.trace.notes, estimate)
     progress.stage("building the prompt from the graph")
     ctx = prepare(request, "dog", params)
-    hops = estimate.hops if estimate is not None else None
-    min_depth = hops if params.walk_to_depth and hops is not None else 0
+    reading = read_question(request, params, rec, ctx.topics)
+    if params.auto_steps and reading.read:
+        budget = step_budget(reading, params.max_steps)
+        if budget != params.max_steps:
+            rec.trace.notes.append(reading.note("max_steps", budget))
+            params = dataclasses.replace(params, max_steps=budget)
+            ctx.params = params
+            if isinstance(rec.trace.parameters, dict):
+                rec.trace.parameters["max_steps"] = budget
+    guidance = DogGuidance.from_reading(reading, params)
     describe_context(rec.trace, ctx)
     walk = None
     if params.gq_scope == "graph":
@@ -182,38 +189,47 @@ def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
         walk = ctx.walk_graph = HubCappedView(request.graph, request.question, params.walk_cap,
                                               embedder=load_embedder())
     with request.model.lock:
-        relations = frozenset(estimate.relations) if params.question_relations and estimate is not None else frozenset()
-        max_depth = estimate.hops if params.stay_at_depth and estimate is not None and estimate.uses else 0
-        uses = dict(estimate.uses) if relations and estimate is not None else {}
-        question_uses = dict(estimate.uses) if estimate is not None else {}
-        order = list(estimate.order) if params.hop_order and estimate is not None else []
-        _DogRun(request, ctx, rec, min_depth, hops, relations, max_depth, uses, question_uses, order).decode()
+        _DogRun(request, ctx, rec, guidance).decode()
     if walk is not None and walk.cuts:
         rec.trace.notes.append(walk.cut_note())
 
 
-def _said(relations: frozenset[str], uses: dict[str, int]) -> str:
-    """The named relations for a note, with how often each may be walked when counted."""
-    return ", ".join(f"{r} x{uses[r]}" if r in uses else r for r in sorted(relations))
+@dataclass
+class DogGuidance:
+    """What DoG layers on the paper's loop for one question, from its reading and the switches (empty: the paper)."""
+
+    filters: list = field(default_factory=list)  # step filters, applied in order (`decoding.step_filters`)
+    walk_out: WalkOut | None = None
+    hops: int | None = None  # where a list completes (a sure reading's hops)
+    question_uses: dict[str, int] = field(default_factory=dict)  # the path whose end may lead the answers
+    order: list[str] = field(default_factory=list)
+    rank_by_chain: bool = False
+
+    @classmethod
+    def from_reading(cls, reading: QuestionReading, params: "DogParams") -> "DogGuidance":
+        if not reading.guides(params.reading_sure_at):
+            return cls()
+        hops = reading.hops
+        order = list(reading.order) if params.hop_order and reading.uses else []
+        filters: list = []
+        if params.stay_at_depth and reading.uses:
+            filters.append(WithinDepth(hops))
+        if params.question_relations and reading.relations:
+            filters.append(PlannedRelations(frozenset(reading.relations), dict(reading.uses), order,
+                                            min_depth=hops if params.walk_to_depth else 0))
+        walk_out = (WalkOut(hops, first=params.walk_out_first, max_steps=params.max_steps)
+                    if params.walk_to_depth else None)
+        return cls(filters, walk_out, hops, dict(reading.uses), list(reading.order) if params.hop_order else [],
+                   params.chain_answers_first)
 
 
 class _DogRun:
     """One DoG run: wires the chain step's guide and the chain beam together and records each round."""
 
-    def __init__(self, request: MethodRequest, ctx: DecodingContext, rec: TraceRecorder, min_depth: int = 0,
-                 hops: int | None = None, relations: frozenset[str] = frozenset(), max_depth: int = 0,
-                 uses: dict[str, int] | None = None, question_uses: dict[str, int] | None = None,
-                 order: list[str] | None = None) -> None:
+    def __init__(self, request: MethodRequest, ctx: DecodingContext, rec: TraceRecorder,
+                 guidance: DogGuidance | None = None) -> None:
         self.request = request
-        self.order = order or []  # the relation of each hop as the question's wording orders them (empty: unsaid)
-        # the relations the question names and how many hops each (empty: some hop unnamed): the path whose
-        # end may lead the answers (chain_answers_first), whether or not the steps were narrowed to them
-        self.question_uses = question_uses or {}
-        self.uses = uses or {}  # how often a path may walk each named relation (empty: no count)
-        self.max_depth = max_depth  # hops the question names, every one's relation named: a chain stays within
-        self.relations = relations  # the relations the question names: each step offers only theirs
-        self.min_depth = min_depth  # hops the question names: an earlier answer line is taken back
-        self.hops = hops  # hops the question names (None: not estimated): where a list completes
+        self.guidance = guidance or DogGuidance()
         self.model = request.model
         self.ctx = ctx
         self.rec = rec
@@ -249,9 +265,7 @@ class _DogRun:
         beam = ChainBeam(model, ctx.walk_graph, guides, params.beam_size, params.max_new_tokens,
                          force_conclusion=params.force_conclusion, strict=params.strict,
                          reprompt=self._reprompt if params.local_visibility else None,
-                         min_depth=self.min_depth, relations=self.relations, max_depth=self.max_depth,
-                         uses=self.uses, walk_out_first=self.params.walk_out_first,
-                         order=self.order if self.uses else [])
+                         filters=self.guidance.filters, walk_out=self.guidance.walk_out)
         chains = beam.start(base, QueryCentricSubgraph(ctx.walk_graph, ctx.topics))
         finished: list[BeamCandidate] = []
         step = 0
@@ -262,16 +276,7 @@ class _DogRun:
             # the round is let go before the next one runs: a parent none of whose chains was kept
             # frees its KV cache cells then (llama.cpp reuses them for the next round's tokens)
             chains = self._record_round(beam.advance(chains), finished)
-        if beam.steps_capped:
-            trace.notes.append(
-                f"stay_at_depth: {beam.steps_capped} step(s) offered only triplets within {self.max_depth} hop(s) of "
-                "the topic entity (the hops the question names)")
-        if beam.steps_named:
-            trace.notes.append(
-                f"question_relations: {beam.steps_named} of {beam.steps_seen} step(s) offered only triplets of the "
-                f"relations the question names ({_said(self.relations, self.uses)})"
-                + (f", each hop its own in the question's order ({' -> '.join(self.order)}; hop_order)"
-                   if self.order and self.uses else ""))
+        trace.notes.extend(beam.filters.summaries())
         trace.extra["decode_seconds"] = round(time.perf_counter() - t_decode, 4)
         trace.extra["decode_cpu_seconds"] = round(time.process_time() - c_decode, 4)
         self._final(sorted(finished, key=lambda b: -b.score))
@@ -321,6 +326,7 @@ class _DogRun:
             self.trace.extra["answers_taken_back"] = self.trace.extra.get("answers_taken_back", 0) + 1
         if searched.narrowed is not None:
             notes.insert(0, narrowed_note(searched.narrowed))
+        notes[:0] = searched.filter_notes
         return Step(
             index=0,
             kind="dog.triplet",
@@ -432,9 +438,13 @@ class _DogRun:
             best = ranked[0]
             texts = parse_answers(best.answer_text) or parse_answers(best.text)
             chain = graph.triplets_by_ids(best.chain) if self.params.complete_answers else None
-            trace.answers = resolve_answers(texts, graph, topics, trace.notes, complete_from=chain, hops=self.hops,
-                                            rank_by_chain=self.params.chain_answers_first,
-                                            question_uses=self.question_uses, question_order=self.order)
+            g = self.guidance
+            trace.answers = resolve_answers(texts, graph, topics, trace.notes, complete_from=chain, hops=g.hops,
+                                            rank_by_chain=g.rank_by_chain, question_uses=g.question_uses,
+                                            question_order=g.order,
+                                            chain_entities=[e for t in graph.triplets_by_ids(best.chain)
+                                                            for e in (t.head, t.tail)],
+                                            question=self.request.question)
             trace.raw_output = self.ctx.prompt.assistant_prefix + best.text
             trace.extra["best_beam"] = best.beam_id
             trace.extra["stop"] = best.stop
@@ -457,7 +467,7 @@ def taken_back_note(taken: TakenBack, went_on: bool) -> str:
     """The trace's account of an answer line taken back because the chain stood too few hops out."""
     said = " ".join(taken.text.split())
     said = said if len(said) <= 120 else said[:117] + "..."
-    head = (f"the chain wrote its answer {taken.depth} hop(s) from the topic entity, the question names "
+    head = (f"the chain wrote its answer {taken.depth} hop(s) from the question's entity, its reading says "
             f"{taken.min_depth}: {said!r} was taken back and {taken.written.strip()!r} written")
     if taken.offered:
         head += (f"; the next triplet was offered only from the chain's farthest entities: {taken.offered} of "
@@ -467,7 +477,6 @@ def taken_back_note(taken: TakenBack, went_on: bool) -> str:
 
 def narrowed_note(n: Narrowed) -> str:
     """The trace's account of a step offered only the triplets leading on from the chain's farthest entities."""
-    why = (f"with {n.steps_left} triplet(s) left" if n.steps_left <= n.min_depth - n.depth
-           else "walking on after an answer taken back")
-    return (f"the chain stood {n.depth} hop(s) from the topic entity, the question names {n.min_depth} ({why}): "
-            f"offered only triplets leading on from its farthest entities, {n.offered} of {n.of} G_q triplets")
+    why = f" and {n.steps_left} triplet(s) left" if n.steps_left <= n.min_depth - n.depth else ""
+    return (f"the chain stood {n.depth} hop(s) from the question's entity, its reading says {n.min_depth}{why}: "
+            f"offered only triplets leading on from its farthest entities ({n.offered} of {n.of} triplets)")

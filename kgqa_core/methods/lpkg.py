@@ -18,6 +18,7 @@ Parameters: `LpkgParams`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from .. import progress
 from ..lpkg.executor import AnswerSet, ExecutorParams, PlanExecutionError, PlanExecutor
@@ -25,7 +26,7 @@ from ..lpkg.patterns import PATTERN_NAMES, PATTERNS
 from ..lpkg.plan_parser import Plan, PlanParseError, parse_plan, question_type_of, quote
 from ..lpkg.planner import Planner
 from ..trace.faithfulness import check_chains, ground_chain
-from ..parameters import param
+from ..parameters import param, preset_param
 from ..trace.schema import Answer, Step, Trace
 from .base import MethodRequest, MethodSpec
 from .recorder import TraceRecorder
@@ -54,6 +55,9 @@ class LpkgParams(ExecutorParams):
                                       choices=tuple(PATTERNS), advanced=True)
     max_new_tokens: int = param(360, "Tokens the model may write for its plan.", min=1, max=2048)
     fallback_plan: bool = param(True, "Ask the whole question as one sub-question when the plan is unusable.")
+    preset: str = preset_param()
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {"paper": {"fallback_plan": False}}
 
 
 def run(request: MethodRequest, params: LpkgParams, rec: TraceRecorder) -> None:

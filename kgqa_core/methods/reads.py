@@ -29,11 +29,11 @@ from __future__ import annotations
 import dataclasses
 import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from .. import progress
 from ..graph.knowledge_graph import KnowledgeGraph
-from ..parameters import MethodParams, param
+from ..parameters import MethodParams, param, preset_param
 from ..reads.abstract_structure import AbstractStructure
 from ..reads.constraints import (
     ConstraintOption,
@@ -45,6 +45,8 @@ from ..reads.constraints import (
 from ..reads.options import NONE_OPTION, answer_options, rank_pool, search_options
 from ..reads.prompts import answer_prompt, prune_prompt, search_prompt
 from ..reads.scoring import LENGTH_NORMS, Chooser, Decision, ModelChooser, decision_from_scores, with_penalty
+from ..reading.guidance import read_question, reader_param, sure_param
+from ..reading.reading import QuestionReading, plan_allows
 from ..trace.schema import Answer, Candidate, ChainTriplet, Step, Trace
 from .base import MethodRequest, MethodSpec, run_method
 from .recorder import TraceRecorder
@@ -68,15 +70,23 @@ class ReadsParams(MethodParams):
                                 min=0.0, max=20.0, advanced=True)
     auto_search_steps: bool = param(
         True, "Offer None only once a path is as many expansions deep as the question names hops, and keep "
-        "the last decisions for reaching that depth (kgqa_core.methods.hop_budget); noted.", advanced=True)
+        "the last decisions for reaching that depth (the question's reading, kgqa_core.reading); noted.", advanced=True)
     question_relations: bool = param(
-        True, "Offer only expansions along the relations the question's words name, each as many times on a path "
-        "as the question names it (kgqa_core.methods.hop_budget); all when none is there (not in the paper; "
+        True, "Offer only expansions along the relations the question's reading plans, each as many times on a path "
+        "as the question names it (the question's reading, kgqa_core.reading); all when none is there (not in the paper; "
         "noted).", advanced=True)
     hop_order: bool = param(
-        True, "With question_relations: when the question's wording orders the relations it names (the word "
-        "nearest the topic entity's name is the first hop, kgqa_core.methods.hop_budget), an expansion to a "
+        True, "With question_relations: when the question's reading orders the relations it plans (the word "
+        "nearest the topic entity's name is the first hop, kgqa_core.reading), an expansion to a "
         "hop is offered only along that hop's relation (not in the paper; noted).", advanced=True)
+    reader: str = reader_param()
+    reading_sure_at: float = sure_param()
+    preset: str = preset_param()
+
+    # the paper's search / prune / answer, scored by joint log-probabilities in the order listed
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {"paper": {
+        "auto_search_steps": False, "question_relations": False, "hop_order": False, "reader": "none",
+        "stop_penalty": 0.0}}
 
 
 _MAX_LISTED_ENTITIES = 200
@@ -115,7 +125,7 @@ class _Reads:
         self.applied: list[ConstraintOption] = []
         self._embed = None
         self._min_depth = 1  # the depth the question names (set by search)
-        self._estimate = None  # the question's hops and relations (hop_budget), read once by search
+        self._estimate = None  # the question's reading when sure (kgqa_core.reading), read once by search
 
     # ------------------------------------------------------------ driver
     def run(self) -> None:
@@ -137,7 +147,7 @@ class _Reads:
         names = list(dict.fromkeys(c.entity for c in found if self.graph.has_entity(c.entity)))
         if not names:
             raise ReadsError(
-                "no topic entity: none was given and none of the question's words names an entity of "
+                "no topic entity: none was given and none of the question's reading planss an entity of "
                 f"graph {self.graph.name!r}; pick the topic entity by hand"
             )
         if not given:
@@ -223,25 +233,26 @@ class _Reads:
         self.trace.extra["search_stopped_by"] = stopped
 
     def _min_search_steps(self) -> int:
-        """The depth a path must reach before None is offered: the hops the question names, else 1.
+        """The depth a path must reach before None is offered: the hops a sure reading says, else 1.
 
         An untrained chooser stops after the first hop on most 2-hop
-        questions (the paper's App. G); a question that names two relations
-        ("the directors of the films written by X") needs a path two
-        expansions deep, not two expansions of the root.
+        questions (the paper's App. G); a question whose reading plans two
+        relations ("the directors of the films written by X") needs a path
+        two expansions deep, not two expansions of the root.  An unsure
+        reading changes nothing (the paper's search).
         """
         if not (self.params.auto_search_steps or self.params.question_relations):
             return 1
-        from .hop_budget import estimate_hops, hop_vocabulary
-
         assert self.structure is not None
-        estimate = self._estimate = estimate_hops(
-            self.question, hop_vocabulary(self.graph, [self.structure.root_id]), self.trace.topic_entities)
+        reading = read_question(self.request, self.params, self.rec, self.trace.topic_entities)
+        if not reading.guides(self.params.reading_sure_at):
+            return 1
+        self._estimate = reading
         if not self.params.auto_search_steps:
             return 1
-        steps = min(estimate.hops, self.params.max_search_steps)
+        steps = min(reading.hops, self.params.max_search_steps)
         if steps > 1:
-            self.trace.notes.append(estimate.note("min_search_steps", steps)
+            self.trace.notes.append(reading.note("min_search_steps", steps)
                                     + "; None is offered once a path is that many expansions deep")
         return steps
 
@@ -435,7 +446,7 @@ def _keep_depth_reachable(
     )
 
 
-def _keep_named_relations(pool: list, structure: AbstractStructure, estimate: Any,
+def _keep_named_relations(pool: list, structure: AbstractStructure, estimate: QuestionReading,
                           deep_enough: bool = False, ordered: bool = False) -> tuple[list, str]:
     """The expansions along relations the question names, each at most as often on a path as it is named, and a note.
 
@@ -447,7 +458,7 @@ def _keep_named_relations(pool: list, structure: AbstractStructure, estimate: An
     named relation may repeat.  When none fits: empty (the search stops)
     once a path is `deep_enough`, else unchanged, with no note; unchanged
     too when the question names none.  `ordered` (``hop_order``): when the
-    wording orders the relations (`HopEstimate.order`), an expansion to hop
+    reading orders the relations (`QuestionReading.order`), an expansion to hop
     k walks only hop k's relation ("which person directed the movies written
     by X": the films he wrote first).
     """
@@ -465,9 +476,7 @@ def _keep_named_relations(pool: list, structure: AbstractStructure, estimate: An
         if not uses:
             return True
         walked = [structure[n].relation for n in structure.path_from_root(option.node_id)[1:]]
-        if order and len(walked) < len(order) and option.relation != order[len(walked)]:
-            return False
-        return walked.count(option.relation) < uses.get(option.relation, 0)
+        return plan_allows(walked, option.relation, uses, order)
 
     kept = [o for o in pool if fits(o)]
     if not kept and deep_enough:

@@ -18,10 +18,11 @@ Parameters: `RokParams`.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from rapidfuzz import fuzz, process
 
@@ -29,7 +30,8 @@ from .. import progress
 from ..graph.knowledge_graph import KnowledgeGraph
 from ..graph.linking import normalize_name, resolve_entity
 from ..models.generation import GenerationConfig
-from ..parameters import MethodParams, param
+from ..parameters import MethodParams, param, preset_param
+from ..reading.guidance import read_question, reader_param, sure_param
 from ..rok import prompts
 from ..rok.branches import SIBLING_RULES, Branch, candidate_branches, numbered_list, parse_relevance
 from ..rok.key_entities import find_key_entities
@@ -43,7 +45,7 @@ from .recorder import TraceRecorder
 @dataclass(frozen=True)
 class RokParams(MethodParams):
     hops: int = param(2, "Longest path (in triplets) between key entities.", min=1, max=4)
-    auto_hops: bool = param(True, "Raise hops to the hops the question names (kgqa_core.methods.hop_budget); noted.",
+    auto_hops: bool = param(True, "Raise hops to the hops the question's reading says (kgqa_core.reading); noted.",
                             advanced=True)
     max_paths: int = param(200, "Paths kept per pair of key entities.", min=1, max=10000, advanced=True)
     top_k: int = param(5, "Main paths chosen by mean PageRank.", min=1, max=50)
@@ -65,6 +67,11 @@ class RokParams(MethodParams):
     answer_max_tokens: int = param(48, "Tokens of the answer line.", min=1, max=512, advanced=True)
     use_embedder: bool = param(True, "Link key entities with the sentence embedder too (else lexical only).",
                                advanced=True)
+    reader: str = reader_param()
+    reading_sure_at: float = sure_param()
+    preset: str = preset_param()
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {"paper": {"auto_hops": False, "reader": "none"}}
 
 
 MAX_PATH_CANDIDATES_SHOWN = 60  # candidates listed in the PageRank step (all ids are in extra.paths)
@@ -182,9 +189,12 @@ def run(request: MethodRequest, p: RokParams, rec: TraceRecorder) -> None:
     t0 = time.perf_counter()
     search: PathSearchResult
     if p.auto_hops:
-        from .hop_budget import auto_path_hops
-
-        p = auto_path_hops(p, request.question, graph, request.topic_entities or key_entities, trace)
+        reading = read_question(request, p, rec, request.topic_entities or key_entities[:1])
+        if reading.read and reading.hops > p.hops:
+            trace.notes.append(reading.note("hops", reading.hops))
+            if isinstance(trace.parameters, dict):
+                trace.parameters["hops"] = reading.hops
+            p = dataclasses.replace(p, hops=reading.hops)
     if len(key_entities) >= 2:
         search = pairwise_paths(graph, key_entities, p.hops, p.max_paths)
         if not search.paths:

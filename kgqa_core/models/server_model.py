@@ -28,13 +28,15 @@ Anything needing the full distribution at every token (``extend``,
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence as Seq
+from typing import Any, Iterator, Sequence as Seq
 
 import torch
 
+from ..bounds import timeout_option
 from .backend_fields import BackendFields
 from .base import ModelBase
 from .generation import GenerationConfig
@@ -46,6 +48,7 @@ from .interface import (
 )
 from .server_caps import ServerCapabilities, detect, greedy_fields, list_models, pick_model, token_terminal
 from .server_http import DEFAULT_TIMEOUT, ServerClient, ServerError
+from .server_reply import Expect, check_completion, reply_byte_cap
 
 FORCE_BIAS = 100.0  # logit bias that makes the allowed tokens win (logits span a few tens)
 TOKENIZER_CHECK = "Which films did Ridley Scott direct? < Alien -> directed_by -> Ridley Scott > 1979, été.\n"
@@ -81,6 +84,7 @@ class ServerBackend(BackendFields, ModelBase):
     tokenizer_source: str = ""
     retokenised: int = 0  # text prompts whose re-tokenisation differs from the ids we hold
     eos_bounds: int = 0  # EOS log-probs outside the server's top 20: scored at their upper bound
+    _token_chars: int = 0  # the longest token's length in characters (bounds a reply's text)
 
     backend = "server"
 
@@ -143,14 +147,30 @@ class ServerBackend(BackendFields, ModelBase):
             self.retokenised += 1
         return text
 
+    @property
+    def token_chars(self) -> int:
+        """The most characters one token can decode to: what bounds a reply's text per token."""
+        if not self._token_chars:
+            try:
+                vocab = self.tokenizer.get_vocab()
+                longest = max((len(t) for t in vocab), default=0)
+            except Exception:  # a tokenizer without a readable vocabulary: a generous bound
+                longest = 0
+            self._token_chars = max(longest, 16) if longest else 256
+        return self._token_chars
+
+    def _post_completion(self, body: dict[str, Any], expect: Expect) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """One request, its reply held to the request's size and checked field by field."""
+        reply = self.client.post("/v1/completions", body, max_bytes=reply_byte_cap(expect, self.token_chars))
+        choices = check_completion(reply, f"the model server at {self.url}", expect, self.token_chars)
+        return reply, choices
+
     def complete(self, ids: Seq[int], purpose: str = "completion", **fields: Any) -> dict[str, Any]:
         """One greedy ``/v1/completions`` request after `ids`; returns its first choice."""
+        ids = list(ids)
         body = {"model": self.caps.model, "prompt": self.prompt_field(ids), "temperature": 0.0,
                 **greedy_fields(self.caps.kind), **fields}
-        reply = self.client.post("/v1/completions", body)
-        choices = reply.get("choices") if isinstance(reply, dict) else None
-        if not choices or not isinstance(choices[0], dict):
-            raise ServerError(f"the model server at {self.url} returned no completion for {purpose}")
+        reply, choices = self._post_completion(body, Expect.of(purpose, fields, len(ids)))
         self._count(reply, len(ids))
         choice = dict(choices[0])
         choice["_usage"] = reply.get("usage") or {}
@@ -160,8 +180,8 @@ class ServerBackend(BackendFields, ModelBase):
         """One request with several token-id prompts (servers with ``batch_prompts``); choices in order."""
         body = {"model": self.caps.model, "prompt": prompts, "temperature": 0.0,
                 **greedy_fields(self.caps.kind), **fields}
-        reply = self.client.post("/v1/completions", body)
-        choices = sorted(reply.get("choices") or [], key=lambda c: c.get("index", 0))
+        longest = max((len(p) for p in prompts), default=0)
+        reply, choices = self._post_completion(body, Expect.of(purpose, fields, longest, prompts=len(prompts)))
         if len(choices) != len(prompts):
             raise ServerError(f"the model server at {self.url} answered {len(choices)} of {len(prompts)} prompts for {purpose}")
         self._count(reply, sum(len(p) for p in prompts))
@@ -408,25 +428,42 @@ def connect_server(
     tokenizer: str | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     context_length: int | None = None,
+    max_reply_mb: float | None = None,
 ) -> ServerBackend:
     """Connect, pick the model, load its tokenizer locally, probe the capabilities (a second or two)."""
+    from .server_http import max_reply_mb as reply_mb
+
     started = time.perf_counter()
-    client = ServerClient(url, timeout=timeout)
-    models = list_models(client)
-    name = pick_model(models, model, client.url)
+    client = ServerClient(url, timeout=timeout, max_reply_bytes=int(reply_mb(max_reply_mb) * 1024 * 1024))
+    with _probe_shapes(client.url):
+        models = list_models(client)
+        name = pick_model(models, model, client.url)
     tok, tok_source = local_tokenizer(tokenizer or name)
     if tok.pad_token_id is None and tok.eos_token is not None:
         tok.pad_token = tok.eos_token
-    caps = detect(client, name, encode=lambda s: list(tok.encode(s, add_special_tokens=False)))
-    if caps.tokenize_path:
-        _check_tokenizer(client, caps, tok)
-    max_len = next((m.get("max_model_len") for m in models if m.get("id") == name and m.get("max_model_len")), None)
+    with _probe_shapes(client.url):
+        caps = detect(client, name, encode=lambda s: list(tok.encode(s, add_special_tokens=False)))
+        if caps.tokenize_path:
+            _check_tokenizer(client, caps, tok)
+        max_len = next((m.get("max_model_len") for m in models if m.get("id") == name and m.get("max_model_len")),
+                       None)
+        context = int(context_length or max_len or 8192)
     backend = ServerBackend(
         name=name, url=client.url, client=client, caps=caps, tokenizer=tok, tokenizer_source=tok_source,
-        revision="", source=f"{client.url} ({name})", context_length=int(context_length or max_len or 8192),
+        revision="", source=f"{client.url} ({name})", context_length=context,
     )
     backend.load_seconds = time.perf_counter() - started
     return backend
+
+
+@contextlib.contextmanager
+def _probe_shapes(url: str) -> Iterator[None]:
+    """A probe reply of the wrong shape (a list where an object belongs, a missing field) as one ServerError."""
+    try:
+        yield
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:  # ServerError is none of these
+        raise ServerError(f"the model server at {url} answered the connection probes with a reply of an "
+                          f"unexpected shape ({type(exc).__name__})") from None
 
 
 def _check_tokenizer(client: ServerClient, caps: ServerCapabilities, tok: Any) -> None:
@@ -455,7 +492,11 @@ def add_server_arguments(parser: Any) -> None:
     parser.add_argument("--server-model", default=None, help="the served model's name (default: the only one served)")
     parser.add_argument("--server-tokenizer", default=None,
                         help="local tokenizer of the served model: packaged model, .gguf or folder (default: from its name)")
-    parser.add_argument("--server-timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per request")
+    parser.add_argument("--server-timeout", type=timeout_option("--server-timeout"), default=DEFAULT_TIMEOUT,
+                        help="seconds for one whole request: connecting, the reply and reading it (default 600)")
+    parser.add_argument("--server-max-reply-mb", type=_reply_mb_option, default=None,
+                        help="largest reply read from the server, in MB (default $KGQA_SERVER_MAX_REPLY_MB, else 64); "
+                             "a completion is also held to what its max_tokens allows")
 
 
 def server_from_args(args: Any, progress: Any = None) -> ServerBackend | None:
@@ -465,17 +506,27 @@ def server_from_args(args: Any, progress: Any = None) -> ServerBackend | None:
     if progress:
         progress(f"Connecting to the model server at {normalise_url_safe(args.server)}")
     model = connect_server(args.server, model=args.server_model, tokenizer=args.server_tokenizer,
-                           timeout=args.server_timeout)
+                           timeout=args.server_timeout, max_reply_mb=getattr(args, "server_max_reply_mb", None))
     if progress:
         progress(f"Model server: {model.name} ({model.caps.kind}); DoG triplet steps: "
                  f"{model.caps.triplet_strategy or 'not available'}")
     return model
 
 
+def _reply_mb_option(text: str) -> float:
+    from ..bounds import argparse_type, bounded_number
+    from .server_http import MAX_REPLY_MB
+
+    return float(argparse_type(lambda n, v: bounded_number(n, v, 0.0, MAX_REPLY_MB, low_inclusive=False),
+                               "--server-max-reply-mb")(text))
+
+
 def normalise_url_safe(url: str) -> str:
+    """The URL as shown: normalised, with any ``user:password@`` replaced by ``***``."""
+    from ..redact import safe_url
     from .server_http import normalise_url
 
     try:
-        return normalise_url(url)
+        return safe_url(normalise_url(url))
     except ServerError:
-        return url
+        return safe_url(url)

@@ -154,6 +154,11 @@ class Answer:
     score: float | None = None
     # added from the graph, not written by the model (kgqa_core.answers.completion)
     completed_from_graph: bool = False
+    # the model wrote another name for the chain's entity `entity` ("German" for "germans"): its text
+    mapped_from: str | None = None
+    # how the written answer met an entity the chain reached (kgqa_core.answers.chain_entities.MATCHES):
+    # "exact", "case", "inflection", "embedding"; "" when it is not a chain entity (linked graph-wide, or not at all)
+    match: str = ""
 
 
 @dataclass

@@ -68,7 +68,7 @@ def view_for_trace(trace: Trace) -> StepView:
     kinds = [s.kind for s in trace.steps]
     for kind in kinds:
         view = view_for_kind(kind)
-        if view is not GENERIC:
+        if view is not GENERIC and view.method:  # a method's view, not the question's reading (`reading.plan`)
             return view
     return GENERIC
 

@@ -345,13 +345,17 @@ def test_an_answer_the_graph_does_not_hold_goes_behind_the_ones_the_chain_reache
     notes: list[str] = []
     got = resolve_answers(["Broadway musical", "Frank Sinatra", "Marlon Brando"], g, ["Guys and Dolls"], notes,
                           complete_from=chain, hops=1, rank_by_chain=True, question_uses={"has_tags": 1})
-    assert [a.text for a in got][:3] == ["Frank Sinatra", "Marlon Brando", "Broadway musical"]
-    assert {a.text for a in got[3:]} == {"broadway", "bd-r"}
+    # "Broadway musical" names no graph entity: it goes behind every answer that does, the completed ones
+    # included (issue 29: a non-entity is never preferred over an entity)
+    assert [a.text for a in got][:2] == ["Frank Sinatra", "Marlon Brando"]
+    assert {a.text for a in got[2:4]} == {"broadway", "bd-r"}
+    assert got[-1].text == "Broadway musical" and not got[-1].in_graph
     assert "Broadway musical are not where the chain's path ends" in notes[-1]
-    # without the switch the model's order stands (the paper's answer), completed after it
+    # without the switch the model's entities keep their order, completed after them; the non-entity still last
     plain = resolve_answers(["Broadway musical", "Frank Sinatra", "Marlon Brando"], g, ["Guys and Dolls"], [],
                             complete_from=chain, hops=1, question_uses={"has_tags": 1})
-    assert [a.text for a in plain][:3] == ["Broadway musical", "Frank Sinatra", "Marlon Brando"]
+    assert [a.text for a in plain][:2] == ["Frank Sinatra", "Marlon Brando"]
+    assert plain[-1].text == "Broadway musical"
 
 
 def test_the_chains_end_leads_only_when_its_path_walks_the_relations_in_the_questions_order():

@@ -1,4 +1,5 @@
-"""DoG's question_relations (the relations the question names, each as often as named) and stay_at_depth."""
+"""DoG's step filters: PlannedRelations (question_relations: the reading's relations, each as often as planned) and
+WithinDepth (stay_at_depth), alone and inside the chain beam."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import pytest
 from kgqa_core.decoding.chain_beam import BeamCandidate, ChainBeam
 from kgqa_core.decoding.dog_guide import DogGuides
 from kgqa_core.decoding.query_subgraph import QueryCentricSubgraph
+from kgqa_core.decoding.step_filters import PlannedRelations, StepView, WithinDepth
 from kgqa_core.graph.knowledge_graph import KnowledgeGraph
 from kgqa_core.graph.readings import triplet_of
 
@@ -27,8 +29,9 @@ GRAPH = KnowledgeGraph.from_triplets(
 def _first_step(model, relations):
     state = model.prefill(model.encode(SHOTS + "Question: who directed Heat?\nAnswer: 1."))
     chain = BeamCandidate(state=state, subgraph=QueryCentricSubgraph(GRAPH, ["Heat"]))
+    planned = PlannedRelations(relations)
     beam = ChainBeam(model, GRAPH, DogGuides(model, GRAPH, max_steps=4), width=1, max_new_tokens=32,
-                     force_conclusion=False, relations=relations)
+                     force_conclusion=False, filters=[planned])
     round_ = beam.advance([chain])
     assert len(round_.searched) == 1, [f.free_text for f in round_.finished]
     searched = round_.searched[0]
@@ -36,23 +39,25 @@ def _first_step(model, relations):
     offered = {GRAPH.triplet(triplet_of(rid)).relation for rid in searched.search.candidates}
     for kept in round_.kept:
         model.release(kept.state)
-    return beam, written, offered
+    return planned, written, offered
 
 
 @pytest.mark.parametrize("relations", [frozenset(), frozenset({"release_year"})])
 def test_a_step_offers_only_the_relations_the_question_names(backend_model, relations):
-    beam, written, offered = _first_step(backend_model, relations)
+    planned, written, offered = _first_step(backend_model, relations)
     if not relations:  # the model copies its examples: the director
-        assert written.relation == "directed_by" and beam.steps_named == 0
+        assert written.relation == "directed_by" and planned.narrowed == 0
         return
     assert written.relation == "release_year" and offered == {"release_year"}
-    assert (beam.steps_named, beam.steps_seen) == (1, 1)
+    assert (planned.narrowed, planned.seen) == (1, 1)
+    assert "release_year" in planned.summary()
 
 
 def test_a_relation_the_step_cannot_offer_leaves_the_step_as_it_was(backend_model):
-    beam, written, _ = _first_step(backend_model, frozenset({"in_language"}))
+    planned, written, _ = _first_step(backend_model, frozenset({"in_language"}))
     assert written.relation == "directed_by"
-    assert (beam.steps_named, beam.steps_seen) == (0, 1)
+    assert (planned.narrowed, planned.seen, planned.fell_back) == (0, 1, 1)  # a dead end: the full offer
+    assert "offered everything" in planned.summary()
 
 
 def _after_heats_director(model):
@@ -72,9 +77,11 @@ def test_a_chain_as_deep_as_the_question_is_offered_only_triplets_within_that_de
     collateral = GRAPH.find("Collateral", "directed_by", "Michael Mann").id
     assert collateral in full.allowed_ids
 
+    view = StepView(GRAPH, chain.chain, ["Heat"], guides)
+
     def offered(max_depth):
-        beam = ChainBeam(model, GRAPH, guides, width=1, max_new_tokens=8, max_depth=max_depth)
-        return set(beam._within_depth(chain, full).allowed_ids), beam.steps_capped
+        f = WithinDepth(max_depth)
+        return set(f.apply(view, full)[0].allowed_ids), f.steps
 
     # one hop named: the chain stands one hop out, so Collateral (two hops out) is not offered; Heat's own are
     got, capped = offered(1)
@@ -84,8 +91,8 @@ def test_a_chain_as_deep_as_the_question_is_offered_only_triplets_within_that_de
     assert offered(0) == (set(full.allowed_ids), 0)  # off
     # nothing left within the depth: the chain may not open another triplet (it concludes)
     only_on = guides.restricted(full, [collateral])
-    beam = ChainBeam(model, GRAPH, guides, width=1, max_new_tokens=8, max_depth=1)
-    assert not beam._within_depth(chain, only_on).may_open
+    guide, note = WithinDepth(1).apply(view, only_on)
+    assert not guide.may_open and "further out were not offered (directed_by)" in note
 
 
 def test_a_named_relation_is_walked_no_more_often_than_the_question_names_it(backend_model):
@@ -94,19 +101,18 @@ def test_a_named_relation_is_walked_no_more_often_than_the_question_names_it(bac
     collateral = GRAPH.find("Collateral", "directed_by", "Michael Mann").id
     chain, guides, full = _after_heats_director(model)
 
+    view = StepView(GRAPH, chain.chain, ["Heat"], guides)
+
     def offered(uses):
-        beam = ChainBeam(model, GRAPH, guides, width=1, max_new_tokens=8, relations=frozenset({"directed_by"}),
-                         uses=uses)
-        return set(beam._named(chain, full).allowed_ids)
+        return set(PlannedRelations(frozenset({"directed_by"}), uses).apply(view, full)[0].allowed_ids)
 
     assert offered({"directed_by": 2}) == {collateral}  # "the films of the director of Heat": there and back
     # once: nothing of directed_by is left, so the step is offered everything (the rule never leaves it empty)...
     assert offered({"directed_by": 1}) == set(full.allowed_ids)
     assert offered({}) == {collateral}  # no count: the relation alone
     # ...unless the chain stands as deep as the question names: then nothing asked for is left and it concludes
-    beam = ChainBeam(model, GRAPH, guides, width=1, max_new_tokens=8, relations=frozenset({"directed_by"}),
-                     uses={"directed_by": 1}, min_depth=1)
-    assert not beam._named(chain, full).may_open and beam.steps_named == 1
+    planned = PlannedRelations(frozenset({"directed_by"}), {"directed_by": 1}, min_depth=1)
+    assert not planned.apply(view, full)[0].may_open and planned.narrowed == 1
 
 
 def test_a_step_that_leads_to_a_dead_end_for_the_relations_still_to_walk_is_not_offered(backend_model):
@@ -122,6 +128,8 @@ def test_a_step_that_leads_to_a_dead_end_for_the_relations_still_to_walk_is_not_
     chain = BeamCandidate(state=None, subgraph=sub, chain=[first], triplet_scores=[0.0])
     guides = DogGuides(model, g, max_steps=6)
     full = guides.for_chain(sub.triplet_ids, chain.chain)
-    beam = ChainBeam(model, g, guides, width=1, max_new_tokens=8, relations=frozenset({"directed_by", "release_year"}),
-                     uses={"directed_by": 2, "release_year": 1}, min_depth=3)
-    assert set(beam._named(chain, full).allowed_ids) == {g.find("Thief", "directed_by", "Michael Mann").id}
+    planned = PlannedRelations(frozenset({"directed_by", "release_year"}), {"directed_by": 2, "release_year": 1},
+                               min_depth=3)
+    guide, note = planned.apply(StepView(g, chain.chain, ["Heat"], guides), full)
+    assert set(guide.allowed_ids) == {g.find("Thief", "directed_by", "Michael Mann").id}
+    assert "left out" in note

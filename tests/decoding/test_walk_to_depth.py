@@ -11,8 +11,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from kgqa_core.decoding.chain_beam import (BeamCandidate, ChainBeam, answer_sentence_start, chain_depth,
-                                           frontier_triplets)
+from kgqa_core.decoding.step_filters import WalkOut
+from kgqa_core.decoding.chain_beam import BeamCandidate, ChainBeam, answer_sentence_start
+from kgqa_core.decoding.step_offers import chain_depth, frontier_triplets
 from kgqa_core.decoding.dog_guide import DogGuides
 from kgqa_core.decoding.query_subgraph import QueryCentricSubgraph
 from kgqa_core.graph.knowledge_graph import KnowledgeGraph
@@ -74,7 +75,8 @@ def test_an_early_answer_is_taken_back_and_the_chain_opens_another_triplet(backe
     sub.expand(GRAPH.triplet(first))
     chain = BeamCandidate(state=state, subgraph=sub, chain=[first], triplet_scores=[0.0], text=walked)
     guides = DogGuides(model, GRAPH, max_steps=4)
-    beam = ChainBeam(model, GRAPH, guides, width=1, max_new_tokens=64, force_conclusion=False, min_depth=min_depth)
+    beam = ChainBeam(model, GRAPH, guides, width=1, max_new_tokens=64, force_conclusion=False,
+                     walk_out=WalkOut(min_depth, max_steps=4) if min_depth else None)
     round_ = beam.advance([chain])
     if min_depth == 0:  # the model copies the examples: it answers one hop out
         assert [f.chain.text for f in round_.finished] and not round_.searched
@@ -132,7 +134,7 @@ def test_a_chain_with_just_enough_triplets_left_is_offered_only_the_way_out(back
     chain = BeamCandidate(state=model.prefill(prompt_ids), subgraph=sub, chain=[first], triplet_scores=[0.0],
                           text=walked)
     beam = ChainBeam(model, GRAPH, DogGuides(model, GRAPH, max_steps=2), width=1, max_new_tokens=64,
-                     force_conclusion=False, min_depth=2)
+                     force_conclusion=False, walk_out=WalkOut(2, max_steps=2))
     round_ = beam.advance([chain])
     assert len(round_.searched) == 1
     assert round_.kept[0].chain == [first, GRAPH.find("Collateral", "directed_by", "Michael Mann").id]
@@ -164,7 +166,7 @@ def test_walk_out_first_narrows_every_step_short_of_the_depth(backend_model, wal
     chain = BeamCandidate(state=model.prefill(model.encode(SHOTS + QUESTION + walked)), subgraph=sub, chain=[first],
                           triplet_scores=[0.0], text=walked)
     beam = ChainBeam(model, GRAPH, DogGuides(model, GRAPH, max_steps=4), width=1, max_new_tokens=64,
-                     force_conclusion=False, min_depth=2, walk_out_first=walk_out_first)
+                     force_conclusion=False, walk_out=WalkOut(2, first=walk_out_first, max_steps=4))
     guide, narrowed = beam._narrow(chain, beam.guides.for_chain(sub.triplet_ids, chain.chain))
     if not walk_out_first:
         assert narrowed is None and len(guide.allowed_ids) == 2

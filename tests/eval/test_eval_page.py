@@ -119,3 +119,57 @@ def test_page_offers_the_whole_kb_benchmark_and_runs_its_three_hop_questions(pag
     # back to the sample: its own two types again
     at.radio(key="eval_source").set_value("MetaQA sample (50 questions)").run()
     assert at.multiselect(key="eval_types").value == ["1hop", "2hop"] and not at.warning and not at.exception
+
+
+def _hostile_session_graph():
+    """A session graph as the Ask page holds it: an RDF literal kept in quotes, a relation with a line break."""
+    from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+
+    return KnowledgeGraph.from_triplets([
+        ("Heat", "directed_by", "Michael Mann"), ("Collateral", "directed_by", "Michael Mann"),
+        ("Heat", "release_year", "1995"), ("Collateral", "release_year", "2004"),
+        ("Michael Mann", "born_in", "Chicago"), ("Chicago", "name", '"Chicago"'),
+        ("Heat", "tagline\nsecond line", "A Los Angeles crime saga"),
+        ("Collateral", "tagline\nsecond line", "It started like any other night"),
+    ], name="hostile")
+
+
+def test_generation_grounds_questions_in_the_session_graph_itself(page_env):
+    """No TSV round trip: the dataset's graph is the session graph (same fingerprint), gold chains are its triplets."""
+    pytest.importorskip("kgqa_core.lpkg.cli")
+    from kgqa_core.eval.dataset import load_dataset
+
+    graph = _hostile_session_graph()
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.session_state["graph"] = graph
+    at.run()
+    at.radio(key="eval_source").set_value("Generate from a graph (LPKG patterns)").run()
+    at.multiselect(key="eval_gen_patterns").set_value(["1p", "2p"]).run()
+    at.number_input(key="eval_gen_n").set_value(12).run()
+    at.button(key="eval_gen_go").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    ds = load_dataset(at.session_state["eval_generated_path"])
+    assert len(ds) > 0
+    for q in ds:
+        assert q.graph().fingerprint == graph.fingerprint
+        for h, r, t in q.gold_chain:
+            assert graph.find(h, r, t) is not None, (h, r, t)
+    # the dataset names the graph file it wrote beside itself, never a file of the user's
+    assert all(q.graph_file.suffix == ".jsonl" and q.graph_file.parent == Path(ds.path).parent for q in ds)
+
+
+def test_generation_upload_has_the_ask_pages_limit(page_env, monkeypatch):
+    """A small .gz that inflates past KGQA_MAX_UPLOAD_MB is refused while it inflates, naming the file as text."""
+    import gzip
+
+    monkeypatch.setenv("KGQA_MAX_UPLOAD_MB", "1")
+    bomb = gzip.compress(b"a\tb\tc\n" * 600_000)  # 3.6 MB of TSV in a few kB
+    assert len(bomb) < 64 * 1024
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    at.radio(key="eval_source").set_value("Generate from a graph (LPKG patterns)").run()
+    uploader = at.file_uploader(key="eval_gen_graph")
+    assert "up to 1 MB" in uploader.label and uploader.proto.max_upload_size_mb == 1
+    uploader.upload("bomb `x`.tsv.gz", bomb, "application/gzip").run()
+    assert not at.exception
+    assert [e.value for e in at.error] == ["bomb \\`x\\`\\.tsv\\.gz\\: file too large\\: decompresses to more than "
+                                          "the limit of 1\\.0 MB"]

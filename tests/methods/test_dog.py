@@ -47,7 +47,9 @@ def test_greedy_run_writes_a_well_formed_chain_and_streams_its_steps(greedy_run)
     trace, emitted, passes = greedy_run
     assert not trace.error, trace.error
     assert [s.kind for s in emitted] == [s.kind for s in trace.steps]
-    assert trace.steps[0].kind == "dog.triplet"
+    kinds = [s.kind for s in trace.steps]
+    assert kinds[0] == "reading.plan" and kinds[1] == "dog.triplet"  # the question's reading, then the chain
+    assert trace.extra["reading"]["reader"] == "paths" and trace.steps[0].candidates
     chain = trace.best_chain
     assert chain and all(ct.grounded and ct.triplet_id is not None for ct in chain)
     assert trace.faithfulness.ill_triplets == 0 and trace.faithfulness.checked == len(chain)
@@ -97,7 +99,7 @@ def test_parameters_and_json_round_trip(greedy_run):
     assert trace.parameters["beam_size"] == 1 and trace.parameters["max_steps"] == 2
     again = Trace.from_json(trace.to_json())
     assert again == trace
-    assert again.steps[0].token_view == trace.steps[0].token_view
+    assert again.steps[1].token_view == trace.steps[1].token_view
 
 
 def test_answer_step_and_answers_are_linked_to_the_graph(greedy_run):

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from kgqa_core.graph.knowledge_graph import KnowledgeGraph
 from kgqa_core.methods.base import MethodRequest, run_method
-from kgqa_core.methods.hop_budget import estimate_hops, hop_vocabulary
+from kgqa_core.reading.wording import estimate_hops, hop_vocabulary
 
 NAMES = [
     "Bahamas", "Bahamas Islands", " Grand Bahama ", "Zürich", "東京", "Cat Island, Bahamas",

@@ -57,8 +57,10 @@ class Script:
 
 
 def run_scripted(graph, question, topic, *choices, **params) -> tuple[Trace, Script]:
-    """A scripted run over the paper's pools: every relation offered unless a test asks for question_relations."""
-    params = {"question_relations": False, **params}
+    """A scripted run over the paper's pools: every relation offered unless a test asks for question_relations.
+
+    The question is read by the wording reader (no model: the chooser is scripted)."""
+    params = {"question_relations": False, "reader": "wording", **params}
     script = Script(*choices)
     request = MethodRequest(graph=graph, question=question, model=NoModel(), topic_entities=[topic], params=params)
     trace = reads.run(request, chooser=ScriptedChooser(script))

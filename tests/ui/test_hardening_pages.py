@@ -9,6 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 import ui_fixtures as F
 from conftest import APP
+from kgqa_ui.html_utils import md_text
 from kgqa_ui.run_store import RunStore
 
 TIMEOUT = 120
@@ -90,7 +91,7 @@ def test_import_refuses_a_bad_trace_naming_the_field(runs_dir):
     at = _app("pages/runs.py")
     at.file_uploader(key="runs_import").set_value(("t.json", json.dumps(data).encode(), "application/json")).run()
     assert not at.exception
-    assert at.error and "t.json" in at.error[0].value and "steps[0].seconds" in at.error[0].value
+    assert at.error and md_text("t.json") in at.error[0].value and md_text("steps[0].seconds") in at.error[0].value
     assert RunStore(runs_dir).list() == []
 
 
@@ -100,3 +101,13 @@ def test_ask_says_an_overlong_question_is_too_long(runs_dir):
     assert not at.exception
     assert at.error and "question is too long" in at.error[0].value
     assert "max prompt triplets" not in at.error[0].value
+
+
+@pytest.mark.parametrize("raw,limit", [("nan", 50.0), ("inf", 50.0), ("1e308", 50.0), ("-3", 50.0), ("abc", 50.0),
+                                       ("7", 7.0)])
+def test_the_upload_limit_is_a_finite_size(monkeypatch, raw, limit):
+    """KGQA_MAX_UPLOAD_MB=inf would reach the uploader as an infinite limit (math.ceil raises): the default is used."""
+    from kgqa_ui.state import upload_limit_mb
+
+    monkeypatch.setenv("KGQA_MAX_UPLOAD_MB", raw)
+    assert upload_limit_mb() == limit

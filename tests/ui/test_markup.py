@@ -152,3 +152,50 @@ def test_scene_json_and_legend_escape_markup():
         data = re.search(r"const SCENE = (\{.*?\});\n", html).group(1)
         assert "<" not in data  # \u003c inside the script
         assert json.loads(data)["nodes"]
+
+
+# ------------------------------------------------------------------ uploads (issue 31)
+UPLOAD_NAME = f"g ![t](http:{F.EVIL_HOST}.png) [x](www.{F.EVIL_HOST}) `c` $m$.nt"
+
+
+def markup_ntriples() -> bytes:
+    """An N-Triples file whose literals (kept and dropped) and IRIs' local names hold Markdown and HTML."""
+    lines = ['<http://ex.org/Heat> <http://ex.org/directed_by> <http://ex.org/Mann> .',
+             '<http://ex.org/Heat> <http://ex.org/tagline> "A crime saga"@en .']
+    for i, raw in enumerate(F.MARKUP):
+        text = raw.replace("\\", "\\\\").replace('"', '\\"')
+        lines.append(f'<http://ex.org/Heat> <http://ex.org/tagline> "{text}"@fr{"-x" * i} .')  # dropped: noted
+        lines.append(f'<http://ex.org/e{i}> <http://ex.org/motto> "{text}" .')
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_an_uploaded_graph_with_markup_in_its_name_and_text_is_shown_as_text(runs_dir):
+    """The file name goes into the success line, the dropped literals into the notes: both as text."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.segmented_control(key="ask_source").set_value("Upload a file").run()
+    at.file_uploader(key="ask_upload").upload(UPLOAD_NAME, markup_ntriples(), "application/n-triples").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    _assert_no_markup(at)
+    assert any("triplets" in s.value and md_text(UPLOAD_NAME) in s.value for s in at.success)
+    notes = " ".join(c.value for c in at.caption)
+    assert md_text(f"![x](http://{F.EVIL_HOST}/t.png)") in notes  # a dropped literal, quoted in the notes
+
+
+def test_an_upload_error_names_the_file_as_text(runs_dir):
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.segmented_control(key="ask_source").set_value("Upload a file").run()
+    bad = f"<http://ex.org/a> <http://ex.org/b> ![t](http://{F.EVIL_HOST}/line.png) .\n".encode()
+    at.file_uploader(key="ask_upload").upload(UPLOAD_NAME, bad, "application/n-triples").run()
+    assert not at.exception and at.error
+    _assert_no_markup(at)
+
+
+def test_a_model_servers_credentials_never_reach_the_page():
+    """The model list's label, the Ask page's caption and the progress log show the URL with ***."""
+    from kgqa_core.redact import mask_url_credentials
+    from kgqa_ui import server_panel
+
+    key = server_panel.model_key("http://lab:pa55w0rd@gpu-box:8000", "m")
+    assert "pa55w0rd" not in server_panel.label(key) and "http://***@gpu-box:8000" in server_panel.label(key)
+    assert "pa55w0rd" not in server_panel.describe(key)
+    assert mask_url_credentials(f"loading model {key}") == f"loading model {key}".replace("lab:pa55w0rd@", "***@")

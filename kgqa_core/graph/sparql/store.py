@@ -27,6 +27,7 @@ from typing import Iterable, Sequence
 from ..knowledge_graph import KnowledgeGraph, Triplet
 from ..name_search import search_entity_names
 from ..store import DEFAULT_HOPS, GraphStore, NeighbourBatch, StoreCosts
+from ...redact import safe_url
 from .client import SparqlClient, SparqlError, SparqlTruncated
 from .dialects import Dialect, get_dialect
 from .terms import Term, UnwritableTermError, literal
@@ -71,8 +72,9 @@ class SparqlGraphStore(GraphStore):
         max_triplets: int = 5000,
         cache_size: int = 20000,
         name: str | None = None,
+        max_reply_mb: float | None = None,
     ) -> None:
-        self.client = SparqlClient(endpoint, default_graph, timeout)
+        self.client = SparqlClient(endpoint, default_graph, timeout, max_reply_mb)
         self.dialect = dialect if isinstance(dialect, Dialect) else get_dialect(dialect)
         if language and not language.replace("-", "").isalnum():
             raise ValueError(f"bad label language {language!r}")
@@ -459,7 +461,7 @@ def connection_test(endpoint: str, default_graph: str | None = None, timeout: fl
     except SparqlError as exc:
         return ConnectionReport(False, None, str(exc), time.perf_counter() - started)
     except ValueError as exc:
-        return ConnectionReport(False, None, f"{endpoint} answered a triple count that is not a number ({exc})",
+        return ConnectionReport(False, None, f"{safe_url(endpoint)} answered a triple count that is not a number ({exc})",
                                 time.perf_counter() - started)
     where = f" in graph {default_graph}" if default_graph else ""
     return ConnectionReport(True, n, f"connected: {n:,} triples{where}", time.perf_counter() - started)

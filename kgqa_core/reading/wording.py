@@ -1,4 +1,12 @@
-"""How many hops a question needs, read from its wording against the graph's relations.
+"""The wording reader: hops, named relations and their order, read from the question's words (MetaQA-fitted).
+
+Kept for comparison (``reader=wording``), not a default: its synonyms and
+phrase rules were written from MetaQA's dev wordings, and on graphs of other
+domains they name the wrong relations or none (docs/benchmarks.md).  The
+default reader chooses among the graph's own paths
+(`kgqa_core.reading.readers`).
+
+How many hops a question needs, read from its wording against the graph's relations.
 
 A constant budget (DoG's 4 triplets, RoK's 2-hop paths) either cuts 3-hop
 questions short or lets 1-hop chains ramble.  The question names each hop:
@@ -39,10 +47,13 @@ the old constant 4, so only questions estimated at three hops get more.
 
 from __future__ import annotations
 
-import dataclasses
+import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .reading import QuestionReading
 
 from ..graph.hub_caps import relation_words
 
@@ -102,11 +113,7 @@ def _same_word(a: str, b: str) -> bool:
     """Two forms of one word: equal, or one stem with a short ending ('writer'/'written', 'acted'/'actors')."""
     if a == b:
         return True
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
+    n = len(os.path.commonprefix([a, b]))
     shorter = min(len(a), len(b))
     return (n >= 4 and n >= shorter - 3) or (n >= 3 and n >= shorter - 2)
 
@@ -260,7 +267,7 @@ def _hop_order(tokens: list[str], named: list[tuple[str, ...]], places: list[lis
     the last hop).  A relation walked there and back (`back`, the mention
     beside a word of sharing) takes two hops at its place.
     benchmarks/hop_estimate.py --relations checks it on the MetaQA dev
-    questions (docs/benchmarks.md, "The order of the hops").
+    questions (docs/benchmarks.md, "Hop estimate and the order of the hops").
     """
     at = [i for i, t in enumerate(tokens) if t == _TOPIC]
     if len(at) != 1 or any(len(rs) != 1 for rs in named):
@@ -284,11 +291,6 @@ def _hop_order(tokens: list[str], named: list[tuple[str, ...]], places: list[lis
     for i in sorted(range(len(named)), key=keys.__getitem__):
         order += [named[i][0]] * (2 if i == back else 1)
     return order
-
-
-def dog_step_budget(estimate: HopEstimate, floor: int = MIN_DOG_STEPS) -> int:
-    """DoG's triplet budget: two per hop, never below `floor` (the chosen ``max_steps``)."""
-    return max(floor, 2 * estimate.hops)
 
 
 def relations_near(graph: object, entities: Iterable[str], cap: int = 200, fan: int = 20,
@@ -340,36 +342,22 @@ def hop_vocabulary(graph: object, topics: Iterable[str]) -> list[str]:
     return names
 
 
-def rok_path_hops(estimate: HopEstimate) -> int:
-    """RoK's path length for the question: the paper's 2, or 3 when the question names three hops."""
-    return max(2, estimate.hops)
 
 
-def question_hops(request: Any) -> HopEstimate:
-    """The hops `request.question` names, against the relations near its topic entities."""
-    graph = request.graph
-    topics = [e for e in request.topic_entities if e and graph.has_entity(e)]
-    return estimate_hops(request.question, hop_vocabulary(graph, topics), topics)
+class WordingReader:
+    """`estimate_hops` as a `QuestionReader`: sure when the words name a relation of every hop."""
 
+    name = "wording"
 
-def auto_step_budget(params: Any, request: Any, notes: list[str], estimate: HopEstimate | None = None) -> Any:
-    """DoG's params with ``max_steps`` raised to `dog_step_budget` for this question (a note when raised)."""
-    estimate = estimate or question_hops(request)
-    budget = dog_step_budget(estimate, params.max_steps)
-    if budget == params.max_steps:
-        return params
-    notes.append(estimate.note("max_steps", budget))
-    return dataclasses.replace(params, max_steps=budget)
+    def read(self, question: str, graph: object, topics: Iterable[str]) -> "QuestionReading":
+        from .reading import QuestionReading
 
-
-def auto_path_hops(params: Any, question: str, graph: Any, topics: Iterable[str], trace: Any) -> Any:
-    """RoK's params with ``hops`` raised to the hops the question names (a note and the trace's parameters)."""
-    topics = [t for t in topics if t]
-    estimate = estimate_hops(question, hop_vocabulary(graph, topics), topics)
-    hops = max(params.hops, rok_path_hops(estimate)) if estimate.hops > 2 else params.hops
-    if hops == params.hops:
-        return params
-    trace.notes.append(estimate.note("hops", hops))
-    if isinstance(trace.parameters, dict):
-        trace.parameters["hops"] = hops
-    return dataclasses.replace(params, hops=hops)
+        topics = [t for t in topics if t and graph.has_entity(t)]  # type: ignore[attr-defined]
+        est = estimate_hops(question, hop_vocabulary(graph, topics), topics)
+        said = ", ".join(repr(m) for m in est.mentions) if est.mentions else "no relation word"
+        if est.shared:
+            said += " (shared: there and back)"
+        return QuestionReading(reader=self.name, hops=est.hops, confidence=1.0 if est.uses else 0.5,
+                               sure=bool(est.relations), relations=list(est.relations), uses=dict(est.uses),
+                               order=list(est.order), mentions=list(est.mentions),
+                               explanation=f"the question's words: {said} -> about {est.hops} hop(s)")

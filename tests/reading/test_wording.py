@@ -1,9 +1,11 @@
-"""Step budgets from the question: relation words counted, 3-hop questions get more DoG steps."""
+"""The wording reader (fitted to MetaQA's templates): relation words counted, their order, the step budget."""
 
 from __future__ import annotations
 
 from kgqa_core.graph.knowledge_graph import KnowledgeGraph
-from kgqa_core.methods.hop_budget import dog_step_budget, estimate_hops, relations_near, rok_path_hops
+from kgqa_core.reading.guidance import step_budget
+from kgqa_core.reading.reading import QuestionReading
+from kgqa_core.reading.wording import WordingReader, estimate_hops, relations_near
 
 RELS = ["directed_by", "written_by", "starred_actors", "release_year", "has_genre", "has_tags", "in_language"]
 
@@ -16,8 +18,7 @@ def test_relation_words_are_counted_once_per_mention():
     three = estimate_hops("the films directed by the director of Kinatay starred who", RELS)
     assert three.hops == 3 and three.mentions == ["directed", "director", "starred"]
     assert estimate_hops("who directed the writers of the directors of the genres of X", RELS).hops == 3  # clamped
-    assert [dog_step_budget(e) for e in (one, two, three)] == [4, 4, 6]
-    assert [rok_path_hops(e) for e in (one, three)] == [2, 3]
+    assert [step_budget(QuestionReading("wording", hops=e.hops), 4) for e in (one, two, three)] == [4, 4, 6]
     assert "max_steps 6 from the question: 'directed', 'director', 'starred' -> about 3 hop(s)" == three.note(
         "max_steps", 6)
 
@@ -83,30 +84,22 @@ def test_relations_near_reads_a_bounded_neighbourhood_of_a_hub():
     assert relations_near(g, ["Drama"], cap=50, fan=5, depth=2) == ["has_genre", "directed_by"]
 
 
-def test_dog_budget_is_raised_for_a_three_hop_question_with_a_note():
-    from kgqa_core.methods.dog import DogParams
-    from kgqa_core.methods.hop_budget import auto_step_budget
-
+def test_the_wording_reader_gives_a_reading_sure_when_it_names_relations():
     g = KnowledgeGraph.from_triplets([("Kinatay", "directed_by", "Brillante Mendoza"),
                                       ("Serbis", "directed_by", "Brillante Mendoza"),
                                       ("Serbis", "starred_actors", "Gina Pareno"), ("Kinatay", "starred_actors", "Coco Martin")])
-
-    class Req:
-        graph, topic_entities = g, ["Kinatay"]
-        question = "the films directed by the director of Kinatay starred who"
-
-    notes: list[str] = []
-    params = auto_step_budget(DogParams(), Req, notes)
-    assert DogParams().max_steps == 4 and params.max_steps == 6
-    assert notes == ["max_steps 6 from the question: 'directed', 'director', 'starred' -> about 3 hop(s)"]
-    Req.question = "who directed Kinatay"
-    assert auto_step_budget(DogParams(), Req, notes).max_steps == 4 and len(notes) == 1  # not raised: no note
-    assert auto_step_budget(DogParams(max_steps=8), Req, notes).max_steps == 8
+    reading = WordingReader().read("the films directed by the director of Kinatay starred who", g, ["Kinatay"])
+    assert reading.hops == 3 and reading.sure and reading.reader == "wording"
+    assert reading.relations == ["directed_by", "starred_actors"]
+    assert step_budget(reading, 4) == 6 and step_budget(reading, 8) == 8
+    assert "'directed', 'director', 'starred' -> about 3 hop(s)" in reading.explanation
+    vague = WordingReader().read("what does Kinatay enjoy", g, ["Kinatay"])
+    assert vague.hops == 1 and not vague.sure  # names nothing: never narrows a step
 
 
 def test_a_local_graph_lends_its_whole_small_vocabulary():
     """X has no language and its director's films are many: 'languages' three hops out is still a word."""
-    from kgqa_core.methods.hop_budget import hop_vocabulary
+    from kgqa_core.reading.wording import hop_vocabulary
 
     films = [(f"F{i}", "directed_by", "Ann") for i in range(30)] + [("F29", "in_language", "Irish")]
     g = KnowledgeGraph.from_triplets([("X", "directed_by", "Ann"), *films])

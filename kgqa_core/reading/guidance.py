@@ -1,0 +1,117 @@
+"""A method's question reading, read once, recorded as a step, and the parameters every guided method shares.
+
+`read_question` is the one place a method asks what the question needs: it
+runs the method's reader (``reader``), or takes the reading the caller
+already made for this question (an evaluation reads a question once for
+all its methods), records it as a ``reading.plan`` step with the plans and
+their probabilities, and says in plain words what the reading will change.
+`reader_param` and `sure_param` (and `kgqa_core.parameters.preset_param`) declare the parameters each
+guided method shares, so a new method declares them the same way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections import OrderedDict
+from typing import Any, Sequence
+
+from .. import progress
+from ..parameters import param
+from .reading import QuestionReading
+from .readers import READERS, make_reader
+
+SURE_AT = 0.5
+
+
+def reader_param(default: str = "paths") -> Any:
+    return param(default, "How the question is read: paths (the model chooses among the relation paths the "
+                 "graph holds from the question's entity, ranked by their names' similarity to the question), "
+                 "lexicon (that ranking alone, no model call), wording (word rules fitted to MetaQA), none.",
+                 choices=READERS, advanced=True)
+
+
+def sure_param() -> Any:
+    return param(SURE_AT, "How sure the question's reading must be (its probability) before it narrows what a "
+                 "step offers; below it the reading only sets step budgets.", min=0.0, max=1.0, advanced=True)
+
+
+def read_question(request: Any, params: Any, rec: Any, topics: Sequence[str]) -> QuestionReading:
+    """The question's reading for this run (`params.reader`), recorded as a step; the empty reading for ``none``."""
+    name = getattr(params, "reader", "none")
+    vocabulary = getattr(request, "vocabulary", None)
+    if vocabulary:
+        rec.trace.extra["vocabulary"] = vocabulary.to_dict()
+    if name == "none":
+        return QuestionReading.unread()
+    given = getattr(request, "reading", None)
+    topics = [t for t in topics if t]
+    key = _cache_key(request, name, topics, vocabulary)
+    if isinstance(given, QuestionReading) and given.reader == name:
+        reading = given
+    elif key is not None and key in _READ:
+        _READ.move_to_end(key)
+        reading = dataclasses.replace(_READ[key], calls=[], seconds=0.0)  # read once: its calls were counted then
+        reading.explanation += " (read once for this question and graph, by an earlier run of this session)"
+    else:
+        progress.stage("reading the question: which relations and how many hops it asks for")
+        reader = make_reader(name, getattr(request, "model", None), vocabulary)
+        reading = reader.read(request.question, request.graph, topics)
+        if key is not None:
+            _READ[key] = reading
+            while len(_READ) > _READ_LIMIT:
+                _READ.popitem(last=False)
+    record_reading(rec, reading, getattr(params, "reading_sure_at", SURE_AT))
+    return reading
+
+
+# readings already made, so the methods of one question (an evaluation, Compare) read it once; greedy
+# option scoring gives the same reading every time for the same model, graph, question and words
+_READ: "OrderedDict[tuple, QuestionReading]" = OrderedDict()
+_READ_LIMIT = 32
+
+
+def _cache_key(request: Any, name: str, topics: Sequence[str], vocabulary: Any) -> tuple | None:
+    graph, model = request.graph, getattr(request, "model", None)
+    fingerprint = getattr(graph, "fingerprint", "")
+    if not fingerprint:
+        return None
+    model_key = (getattr(model, "name", ""), getattr(model, "backend", ""), id(model)) if name == "paths" else ()
+    words = vocabulary.to_text() if vocabulary else ""
+    return (name, model_key, fingerprint, request.question, tuple(topics), words)
+
+
+def guidance_words(reading: QuestionReading, sure_at: float) -> str:
+    """What the reading will change, in plain words."""
+    if not reading.read:
+        return "Nothing is guided by it: the method runs as the paper describes."
+    if reading.guides(sure_at):
+        return (f"It is sure enough ({reading.confidence:.0%}, at least {sure_at:.0%}) to guide the steps: they are "
+                "offered the planned relations first and only, where any is left.")
+    return (f"It is not sure enough ({reading.confidence:.0%}, under {sure_at:.0%}) to narrow any step: it only "
+            "sets how many steps the chain may take.")
+
+
+def record_reading(rec: Any, reading: QuestionReading, sure_at: float) -> None:
+    from ..trace.schema import Candidate, Step
+
+    rec.trace.extra["reading"] = reading.to_dict()
+    cands = [Candidate(label=p.text, score=math.log(max(p.confidence, 1e-12)),
+                       prob=p.confidence, kept=i == 0,
+                       extra={"hops": len(p.hops), "example": p.example, "reaches": p.reaches})
+             for i, p in enumerate(reading.plans[:12])]
+    title = (f"Reading the question: {reading.plans[0].text} ({reading.hops} hop(s), {reading.confidence:.0%} sure)"
+             if reading.plans else f"Reading the question: {reading.explanation}")
+    rec.step(Step(
+        index=0, kind="reading.plan", title=title, candidates=cands,
+        choice=reading.plans[0].text if reading.plans else None,
+        model_calls=list(reading.calls), tokens_in=sum(getattr(c, "prompt_tokens", 0) for c in reading.calls),
+        seconds=round(reading.seconds, 4),
+        note=f"{reading.explanation}. {guidance_words(reading, sure_at)}",
+        extra={"reading": reading.to_dict(), "sure_at": sure_at},
+    ))
+
+
+def step_budget(reading: QuestionReading, floor: int) -> int:
+    """DoG's triplet budget: two per hop the reading says, never below `floor` (the chosen ``max_steps``)."""
+    return max(floor, 2 * reading.hops)

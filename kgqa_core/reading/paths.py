@@ -1,0 +1,74 @@
+"""The relation paths that exist in the graph from a question's topic entities.
+
+A reader that plans in relation paths must only ever propose a path the
+graph can walk: the model then chooses among facts the graph holds, never
+among relations it imagined.  `relation_paths` walks out from each topic
+entity hop by hop, grouping the triplets it meets by (relation, direction);
+each group is one path, and the entities it reaches are where the next hop
+starts.  Hubs are read through `capped_neighbours` and each path continues
+from at most `fan` of its entities, so the walk costs a bounded number of
+neighbour lookups on any graph store.
+
+Examples
+--------
+>>> from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+>>> g = KnowledgeGraph.from_triplets([("Ann", "spouse", "Bob"), ("Bob", "ethnicity", "germans"),
+...                                   ("Ann", "ethnicity", "dutch")])
+>>> [p.text for p in relation_paths(g, ["Ann"], max_hops=2)]
+['Ann -> ethnicity', 'Ann -> spouse', 'Ann -> spouse -> ethnicity']
+>>> relation_paths(g, ["Ann"], max_hops=2)[-1].example_text
+'Ann -spouse-> Bob -ethnicity-> germans'
+
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ..graph.hub_caps import capped_neighbours
+from .reading import MAX_HOPS, PlanHop, RelationPlan
+
+
+def relation_paths(graph: Any, topics: Sequence[str], max_hops: int = MAX_HOPS, cap: int = 200, fan: int = 20,
+                   max_paths: int = 3000) -> list[RelationPlan]:
+    """Every relation path of 1..`max_hops` hops from each of `topics` that reaches an entity other than its start.
+
+    Parameters
+    ----------
+    graph : a graph store (`neighbours`, `has_entity`).
+    topics : the question's topic entities; those not in the graph are skipped.
+    max_hops : the longest path.
+    cap : triplets read around any one entity (`capped_neighbours`).
+    fan : entities of a path the next hop starts from.
+    max_paths : paths returned at most (shorter paths first).
+
+    Returns
+    -------
+    One `RelationPlan` per path (confidence 0), by length, then topic, then relation labels.
+    """
+    out: list[RelationPlan] = []
+    for topic in dict.fromkeys(t for t in topics if t and graph.has_entity(t)):
+        # each path: its hops, the entities it reaches, and for each of them one walk there from the topic
+        level: list[tuple[tuple[PlanHop, ...], dict[str, tuple[str, ...]]]] = [((), {topic: (topic,)})]
+        for _ in range(max_hops):
+            nxt: list[tuple[tuple[PlanHop, ...], dict[str, tuple[str, ...]]]] = []
+            for hops, ends in level:
+                groups: dict[PlanHop, dict[str, tuple[str, ...]]] = {}
+                for e in list(ends)[:fan]:
+                    for t in capped_neighbours(graph, e, cap, {})[0]:
+                        forward = t.head == e
+                        other = t.tail if forward else t.head
+                        if other not in ends[e]:  # a walk never comes back to an entity it passed
+                            groups.setdefault(PlanHop(t.relation, forward), {}).setdefault(other, ends[e] + (other,))
+                for hop in sorted(groups, key=lambda h: (h.relation, not h.forward)):
+                    reached = groups[hop]
+                    path = hops + (hop,)
+                    first = next(iter(reached))
+                    out.append(RelationPlan(topic, path, example=first, reaches=len(reached),
+                                            walk=reached[first]))
+                    nxt.append((path, reached))
+            level = nxt
+            if len(out) >= max_paths:
+                break
+    out.sort(key=lambda p: (len(p.hops), p.topic, [h.label for h in p.hops]))
+    return out[:max_paths]

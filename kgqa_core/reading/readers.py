@@ -1,0 +1,239 @@
+"""The question readers: the graph's own paths chosen by the model, by the graph's lexicon alone, or by wording rules.
+
+``paths`` (the default): the relation paths that exist from the topic
+entities (`relation_paths`) are ranked by how close their relation names
+(and the user's aliases for them, `RelationVocabulary`) come to the
+question's wording in sentence-embedding space, and the model chooses among
+the best few as one READS-style option choice scored by log-probabilities
+(`kgqa_core.reads.scoring.ModelChooser`: debiased for length and listing
+order).  Nothing is generated freely and nothing comes from a word list:
+the plan is a path the graph holds, chosen by the model's reading of the
+question.  Its confidence is the model's probability of the chosen relation
+sequence.
+
+``lexicon``: the same ranking without the model (no model call); its
+confidence is a softmax over the similarities, so it is rarely sure.
+
+``wording``: the word-form rules of `kgqa_core.reading.wording`, written
+from MetaQA's question templates; kept for comparison, not a default.
+
+``none``: no reading (the papers' behaviour).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from typing import Any, Sequence
+
+from .paths import relation_paths
+from .reading import QuestionReading, RelationPlan, uses_of
+from .vocabulary import RelationVocabulary
+
+READERS = ("paths", "lexicon", "wording", "none")
+PER_LENGTH = 4  # the best paths of each length the model is offered
+MAX_OPTIONS = 12
+_LEXICON_TEMPERATURE = 0.05
+
+
+def _masked(question: str, topics: Sequence[str]) -> str:
+    """The question with its topic entities' names replaced by 'it' (a name says nothing about relations)."""
+    for t in sorted({t for t in topics if t and t.strip()}, key=len, reverse=True):
+        question = re.sub(rf"(?<!\w){re.escape(t.strip())}(?!\w)", "it", question, flags=re.IGNORECASE)
+    return question
+
+
+def _relation_text(relation: str, vocabulary: RelationVocabulary | None) -> str:
+    from ..graph.hub_caps import relation_words
+
+    words = relation_words(relation) or relation
+    aliases = vocabulary.aliases(relation) if vocabulary else []
+    return f"{words} ({', '.join(aliases)})" if aliases else words
+
+
+def lexicon_scores(question: str, topics: Sequence[str], plans: Sequence[RelationPlan],
+                   vocabulary: RelationVocabulary | None = None, embedder: Any = None) -> list[float]:
+    """Each plan's closeness to the question: the mean over its hops of its relation's similarity to the question.
+
+    A relation's similarity is the cosine of sentence embeddings of its
+    words (and the user's aliases) and of the question with its entities
+    masked; without an embedder, the share of its content stems the question
+    holds.  The mean, not the whole path's text, so a hop the question does
+    not ask for costs a path as much as a hop it does ask for gains it.
+    """
+    from ..graph.hub_caps import content_stems
+
+    q = _masked(question, topics)
+    relations = sorted({h.relation for p in plans for h in p.hops})
+    texts = [_relation_text(r, vocabulary) for r in relations]
+    if embedder is not None and relations:
+        sims = embedder.encode(texts) @ embedder.encode([q])[0]
+        score = {r: float(x) for r, x in zip(relations, sims)}
+    else:
+        qs = content_stems(q)
+        score = {r: len(content_stems(t) & qs) / max(1, len(content_stems(t))) for r, t in zip(relations, texts)}
+    return [sum(score[h.relation] for h in p.hops) / len(p.hops) for p in plans]
+
+
+def shortlist(plans: Sequence[RelationPlan], scores: Sequence[float], per_length: int = PER_LENGTH,
+              limit: int = MAX_OPTIONS) -> list[int]:
+    """Indices of the plans offered to the model: the best `per_length` of each length, then the best overall."""
+    order = sorted(range(len(plans)), key=lambda i: -scores[i])
+    picked: list[int] = []
+    for n in sorted({len(p.hops) for p in plans}):
+        picked += [i for i in order if len(plans[i].hops) == n][:per_length]
+    for i in order:
+        if len(picked) >= limit:
+            break
+        if i not in picked:
+            picked.append(i)
+    return sorted(picked[:limit], key=lambda i: -scores[i])
+
+
+def _grouped(plans: Sequence[RelationPlan], probs: Sequence[float]) -> list[tuple[float, RelationPlan]]:
+    """Plans with their probability summed over plans of the same topic and relation sequence (directions aside)."""
+    total: dict[tuple[str, tuple[str, ...]], float] = {}
+    best: dict[tuple[str, tuple[str, ...]], tuple[float, RelationPlan]] = {}
+    for p, pr in zip(plans, probs):
+        key = (p.topic, tuple(p.relations))
+        total[key] = total.get(key, 0.0) + pr
+        if key not in best or pr > best[key][0]:
+            best[key] = (pr, p)
+    out = [(total[k], _with_confidence(best[k][1], total[k])) for k in best]
+    return sorted(out, key=lambda x: -x[0])
+
+
+def _with_confidence(plan: RelationPlan, confidence: float) -> RelationPlan:
+    from dataclasses import replace
+
+    return replace(plan, confidence=float(confidence))
+
+
+def reading_from_plans(reader: str, ranked: list[tuple[float, RelationPlan]], topics: Sequence[str],
+                       how: str) -> QuestionReading:
+    """The reading a ranked plan list gives: the best plan's hops, relations and order; one topic's plan per topic."""
+    if not ranked:
+        return QuestionReading(reader=reader, explanation=f"{how}: no relation path leaves the topic entity")
+    conf, best = ranked[0]
+    plans = [p for _, p in ranked]
+    others = []
+    for t in topics:
+        if t != best.topic:
+            mine = next((p for p in plans if p.topic == t), None)
+            if mine is not None:
+                others.append(mine)
+    explanation = f"{how}: {best.text} ({len(best.hops)} hop(s), {conf:.0%} sure)"
+    if not others:
+        rels = best.relations
+        return QuestionReading(reader=reader, hops=len(best.hops), confidence=conf, sure=True,
+                               relations=list(dict.fromkeys(rels)), uses=uses_of(rels), order=list(rels),
+                               plans=plans, explanation=explanation)
+    # several topic entities: each one's best path; the relations of all, in no one order
+    rels = list(dict.fromkeys(best.relations + [r for p in others for r in p.relations]))
+    explanation += "; and " + "; ".join(p.text for p in others)
+    return QuestionReading(reader=reader, hops=max(len(p.hops) for p in [best, *others]), confidence=conf,
+                           sure=True, relations=rels, plans=plans, explanation=explanation)
+
+
+class LexiconReader:
+    """The graph's paths ranked by their relation names' similarity to the question (no model call)."""
+
+    name = "lexicon"
+
+    def __init__(self, vocabulary: RelationVocabulary | None = None, embedder: Any = None,
+                 max_hops: int = 3) -> None:
+        self.vocabulary = vocabulary
+        self.embedder = embedder
+        self.max_hops = max_hops
+
+    def candidates(self, question: str, graph: Any, topics: Sequence[str]) -> tuple[list[RelationPlan], list[float]]:
+        plans = relation_paths(graph, topics, self.max_hops)
+        return plans, lexicon_scores(question, topics, plans, self.vocabulary, self.embedder)
+
+    def read(self, question: str, graph: Any, topics: Sequence[str]) -> QuestionReading:
+        started = time.perf_counter()
+        plans, scores = self.candidates(question, graph, topics)
+        if not plans:
+            return reading_from_plans(self.name, [], topics, "the graph's relation names")
+        top = max(scores)
+        weights = [math.exp((s - top) / _LEXICON_TEMPERATURE) for s in scores]
+        z = sum(weights)
+        reading = reading_from_plans(self.name, _grouped(plans, [w / z for w in weights])[:MAX_OPTIONS], topics,
+                                     "closest relation names")
+        reading.seconds = time.perf_counter() - started
+        return reading
+
+
+class ModelPathReader:
+    """The model chooses, among the graph's paths closest to the question's words, the one the question walks."""
+
+    name = "paths"
+
+    def __init__(self, model: Any, vocabulary: RelationVocabulary | None = None, embedder: Any = None,
+                 max_hops: int = 3, permutations: int = 2) -> None:
+        self.model = model
+        self.lexicon = LexiconReader(vocabulary, embedder, max_hops)
+        self.permutations = permutations
+
+    def read(self, question: str, graph: Any, topics: Sequence[str]) -> QuestionReading:
+        from ..reads.scoring import ModelChooser
+
+        started = time.perf_counter()
+        plans, scores = self.lexicon.candidates(question, graph, topics)
+        if not plans:
+            return reading_from_plans(self.name, [], topics, "the graph's paths")
+        picked = [plans[i] for i in shortlist(plans, scores)]
+        options = [_option_text(p) for p in picked]
+        chooser = ModelChooser(self.model, permutations=self.permutations)
+        decision = chooser.choose("reading", plan_prompt(question, topics, self.lexicon.vocabulary, picked), options)
+        probs = [o.prob for o in decision.options]
+        reading = reading_from_plans(self.name, _grouped(picked, probs), topics, "the model chose the path")
+        reading.seconds = time.perf_counter() - started
+        reading.calls = list(decision.calls)
+        return reading
+
+
+def _option_text(plan: RelationPlan) -> str:
+    """The plan as one walk of the graph, entity by entity: the model sees what kind of entity each hop reaches."""
+    return plan.example_text
+
+
+def plan_prompt(question: str, topics: Sequence[str], vocabulary: RelationVocabulary | None,
+                plans: Sequence[RelationPlan]):
+    """The option prompt for the path choice: the question, its entities, what the relations mean (when told)."""
+    from ..reads.scoring import PromptParts
+
+    told = ""
+    if vocabulary:
+        lines = vocabulary.describe({h.relation for p in plans for h in p.hops})
+        if lines:
+            told = "What the relations mean:\n" + "\n".join(lines) + "\n\n"
+    names = ", ".join(t for t in topics if t)
+    head = (
+        "Below is a question and some walks through a knowledge graph that start at the question's entity "
+        f"({names}). 'A -relation-> B' means A has that relation to B; 'A <-relation- B' means B has it to A. "
+        "Which walk ends at an answer to the question? It must follow the relations the question asks about, "
+        "no more and no fewer.\n\n"
+        + told
+        + f"Question: {question}\n\nWalks:\n"
+    )
+    return PromptParts(head=head, tail="Reply with one walk, copied exactly.")
+
+
+def make_reader(name: str, model: Any = None, vocabulary: RelationVocabulary | None = None) -> Any:
+    """The reader called `name` (one of `READERS`), or None for ``none``."""
+    if name == "none":
+        return None
+    if name == "wording":
+        from .wording import WordingReader
+
+        return WordingReader()
+    from ..graph.embeddings import load_embedder
+
+    embedder = load_embedder()
+    if name == "lexicon" or model is None:
+        return LexiconReader(vocabulary, embedder)
+    if name == "paths":
+        return ModelPathReader(model, vocabulary, embedder)
+    raise ValueError(f"unknown question reader {name!r}; choose one of: {', '.join(READERS)}")
