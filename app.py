@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from kgqa_ui import sparql_panel, state  # noqa: E402
+from kgqa_ui import persist, sparql_panel, state  # noqa: E402
 from kgqa_ui.html_utils import md_text  # noqa: E402
 from kgqa_ui.run_store import default_runs_dir  # noqa: E402
 
@@ -39,14 +39,25 @@ pages = [
 ]
 nav = st.navigation(pages)
 
-with st.sidebar:
-    graph = state.ensure_graph()
+
+def graph_caption() -> None:
+    """The active graph in the sidebar (drawn again after the page ran: an upload changes it)."""
+    graph = state.active_graph()
     if graph is not None and sparql_panel.is_store(graph):  # a SPARQL store: its size is not read
         sparql_panel.sidebar_caption(graph)
     elif graph is not None:
         st.caption(f"Graph: **{md_text(graph.name)}** · {len(graph):,} triplets · {len(graph.entities):,} entities")
     elif st.session_state.get("graph_autoload_failed"):
         st.caption(f"No graph loaded ({md_text(st.session_state['graph_autoload_failed'])}); load one on the Ask page.")
+    persist.sidebar_note()
+
+
+persist.restore()  # after F5 or a deep link: the session's graph, question, gold and topics (before any default)
+with st.sidebar:
+    state.ensure_graph()
+    graph_slot = st.empty()
+    with graph_slot.container():
+        graph_caption()
     with st.expander("Settings", icon=":material/settings:"):
         st.text_input("Runs directory", value=str(default_runs_dir()), key="set_runs_dir",
                       help="Every run's trace is saved here (default: $KGQA_RUNS_DIR or runs/ beside app.py).")
@@ -66,3 +77,6 @@ with st.sidebar:
         render_server_settings()
 
 nav.run()
+with graph_slot.container():  # the page may have loaded another graph (an upload): no stale name
+    graph_caption()
+persist.save()

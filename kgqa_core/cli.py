@@ -42,7 +42,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     from .parameters import ParameterError, parse_params
     from .trace.schema import save_trace
 
-    from .questions import QuestionError, check_question
+    from .questions import QuestionError, check_question, parse_gold
 
     if args.method not in METHODS:
         raise CliError(f"unknown method {args.method!r}; choose one of: {', '.join(METHODS)}")
@@ -101,7 +101,18 @@ def cmd_ask(args: argparse.Namespace) -> int:
     request = MethodRequest(graph=graph, question=args.question, model=model,
                             topic_entities=topics, params=params, seed=args.seed, on_step=on_step,
                             vocabulary=vocabulary)
-    trace = run_method(args.method, request)
+    from . import progress
+    from .rates import RateListener, graph_size, shared_book
+
+    book, backend = shared_book(), str(getattr(model, "backend", "") or "")
+    measure = RateListener(book, model.name, backend)  # this machine's rates: the app's ETAs learn from CLI runs too
+    with progress.listening(measure):
+        trace = run_method(args.method, request)
+    if not (trace.error or trace.stopped):
+        book.observe_run(model.name, backend, args.method, trace.parameters, graph_size(graph),
+                         measure.typical(trace.seconds), measure.first_prompt)
+    book.flush()
+    trace.gold_answers = parse_gold(args.gold)  # saved with the run: `show` and the app grade it later
     if args.trace_out:
         save_trace(trace, args.trace_out)
     if args.json:
@@ -206,6 +217,8 @@ def _print_trace_summary(trace) -> None:
         f"{trace.model_calls} model calls, {trace.forward_passes} forward passes, "
         f"{trace.tokens_in} tokens in / {trace.tokens_out} out, {trace.seconds:.1f}s"
     )
+    if trace.gold_answers:
+        print(f"gold: {_gold_verdict(trace)}")
     if trace.error:
         print(f"error: {one_line(trace.error)}")
 
@@ -221,6 +234,14 @@ def _print_setup(trace) -> None:
     reading = trace.extra.get("reading")
     if isinstance(reading, dict) and reading.get("explanation"):
         print(f"question reading ({one_line(str(reading.get('reader', '?')))}): {one_line(str(reading['explanation']))}")
+
+
+def _gold_verdict(trace) -> str:
+    """How the answers compare with the gold saved in the trace: the app's verdict, in the same words."""
+    from .trace.gold import grade
+
+    g = grade(trace.answers, trace.gold_answers)
+    return f"{g.text} ({' | '.join(trace.gold_answers)})" if g is not None else "none given"
 
 
 # ----------------------------------------------------------------- models
@@ -304,6 +325,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="method parameter NAME=VALUE (repeatable); `methods` lists each method's")
     add_preset_arguments(ask)
     ask.add_argument("--seed", type=int, default=0)
+    ask.add_argument("--gold", default="", help="the expected answer(s), separated by | (saved in the trace; "
+                     "the summary says how many were found)")
     ask.add_argument("--trace-out", help="save the trace as JSON")
     ask.add_argument("--json", action="store_true", help="print the whole trace as JSON")
     ask.add_argument("-v", "--verbose", action="store_true", help="print each step as it completes")

@@ -25,3 +25,13 @@ def check_question(text: object) -> str:
             f"the question is too long: {len(question):,} characters, at most {MAX_QUESTION_CHARS:,}"
         )
     return question
+
+
+def parse_gold(text: object) -> list[str]:
+    """Gold answers typed as ``a | b | c`` (the Ask page's field and ``ask --gold``).
+
+    Names may hold commas ("Washington, D.C."), so ``|`` separates them; empty
+    pieces are dropped and repeats kept once, in order.
+    """
+    pieces = (p.strip() for p in str(text or "").split("|"))
+    return list(dict.fromkeys(p for p in pieces if p))

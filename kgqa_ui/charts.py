@@ -23,11 +23,14 @@ from .trace_tables import is_partial
 MAX_BARS = 25
 
 
+TOKEN_FONT = 12
+
+
 def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
     """Transparent backgrounds: Streamlit's theme (light or dark, following the browser) shows through."""
     fig.update_layout(
         title={"text": plotly_text(title), "font": {"size": 14}}, height=height,
-        margin={"l": 10, "r": 10, "t": 40, "b": 30},
+        margin={"l": 10, "r": 10, "t": 40, "b": 30}, font={"size": 12},
         plot_bgcolor="rgba(0,0,0,0)", paper_bgcolor="rgba(0,0,0,0)", showlegend=False,
     )
     return fig
@@ -61,7 +64,10 @@ def step_scores_figure(
     the probability only in the tooltip).  Partial candidates (the search
     did not finish them) are hatched and labelled "≤ bound".  Labels are
     wrapped, never cut, so two candidates that differ only at the end stay
-    apart.
+    apart.  Each bar's score is written on the line under its label (in the
+    axis, which grows to fit), not beside the bar, where a narrow column cut
+    it ("≤ -16.06 p").  The hatch takes a colour that stands out from its
+    bar, and every bar has an outline that shows on a light or dark page.
     """
     cands = [c for c in step.candidates if _finite(c.score)]
     if not cands:
@@ -74,11 +80,15 @@ def step_scores_figure(
     for c in shown:
         base_label = wrap_label(label_of(c))
         seen[base_label] += 1
-        labels.append(base_label if seen[base_label] == 1 else f"{base_label} ({seen[base_label]})")
+        partial = is_partial(c)
+        value = ("\u2713 kept \u00b7 " if c.kept else "") + ("\u2264 " if partial else "") + f"{float(c.score):.2f}" \
+            + (" (partial)" if partial else "")
+        numbered = base_label if seen[base_label] == 1 else f"{base_label} ({seen[base_label]})"
+        labels.append(f"{numbered}<br><i>{value}</i>")
     lo = min(float(c.score) for c in cands)
     hi = max(float(c.score) for c in cands)
     base = 0.0 if lo >= 0 else lo - 0.08 * ((hi - lo) or abs(lo) or 1.0)
-    hover, text = [], []
+    hover = []
     for c in shown:
         partial = is_partial(c)
         le = "\u2264 " if partial else ""
@@ -94,21 +104,22 @@ def step_scores_figure(
         if c.beam is not None:
             lines.append(f"beam {c.beam}")
         hover.append("<br>".join(lines))
-        text.append(("\u2713 " if c.kept else "") + val + (" partial" if partial else ""))
+    colours = [C.score_color(norm_of[id(c)]) for c in shown]
     fig = go.Figure(go.Bar(
         x=[float(c.score) - base for c in shown], base=None if base == 0.0 else base, y=labels, orientation="h",
-        marker={"color": [C.score_color(norm_of[id(c)]) for c in shown],
-                "pattern": {"shape": ["/" if is_partial(c) else "" for c in shown]},
-                "line": {"color": [C.CHAIN if c.kept else "rgba(0,0,0,0)" for c in shown], "width": 2.5}},
-        hovertext=hover, hoverinfo="text", text=text, textposition="outside", textangle=0, cliponaxis=False,
+        marker={"color": colours,
+                "pattern": {"shape": ["/" if is_partial(c) else "" for c in shown], "fillmode": "overlay",
+                            "fgcolor": [C.hatch_color(col) for col in colours], "fgopacity": 0.9, "solidity": 0.35},
+                "line": {"color": [C.CHAIN if c.kept else C.BAR_OUTLINE for c in shown],
+                         "width": [2.5 if c.kept else 1.0 for c in shown]}},
+        hovertext=hover, hoverinfo="text",
     ))
-    fig.update_yaxes(autorange="reversed", automargin=True)
+    fig.update_yaxes(autorange="reversed", automargin=True, tickfont={"size": 12})
     span = max(float(c.score) for c in shown) - base or 1.0
-    # room on the right for the value written beside the longest bar
-    fig.update_xaxes(title_text=plotly_text(unit), range=[base, base + span * 1.5])
+    fig.update_xaxes(title_text=plotly_text(unit), range=[base, base + span * 1.05], tickfont={"size": 12})
     extra = f" (top {MAX_BARS} of {len(cands)})" if len(cands) > MAX_BARS else ""
     n_lines = sum(label.count("<br>") + 1 for label in labels)
-    return _layout(fig, f"Candidates{extra} (\u2713 kept, first)", height=max(220, 20 * n_lines + 14 * len(shown) + 100))
+    return _layout(fig, f"Candidates{extra} (\u2713 kept, first)", height=max(220, 18 * n_lines + 10 * len(shown) + 100))
 
 
 def token_figure(positions: Sequence[TokenPosition], top_k: int = 6) -> go.Figure | None:
@@ -134,13 +145,14 @@ def token_figure(positions: Sequence[TokenPosition], top_k: int = 6) -> go.Figur
                 z[r].append(None); text[r].append(""); hover[r].append("")
     fig = go.Figure(go.Heatmap(
         z=z, x=cols, y=[f"#{r + 1}" for r in range(top_k)], text=text,
-        texttemplate="%{text}", hovertext=hover, hoverinfo="text", colorscale=C.SCORE_SCALE, zmin=0, zmax=1,
-        colorbar={"title": {"text": "p"}, "thickness": 10},
+        # a fixed 12 px: plotly shrank the cell text to fit (8 px labels)
+        texttemplate="%{text}", textfont={"size": TOKEN_FONT}, hovertext=hover, hoverinfo="text",
+        colorscale=C.SCORE_SCALE, zmin=0, zmax=1, colorbar={"title": {"text": "p"}, "thickness": 10},
     ))
-    fig.update_yaxes(autorange="reversed", title_text="allowed token rank")
-    fig.update_xaxes(tickangle=-30)
+    fig.update_yaxes(autorange="reversed", title_text="allowed token rank", tickfont={"size": TOKEN_FONT})
+    fig.update_xaxes(tickangle=-30, tickfont={"size": TOKEN_FONT})
     return _layout(fig, "Allowed tokens at each position of the chosen triplet (\u2713 = chosen)",
-                   height=170 + 34 * top_k)
+                   height=190 + 38 * top_k)
 
 
 def visible_token(tok: str) -> str:

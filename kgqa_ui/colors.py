@@ -68,3 +68,27 @@ def score_gradient_css() -> str:
     """A CSS linear-gradient of the score scale, for legends."""
     stops = [score_color(i / 4) for i in range(5)]
     return f"linear-gradient(to right, {', '.join(stops)})"
+
+
+# bar outlines that show on the app's light (#ffffff) and dark (#0e1117) backgrounds alike (contrast >= 3:1)
+BAR_OUTLINE = "#868e96"
+LIGHT_BG, DARK_BG = "#ffffff", "#0e1117"
+
+
+def luminance(colour: str) -> float:
+    """WCAG relative luminance of a ``#rrggbb`` colour."""
+    c = colour.lstrip("#")
+    channels = [int(c[i:i + 2], 16) / 255 for i in (0, 2, 4)]
+    lin = [x / 12.92 if x <= 0.03928 else ((x + 0.055) / 1.055) ** 2.4 for x in channels]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def contrast(a: str, b: str) -> float:
+    """WCAG contrast ratio of two colours (1 to 21)."""
+    la, lb = sorted((luminance(a), luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+def hatch_color(bar: str) -> str:
+    """The hatch of a partial bar: near-black on a light bar, near-white on a dark one (it stands out in both themes)."""
+    return "#212529" if contrast(bar, "#212529") >= contrast(bar, "#f8f9fa") else "#f8f9fa"

@@ -28,3 +28,6 @@ def ensure_app_navigation() -> None:
             st.session_state["_kgqa_nav_seen"] = True
             st.rerun()
     st.session_state["_kgqa_nav_seen"] = True
+    from . import persist
+
+    persist.restore()  # a no-op after the connection's first run (app.py usually did it already)

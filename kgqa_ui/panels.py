@@ -40,6 +40,10 @@ def page_guard(page: str) -> Iterator[None]:
     except Exception as exc:  # st.stop / st.rerun are BaseExceptions and pass through
         st.error(f"The {page} page hit a problem: {type(exc).__name__}: {md_text(exc)}", icon=":material/error:")
         st.caption("Your runs are saved on disk; reloading the page or choosing another run usually helps.")
+    else:
+        from . import persist
+
+        persist.save()  # what this page changed survives a reload (a no-op when nothing did)
 
 
 def badge(trace: Trace, graph: Any | None = None) -> None:
@@ -59,15 +63,21 @@ def answers_line(trace: Trace) -> str:
 
 
 def trace_summary(trace: Trace, gold: list[str] | None = None, compact: bool = False, graph: Any | None = None,
-                  show_chain: bool = True, inline: bool = False) -> None:
+                  show_chain: bool = True, inline: bool = False, show_question: bool = False) -> None:
     """Answer, chain, faithfulness, grounding and cost of a run.
 
-    ``inline`` puts the answer and the badges on one row (Replay's header,
-    to keep the graph above the fold); otherwise they stack (narrow cards).
+    The run is graded against ``gold`` when given (Compare's field), else against the gold saved
+    with it (`Trace.gold_answers`), never against whatever the Ask page holds now: a card keeps its
+    own question's verdict when the next question's gold is typed.  ``show_question`` heads the
+    card with the run's own question.  ``inline`` puts the answer and the badges on one row
+    (Replay's header, to keep the graph above the fold); otherwise they stack (narrow cards).
     """
+    if show_question:
+        st.markdown("**Q:** " + md_text(trace.question))
     if trace.error:
         st.error("This run ended with an error: " + md_text(trace.error))
-    corr = correctness(trace, gold or [])
+    gold = list(gold) if gold else list(trace.gold_answers)
+    corr = correctness(trace, gold)
     f, g = faithfulness_badge(trace), grounding_badge(trace, graph)
     slots: list[Any]
     if inline:
@@ -81,7 +91,8 @@ def trace_summary(trace: Trace, gold: list[str] | None = None, compact: bool = F
     if g is not None:
         slots[1].badge(md_text(g.label), color=g.color, help=md_text(g.help))  # type: ignore[arg-type]
     if corr is not None:
-        slots[2].badge(md_text(corr.label), color="green" if corr.hit_at_1 else ("orange" if corr.matched else "red"))
+        slots[2].badge(md_text(corr.label), icon=corr.icon, color=corr.color,  # type: ignore[arg-type]
+                       help=md_text("gold: " + " | ".join(gold)))
     if trace.chains and show_chain:
         st.markdown("**Chain:** " + md_text(chain_text(trace, 0)))
         if len(trace.chains) > 1 and not compact:
@@ -100,6 +111,7 @@ def trace_summary(trace: Trace, gold: list[str] | None = None, compact: bool = F
         st.caption(
             "method " + md_text(trace.method) + " · model " + md_text(trace.model or "?") + " · graph "
             + md_text(trace.graph_name or "?") + " · topic: " + md_text(", ".join(trace.topic_entities) or "(none)")
+            + " · gold: " + md_text(" | ".join(trace.gold_answers) or "(none given)")
             + " · params " + md_text(json.dumps(trace.parameters, default=str, ensure_ascii=False))
         )
     for note in trace.notes:

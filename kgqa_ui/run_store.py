@@ -57,14 +57,21 @@ class TraceListing:
     graph_fingerprint: str
     n_steps: int
     error: str
+    gold_answers: tuple[str, ...]  # saved with the run (empty for a run without gold, or an older trace)
+    correct: str                   # the gold verdict in words ("" without gold)
+    stopped: bool
 
     @classmethod
     def of(cls, trace: Trace) -> "TraceListing":
+        from kgqa_core.trace.gold import grade
+
+        verdict = grade(trace.answers, trace.gold_answers)
         return cls(
             method=trace.method, question=trace.question, model=trace.model,
             answer_texts=tuple(trace.answer_texts), created_at=trace.created_at, seconds=trace.seconds,
             graph_name=trace.graph_name, graph_fingerprint=trace.graph_fingerprint,
-            n_steps=len(trace.steps), error=trace.error,
+            n_steps=len(trace.steps), error=trace.error, gold_answers=tuple(trace.gold_answers),
+            correct=verdict.text if verdict is not None else "", stopped=trace.stopped,
         )
 
 

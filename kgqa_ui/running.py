@@ -18,7 +18,7 @@ from kgqa_core.trace.schema import Step
 
 from . import state
 from .html_utils import md_text
-from .run_job import JobProgress, RunJob, RunOutcome, RunSpec
+from .run_job import Job, JobProgress, RunJob, RunOutcome, RunSpec
 
 __all__ = ["RunJob", "RunOutcome", "RunSpec", "collect", "get_model", "job_panel", "methods_available",
            "outcome_notice", "outcome_trace", "run_controls", "start_job", "step_line"]
@@ -70,7 +70,18 @@ def step_line(step: Step) -> str:
 
 # ------------------------------------------------------------------ worker-thread runs
 # Every page that starts runs keeps its job under "<key>_job"; one job at a time per session.
-JOB_PAGES = {"ask": "Ask", "edit": "Explore", "cmp": "Compare"}
+JOB_PAGES = {"ask": "Ask", "edit": "Explore", "cmp": "Compare", "eval": "Evaluate"}
+
+
+def backend_guess(model_name: str = "") -> str:
+    """The backend a run will use (its rates give the ETA until the model has loaded and says)."""
+    from kgqa_core.models.backends import default_backend
+
+    from . import server_panel
+
+    if model_name and server_panel.is_server_key(model_name):
+        return "server"
+    return chosen_backend() or default_backend()
 
 
 def start_job(specs: list[RunSpec]) -> RunJob:
@@ -83,14 +94,54 @@ def start_job(specs: list[RunSpec]) -> RunJob:
             progress(f"Note: {model.load_note}")
         return model
 
-    return RunJob(specs, state.store(), load_model=load, step_line=step_line).start()
+    guess = backend_guess(specs[0].model_name if specs else "")
+    return RunJob(specs, state.store(), load_model=load, step_line=step_line, backend=guess).start()
+
+
+# Jobs by browser session id (process-wide): a reload opens a new connection with an empty session
+# state, and `kgqa_ui.persist` hands it the jobs of the session it restores, so a run going on
+# during F5 is still shown, stoppable, and its results collected.
+_SESSION_JOBS: dict[str, dict[str, Any]] = {}
+_SESSION_JOBS_MAX = 500
+
+
+def register_job(key: str, job: Any) -> None:
+    """Remember `job` as this session's ``<key>_job`` beyond this connection."""
+    sid = st.session_state.get("session_id")
+    if not sid:
+        return
+    if sid not in _SESSION_JOBS and len(_SESSION_JOBS) >= _SESSION_JOBS_MAX:
+        for old in [k for k, jobs in _SESSION_JOBS.items() if all(j.done for j in jobs.values())][:100]:
+            del _SESSION_JOBS[old]
+    _SESSION_JOBS.setdefault(sid, {})[key] = job
+
+
+def adopt_jobs(old_sid: str, new_sid: str) -> None:
+    """Give this (new) connection the jobs of the session it restored, under its new id too."""
+    jobs = _SESSION_JOBS.get(old_sid) or {}
+    for key, job in jobs.items():
+        st.session_state[f"{key}_job"] = job
+    if jobs:
+        _SESSION_JOBS[new_sid] = dict(jobs)
+
+
+def make_eval_job(spec: Any) -> Job:
+    """An evaluation (`eval_job.EvalSpec`) as a job of this session, not started yet (`run_controls` starts it)."""
+    from .eval_job import EvalJob
+
+    backend = chosen_backend()
+
+    def load(name: str, progress: Callable[[str], None] | None = None):
+        return get_model(name, progress, backend=backend)
+
+    return EvalJob(spec, load, backend=backend_guess(spec.model_name))
 
 
 def running_job_page() -> str | None:
     """The page whose run is going in this session (None when none is)."""
     for key, page in JOB_PAGES.items():
         job = st.session_state.get(f"{key}_job")
-        if isinstance(job, RunJob) and not job.done:
+        if isinstance(job, Job) and not job.done:
             return page
     return None
 
@@ -103,16 +154,18 @@ def run_controls(
     *,
     blocked: str = "",
     help: str | None = None,
+    make_job: Callable[[], Job] | None = None,
 ) -> None:
-    """A Run button and its job's progress panel, the same on every page that starts runs.
+    """A Run button and its job's progress panel, the same on every page that starts work.
 
     The button (key ``<key>_run``) starts `make_specs()` in the session's worker thread
-    and is disabled while any run of this session is going (its help says where); the
-    panel shows the job's step log, elapsed time and a Stop button (``<key>_job_stop``).
-    When the job has finished, `on_finished` gets its outcomes once (see `collect`).
-    ``blocked`` is why the button cannot run yet ("" when it can).
+    (or ``make_job()``: the Evaluate page's evaluation) and is disabled while any job of
+    this session is going (its help says where); the panel shows the job's phase, its
+    time left, the step log and a Stop button (``<key>_job_stop``).  When the job has
+    finished, `on_finished` gets its outcomes once (see `collect`).  ``blocked`` is why
+    the button cannot run yet ("" when it can).
     """
-    job: RunJob | None = st.session_state.get(f"{key}_job")
+    job: Job | None = st.session_state.get(f"{key}_job")
     if job is not None and job.done and not job.collected:
         on_finished(collect(job))
     busy_page = running_job_page()
@@ -123,7 +176,8 @@ def run_controls(
         hint = f"A run started on the {busy_page} page is going: wait for it, or stop it there"
     if st.button(label, type="primary", disabled=bool(busy_page or blocked), key=f"{key}_run",
                  icon=":material/play_arrow:", help=hint or help):
-        st.session_state[f"{key}_job"] = start_job(make_specs())
+        st.session_state[f"{key}_job"] = make_job().start() if make_job is not None else start_job(make_specs())
+        register_job(key, st.session_state[f"{key}_job"])
         on_finished([])
         st.rerun()  # draw the page again with the button disabled and the progress panel polling
     elif hint:
@@ -133,6 +187,7 @@ def run_controls(
 
 
 def _headline(p: JobProgress) -> str:
+    """One line: what runs, where it is (the method's stage, else its finished steps), the clock and the time left."""
     of = f" ({p.method_index} of {p.methods_total})" if p.methods_total > 1 else ""
     clock = f"{p.elapsed:.0f} s"
     if p.done:
@@ -144,16 +199,20 @@ def _headline(p: JobProgress) -> str:
     if p.stop_requested:
         return f"Stopping {p.title} after its current step… ({clock})"
     if p.phase == "loading":
-        return f"{p.title}{of}: loading the model… ({clock})"
-    where = f" · {p.round_label}" if p.round_label else ""
-    return f"{p.title}{of}: running{where} · {p.steps} steps recorded · {clock}"
+        where = "loading the model"
+    else:
+        where = "running · " + (p.stage or p.round_label or "starting")
+    left = f" · {p.eta}" if p.eta else ""
+    return f"{p.title}{of}: {where} · {clock}{left}"
 
 
-def job_panel(job: RunJob, key: str) -> None:
-    """The job's progress: headline, elapsed time, the step log open, and a Stop button.
+def job_panel(job: Job, key: str) -> None:
+    """The job's progress: headline, the model's current activity (with a bar when its size is known), Stop, the log.
 
     While the job runs the panel is a fragment that redraws itself every second; when the job
     has finished it reruns the whole page once so the page can show the results and enable Run.
+    The status box is never used as a context manager while running: leaving its ``with`` block
+    marks it complete, which flashed a check mark on a run still going.
     """
 
     @st.fragment(run_every=None if job.done else POLL_SECONDS)
@@ -163,12 +222,21 @@ def job_panel(job: RunJob, key: str) -> None:
             st.rerun()
         state_name = "running" if not p.done else (
             "error" if any(o.error and not o.stopped for o in p.outcomes) else "complete")
-        with st.status(_headline(p), expanded=not p.done, state=state_name):
-            lines = p.log[-LOG_LINES_SHOWN:]
-            if len(p.log) > len(lines):
-                st.caption(f"{len(p.log) - len(lines)} earlier lines not shown")
-            if lines:
-                st.text("\n".join(lines))
+        # no `with` (see above); the headline holds method names, stages and numbers only (no outside text)
+        box = st.status(_headline(p), expanded=not p.done, state=state_name)
+        if not p.done:
+            if p.activity:
+                box.caption(md_text(p.activity))
+            if p.fraction is not None:
+                box.progress(min(1.0, max(0.0, p.fraction)))
+            if p.eta_basis:
+                box.caption(md_text(("Running longer than usual. " if p.overdue else "") + "Time left: " + p.eta_basis
+                                    + "."))
+        lines = p.log[-LOG_LINES_SHOWN:]
+        if len(p.log) > len(lines):
+            box.caption(f"{len(p.log) - len(lines)} earlier lines not shown")
+        if lines:
+            box.text("\n".join(lines))
         if not p.done:
             st.button("Stop", key=f"{key}_stop", on_click=job.stop, disabled=p.stop_requested,
                       icon=":material/stop_circle:", help="Stop after the current step; the steps so far are saved.")
@@ -176,7 +244,7 @@ def job_panel(job: RunJob, key: str) -> None:
     panel()
 
 
-def collect(job: RunJob) -> list[dict[str, Any]]:
+def collect(job: Job) -> list[dict[str, Any]]:
     """A finished job's outcomes as the page keeps them; its runs are remembered for this session."""
     out = []
     for o in job.progress().outcomes:

@@ -69,6 +69,7 @@ def endpoint_form() -> None:
         return
     store = source.open()
     state.set_graph(store, f"SPARQL: {source.endpoint}")
+    st.session_state["sparql_source"] = source.to_dict()  # a reload reconnects with the same settings
     st.session_state["graph_sample"] = None
     st.session_state["sparql_triples"] = report.triples
     for key in ("ask_question", "ask_topics", "ask_example", "ask_linked_for"):

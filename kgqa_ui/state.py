@@ -48,8 +48,10 @@ def upload_limit_mb() -> float:
 
 
 def parse_gold(text: str) -> list[str]:
-    """Gold answers typed as ``a | b | c`` (names may hold commas, so ``|`` separates them)."""
-    return [a.strip() for a in str(text or "").split("|") if a.strip()]
+    """Gold answers typed as ``a | b | c`` (names may hold commas, so ``|`` separates them); as ``ask --gold``."""
+    from kgqa_core.questions import parse_gold as parse
+
+    return parse(text)
 
 
 @dataclass
@@ -86,7 +88,10 @@ def set_graph(graph: KnowledgeGraph, origin: str, questions: list | None = None,
     ss["graph_attribution"] = attribution
     ss.pop("edited_graph", None)
     ss["edit_log"] = []
+    ss["edit_changes"] = []
     ss.pop("explore_expanded", None)
+    ss.pop("restore_note", None)  # the note named the graph this one replaces
+    ss.pop("sparql_source", None)
 
 
 # ------------------------------------------------------- relation vocabulary

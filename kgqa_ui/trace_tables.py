@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import csv
 import io
-import re
-import unicodedata
 from dataclasses import dataclass
 from typing import Any, Iterable
 
 from kgqa_core.answers.chain_entities import answer_label
+from kgqa_core.trace.gold import GoldGrade, grade, normalise_answer  # noqa: F401  (normalise_answer: re-exported)
 from kgqa_core.trace.grounding import ground_answers
 from kgqa_core.trace.schema import Candidate, Step, Trace
 
@@ -51,12 +50,6 @@ def scores_csv(trace: Trace) -> str:
     return buf.getvalue()
 
 
-def normalise_answer(text: str) -> str:
-    text = unicodedata.normalize("NFKC", str(text)).casefold().strip()
-    text = re.sub(r"\s+", " ", text)
-    return text.strip(" .,;:'\"")
-
-
 @dataclass
 class Correctness:
     hit_at_1: bool
@@ -66,20 +59,27 @@ class Correctness:
 
     @property
     def label(self) -> str:
-        mark = "\u2705" if self.hit_at_1 else ("\u26a0\ufe0f" if self.matched else "\u274c")
-        return f"{mark} {self.matched}/{self.gold} gold found"
+        """Words only: the badge's icon (a bundled Material Symbol) carries the mark, no emoji font needed."""
+        return GoldGrade(self.hit_at_1, self.matched, self.predicted, self.gold).text
+
+    @property
+    def icon(self) -> str:
+        return ":material/check_circle:" if self.hit_at_1 else (":material/error:" if self.matched else ":material/cancel:")
+
+    @property
+    def color(self) -> str:
+        return "green" if self.hit_at_1 else ("orange" if self.matched else "red")
 
 
 def correctness(trace: Trace, gold: Iterable[str]) -> Correctness | None:
-    """Hit@1 and how many gold answers the trace found; None when there is no gold."""
-    gold_set = {normalise_answer(g) for g in gold if str(g).strip()}
-    if not gold_set:
-        return None
-    preds = [normalise_answer(a.entity or a.text) for a in trace.answers]
-    preds_alt = [normalise_answer(a.text) for a in trace.answers]
-    found = {p for p in preds + preds_alt if p in gold_set}
-    hit = bool(trace.answers) and (preds[0] in gold_set or preds_alt[0] in gold_set)
-    return Correctness(hit_at_1=hit, matched=len(found), predicted=len(trace.answers), gold=len(gold_set))
+    """Hit@1 and how many gold answers the trace found; None when there is no gold (`kgqa_core.trace.gold`)."""
+    g = grade(trace.answers, gold)
+    return None if g is None else Correctness(g.hit_at_1, g.matched, g.predicted, g.gold)
+
+
+def trace_gold(trace: Trace, fallback: Iterable[str] = ()) -> list[str]:
+    """The gold a run is graded against: its own (saved with it), else ``fallback`` (a trace older than the field)."""
+    return list(trace.gold_answers) or [g for g in fallback if str(g).strip()]
 
 
 @dataclass
@@ -90,7 +90,7 @@ class Badge:
 
 
 def faithfulness_badge(trace: Trace) -> Badge:
-    """A one-glance verdict on the cited triplets."""
+    """A one-glance verdict on the *cited triplets* (the evidence), not on the answer: see `grounding_badge`."""
     f = trace.faithfulness
     if trace.error:
         return Badge("run failed", "red", trace.error)
@@ -99,34 +99,51 @@ def faithfulness_badge(trace: Trace) -> Badge:
             return Badge("chain not checked", "gray", "The trace has chains but no faithfulness report.")
         return Badge("no chain cited", "gray", "This method gave no reasoning chain to check.")
     if f.ill_triplets == 0:
-        return Badge(f"faithful: {f.in_graph}/{f.checked} triplets in graph", "green",
-                     "Every cited triplet is in the graph and connected to the topic entities.")
+        return Badge(f"cited triplets in the graph: {f.in_graph}/{f.checked}", "green",
+                     "Every triplet the method cites is in the graph and connected to the topic entities or to a "
+                     "triplet cited before it (DoG §2.2). This checks the evidence only: whether the answer is what "
+                     "the chain reached is the next badge.")
     return Badge(f"{f.ill_triplets} ill triplet(s) of {f.checked}", "red" if f.ill_rate > 0.3 else "orange",
                  "Ill triplets are absent from the graph or not connected to what was visited before (DoG §2.2).")
 
 
 def grounding_badge(trace: Trace, graph: Any | None = None) -> Badge | None:
-    """Are the answers entities the chain reached?  None when the run has no answer.
+    """Is each answer what the chain reached?  None when the run has no answer.
 
-    Green only when every answer is on the best chain; an answer off the
-    chain is flagged orange (in the graph) or red (not in the graph).  A
-    method without a chain (Direct) is checked for graph membership only and
-    never gets green.
+    Green only when every answer is where a cited chain ends.  Flagged, worst first: an
+    answer that is not a graph entity (red), one no cited chain reaches (orange), one the
+    chain passed through but did not end at (orange: a player named where the chain went
+    on to his club), one added from the graph along the chain's relations (blue).  A
+    method without a chain (Direct) is checked for graph membership only and never gets green.
     """
-    rep = ground_answers(trace.answers, trace.chains, graph)
+    rep = ground_answers(trace.answers, trace.chains, graph, trace.topic_entities)
     if not rep.total:
         return None
     details = "; ".join(f"{a.answer}: {a.explanation}" for a in rep.answers)
+    missing = rep.not_in_graph
     if not rep.has_chain:
-        colour = "blue" if rep.in_graph == rep.total else "red"
-        return Badge(f"no chain; answers in graph: {rep.in_graph}/{rep.total}", colour,
+        if missing:
+            return Badge(f"no chain; {len(missing)} answer(s) not a graph entity", "red",
+                         "This run cites no in-graph chain, and an answer is no entity of the graph. " + details)
+        return Badge(f"no chain; answers in graph: {rep.in_graph}/{rep.total}", "blue",
                      "This run cites no in-graph chain, so only graph membership can be checked. " + details)
-    if rep.all_grounded:
-        return Badge(f"answers on the chain: {rep.on_chain}/{rep.total}", "green",
-                     "Every answer is an entity of a cited chain's triplets. " + details)
-    colour = "red" if rep.in_graph < rep.total else "orange"
-    return Badge(f"answers off the chain: {rep.total - rep.on_chain}/{rep.total}", colour,
-                 "An answer the chain did not reach is not supported by the cited triplets. " + details)
+    if rep.all_at_end:
+        return Badge(f"answers where the chain ends: {rep.at_end}/{rep.total}", "green",
+                     "Every answer is an entity a cited chain reached (its last hop). " + details)
+    if missing:
+        return Badge(f"{len(missing)} answer(s) not a graph entity", "red",
+                     "An answer that is no entity of the graph cannot be supported by it. " + details)
+    off = [a for a in rep.off_chain if not a.completed]
+    if off:
+        return Badge(f"answers off the chain: {len(off)}/{rep.total}", "orange",
+                     "An answer the chain did not reach is not supported by the cited triplets. " + details)
+    if rep.passed_through:
+        return Badge(f"{len(rep.passed_through)} answer(s) not where the chain ends", "orange",
+                     "The chain passed through this entity and went on (or started there): it is on the chain, but "
+                     "not what the chain reached. " + details)
+    return Badge(f"{len(rep.completed)}/{rep.total} answer(s) completed from the graph", "blue",
+                 "Answers the method added along the chain's relations from the topic entity (answer completion): "
+                 "in the graph, but not on the cited chain itself. " + details)
 
 
 def chain_text(trace: Trace, k: int = 0) -> str:
@@ -147,7 +164,7 @@ def summary_row(trace: Trace, gold: Iterable[str] = (), label: str | None = None
         "correct": corr.label if corr else "no gold",
         "hit@1": None if corr is None else corr.hit_at_1,
         "ill triplets": f"{f.ill_triplets}/{f.checked}" if f.checked else "-",
-        "answers on chain": _on_chain(trace),
+        "answers where the chain ends": _on_chain(trace),
         "model calls": trace.model_calls or sum(len(s.model_calls) for s in trace.steps),
         "forward passes": trace.forward_passes,
         "tokens in": trace.tokens_in,
@@ -159,10 +176,11 @@ def summary_row(trace: Trace, gold: Iterable[str] = (), label: str | None = None
 
 
 def _on_chain(trace: Trace) -> str:
-    rep = ground_answers(trace.answers, trace.chains)
+    """Answers at the end of a cited chain, of all answers (Compare's column)."""
+    rep = ground_answers(trace.answers, trace.chains, None, trace.topic_entities)
     if not rep.total:
         return "-"
-    return f"{rep.on_chain}/{rep.total}" if rep.has_chain else "no chain"
+    return f"{rep.at_end}/{rep.total}" if rep.has_chain else "no chain"
 
 
 def step_facts(step: Step) -> dict[str, Any]:

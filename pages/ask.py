@@ -10,7 +10,7 @@ from kgqa_core.graph.knowledge_graph import KnowledgeGraph
 from kgqa_ui import panels, sparql_panel, state, vocabulary_panel
 from kgqa_ui.graph_upload import graph_uploader, parse_upload
 from kgqa_ui.html_utils import md_text
-from kgqa_ui.link_labels import topic_option_label
+from kgqa_ui.link_labels import preselected, topic_option_label
 from kgqa_ui.nav import ensure_app_navigation
 from kgqa_ui.params_form import (ASK_PARAM_DEFAULTS, ASK_PARAM_KEYS, ASK_PRESET_KEY, DEFAULT_PRESET, PRESET_LABELS,
                                  parameter_form)
@@ -103,9 +103,15 @@ def _show_upload_error(err: str) -> None:
 
 
 def _reset_question() -> None:
-    for key in ("ask_question", "ask_topics", "ask_example", "ask_linked_for", "ask_gold_text", "ask_gold_auto",
-                "ask_gold"):
+    """Another graph: no question, gold or topics of the previous one carry over.
+
+    The two text boxes are set to "" rather than dropped: a dropped key let the browser send its
+    old value back (the previous example's gold then graded the next graph's question).
+    """
+    for key in ("ask_topics", "ask_example", "ask_linked_for", "ask_gold_auto", "ask_gold"):
         st.session_state.pop(key, None)
+    st.session_state["ask_question"] = ""
+    st.session_state["ask_gold_text"] = ""
 
 
 def _pick_example() -> None:
@@ -147,7 +153,7 @@ def question_section(graph: KnowledgeGraph) -> tuple[str, list[str]]:
         return "", []
 
     cands = sparql_panel.link_candidates(question, graph, limit=10)
-    suggested = [c.entity for c in cands if c.score >= 0.85][:3] or [c.entity for c in cands[:1]]
+    suggested = preselected(cands)  # every exact name match, whatever its score
     if st.session_state.get("ask_linked_for") != question:
         st.session_state["ask_linked_for"] = question
         st.session_state["ask_topics"] = suggested
@@ -191,6 +197,8 @@ def method_section() -> tuple[list[str], dict[str, dict], str]:
                 "on the Replay and Runs pages.")
         return [], {}, ""
     default = [m for m in ("dog",) if m in methods] or [next(iter(methods))]
+    if "ask_methods" in st.session_state:  # restored after a reload: only methods this app still has
+        st.session_state["ask_methods"] = [m for m in st.session_state["ask_methods"] if m in methods]
     left, right = st.columns([3, 2])
     chosen = left.multiselect("Method(s)", list(methods), default=default, key="ask_methods", persist_state="session",
                               format_func=lambda m: f"{m} — {methods[m]}")
@@ -211,6 +219,8 @@ def method_section() -> tuple[list[str], dict[str, dict], str]:
     preferred = os.environ.get("KGQA_APP_MODEL") or DEFAULT_APP_MODEL  # e.g. the small model for demos and tests
     default_model = preferred if installed.get(preferred) else next(
         (n for n in names if installed[n]), DEFAULT_APP_MODEL)
+    if st.session_state.get("ask_model") not in names:  # a restored model (or server) that is gone
+        st.session_state.pop("ask_model", None)
     model = st.selectbox(
         "Model", names, index=names.index(default_model), key="ask_model", persist_state="session",
         format_func=lambda n: server_panel.label(n) if server_panel.is_server_key(n) else
@@ -233,7 +243,23 @@ def method_section() -> tuple[list[str], dict[str, dict], str]:
         return chosen, params, ""
     st.caption(md_text(server_panel.describe(model)) if server_panel.is_server_key(model)
                else PACKAGED_MODELS[model].description)
+    measured_caption(chosen, params, model)
     return chosen, params, model
+
+
+def measured_caption(methods: list[str], params: dict[str, dict], model: str) -> None:
+    """How long the chosen methods took here with this model on graphs of this size (no guessed figure)."""
+    from kgqa_core.rates import graph_size, shared_book
+    from kgqa_ui.eta import measured_caption as caption
+    from kgqa_ui.run_job import resolved_params
+    from kgqa_ui.running import backend_guess
+
+    book, backend = shared_book(), backend_guess(model)
+    size = graph_size(state.active_graph())
+    estimates = {m: book.expected_run(model, backend, m, resolved_params(m, params.get(m, {})), size) for m in methods}
+    text = caption(estimates, model, backend)
+    if text:
+        st.caption(text)  # registry names and measured numbers only
 
 
 def results_section() -> None:
@@ -241,14 +267,14 @@ def results_section() -> None:
     if not runs:
         return
     st.subheader("Results")
-    gold = st.session_state.get("ask_gold") or []
     for item in runs:
         with st.container(border=True):
             st.markdown(f"#### {item['method']}")
             trace = outcome_trace(item)
             if trace is None:
                 continue
-            panels.trace_summary(trace, gold=gold, compact=True)
+            # the run's own question and gold (saved in its trace), not what the fields above hold now
+            panels.trace_summary(trace, compact=True, show_question=True)
             st.page_link("pages/replay.py", label="Replay step by step", icon=":material/slow_motion_video:",
                          query_params={"run": item["run_id"]})
 
@@ -269,8 +295,9 @@ def main() -> None:
 
     def specs() -> list[RunSpec]:
         vocabulary = state.graph_vocabulary()  # the user's words for this graph's relations, with every run
-        return [RunSpec(m, graph, question, tuple(topics), dict(params.get(m, {})), model, vocabulary=vocabulary)
-                for m in methods]
+        gold = tuple(st.session_state.get("ask_gold") or ())
+        return [RunSpec(m, graph, question, tuple(topics), dict(params.get(m, {})), model, vocabulary=vocabulary,
+                        gold=gold) for m in methods]
 
     def keep(outcomes: list[dict]) -> None:
         st.session_state["ask_last_runs"] = outcomes

@@ -46,8 +46,9 @@ def run_more(question: str) -> None:
 
         def specs() -> list[RunSpec]:
             all_specs = method_specs()
+            gold = tuple(st.session_state.get("ask_gold") or ())  # the Ask page's question, so its gold
             return [RunSpec(m, graph, question, tuple(topics), ask_params(all_specs[m], st.session_state), model,
-                            vocabulary=state.graph_vocabulary()) for m in chosen]
+                            vocabulary=state.graph_vocabulary(), gold=gold) for m in chosen]
 
         def keep(outcomes: list[dict]) -> None:
             st.session_state["cmp_outcomes"] = outcomes
@@ -62,7 +63,20 @@ def run_more(question: str) -> None:
                 outcome_notice(item)
 
 
-TABLE_COLUMNS = ["run", "model", "answers", "correct", "ill triplets", "answers on chain", "model calls", "tokens in",
+def compare_gold(question: str, traces: list) -> list[str]:
+    """The gold the compared runs were asked with (saved in their traces), else the sample's, else the Ask page's."""
+    for t in traces:
+        if t.gold_answers:
+            return list(t.gold_answers)
+    for sq in st.session_state.get("sample_questions") or []:
+        if sq.question.strip() == question:
+            return list(sq.answers)
+    if (st.session_state.get("ask_question") or "").strip() == question:
+        return list(st.session_state.get("ask_gold") or [])
+    return []
+
+
+TABLE_COLUMNS = ["run", "model", "answers", "correct", "ill triplets", "answers where the chain ends", "model calls", "tokens in",
                  "tokens out", "wall time (s)", "steps", "error"]
 TABLE_STYLE = """<style>
 .kg-cmp { overflow-x:auto; } .kg-cmp table { border-collapse:collapse; font-size:13px; width:100%; }
@@ -152,17 +166,11 @@ def main() -> None:
             st.warning(f"Skipped run {md_text(r)}: {md_text(exc)}")
     if not traces:
         return
-    gold_default = ""
-    for sq in st.session_state.get("sample_questions") or []:
-        if sq.question.strip() == q:
-            gold_default = " | ".join(sq.answers)
-    ask_gold = st.session_state.get("ask_gold") or []
-    if (st.session_state.get("ask_question") or "").strip() == q and isinstance(ask_gold, list) and ask_gold:
-        gold_default = " | ".join(str(g) for g in ask_gold)  # the user's own gold from the Ask page wins
-    gold_text = st.text_input("Gold answers (separate with |)", value=gold_default, key=f"cmp_gold::{q}",
-                              help="For any graph: type the answers you expect. Filled from the Ask page's gold "
-                                   "field or the sample's questions when known.")
-    gold = [g.strip() for g in gold_text.split("|") if g.strip()]
+    gold_text = st.text_input("Gold answers (separate with |)", value=" | ".join(compare_gold(q, [t for _, t in traces])),
+                              key=f"cmp_gold::{q}",
+                              help="For any graph: the answers you expect. Filled from the gold saved with these runs "
+                                   "(typed on the Ask page or given with ask --gold), else the sample's questions.")
+    gold = state.parse_gold(gold_text)
     labels = [f"{t.method} ({r[-6:]})" if sum(x.method == t.method for _, x in traces) > 1 else t.method
               for r, t in traces]
     rows = [summary_row(t, gold, label=lab) for (r, t), lab in zip(traces, labels)]

@@ -1,17 +1,16 @@
-"""Evaluate: run methods over a benchmark, compare their metrics, open any answer in Replay.
+"""Evaluate: run methods over a benchmark in the background, compare their metrics, open any answer in Replay.
 
-The page is a thin shell over `kgqa_core.eval.runner.run_eval`: the same output
-directory layout as the CLI (traces, results.jsonl, summary.json), so a run
-started here resumes from the CLI and the other way round.  It works inside the
-app's navigation and on its own (``streamlit run pages/evaluate.py``).
+A thin shell: the evaluation is a job of this session like an Ask run
+(`kgqa_ui.running`, `kgqa_ui.eval_job`: progress, phase, time left, Stop),
+its logic and tables are in `kgqa_ui.eval_view` and its charts in
+`kgqa_ui.eval_charts`.  The output folder has the CLI's layout (traces,
+results.jsonl, summary.json), so an evaluation started here resumes from the
+CLI and the other way round.  It works inside the app's navigation and on its
+own (``streamlit run pages/evaluate.py``).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-import re
 import sys
 from pathlib import Path
 
@@ -19,15 +18,18 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # standalone `streamlit run pages/evaluate.py`
     sys.path.insert(0, str(ROOT))
 
-import pandas as pd  # noqa: E402
-import plotly.graph_objects as go  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from kgqa_core.eval.dataset import Dataset, DatasetFormatError, load_dataset, parse_dataset  # noqa: E402
-from kgqa_core.eval.metrics import ERROR_CLASSES, GroupSummary  # noqa: E402
-from kgqa_core.eval.runner import EvalConfigError, load_results, run_eval, summarize_records  # noqa: E402
+from kgqa_core.eval.runner import load_results, select_questions, summarize_records  # noqa: E402
 from kgqa_core.eval.taxonomy import ERROR_CLASS_DESCRIPTIONS  # noqa: E402
-from kgqa_ui.html_utils import md_text, plotly_text  # noqa: E402
+from kgqa_ui.eval_charts import class_name, metric_figure, taxonomy_figure, time_figure, type_figure  # noqa: E402
+from kgqa_ui.eval_job import EvalSpec, method_params  # noqa: E402
+from kgqa_ui.eval_view import (  # noqa: E402
+    generate_dataset, generator_available, lpkg_patterns, method_choices, question_frame, run_slug, runs_dir,
+    sample_question_sets, save_upload, summary_frame, time_estimate, typical_graph_size,
+)
+from kgqa_ui.html_utils import md_text  # noqa: E402
 from kgqa_ui.params_form import ASK_PRESET_KEY, DEFAULT_PRESET, PRESET_LABELS  # noqa: E402
 
 SAMPLE = ROOT / "datasets" / "metaqa_sample" / "metaqa_dev_50.jsonl"
@@ -38,20 +40,6 @@ SRC_UPLOAD = "Upload a JSONL dataset"
 SRC_FILE = "A dataset file on disk"
 SRC_GENERATE = "Generate from a graph (LPKG patterns)"
 SRC_SAMPLE_GRAPH = "Questions of a sample graph"
-HEADLINE = [("hits1", "Hits@1"), ("f1", "F1"), ("exact_match", "Exact match"), ("triplet_f1", "Triplet-F1")]
-
-
-# ------------------------------------------------------------------ helpers
-def runs_dir() -> Path:
-    env = os.environ.get("KGQA_RUNS_DIR")
-    return (Path(env).expanduser() if env else ROOT / "runs") / "eval"
-
-
-@st.cache_resource(show_spinner="Loading the model (once per session)...")
-def get_model(name: str, backend: str | None = None):
-    from kgqa_core.models import load_model
-
-    return load_model(name, backend=backend)
 
 
 def model_choices() -> tuple[list[str], int]:
@@ -69,119 +57,6 @@ def model_choices() -> tuple[list[str], int]:
     return names, names.index(default) if default in names else 0
 
 
-def seconds_per_question(method: str, model: str, out_dir: Path) -> tuple[float | None, str]:
-    """A measured time per question for (method, model): this evaluation's own results, else saved app runs."""
-    try:
-        own = [r["metrics"]["seconds"] for r in load_results(out_dir) if r.get("method") == method]
-    except Exception:
-        own = []
-    if own:
-        return sum(own) / len(own), f"{len(own)} earlier question(s) of this evaluation"
-    try:
-        from kgqa_ui import state as ui_state
-
-        runs = [i.seconds for i in ui_state.store().list() if i.method == method and i.model == model and i.seconds > 0]
-    except Exception:
-        runs = []
-    if runs:
-        return sorted(runs)[len(runs) // 2], f"median of {len(runs)} saved run(s) on this machine"
-    return None, "no run of this method and model measured yet"
-
-
-def time_estimate(methods: list[str], model: str, n: int, out_dir: Path) -> str:
-    """Plain text: the expected duration before starting, per method, from measured runs."""
-    parts, total, unknown = [], 0.0, []
-    for m in methods:
-        secs, basis = seconds_per_question(m, model, out_dir)
-        if secs is None:
-            unknown.append(m)
-            continue
-        total += secs * n
-        parts.append(f"{m}: about {secs:.1f} s per question ({basis})")
-    if not parts:
-        return ("No time estimate yet: none of these methods has run with this model here. Try 1-2 questions "
-                "first; the progress bar then shows the time per question.")
-    text = f"Estimated time: about {_duration(total)} for {n} question(s) × {len(parts)} method(s); " + "; ".join(parts)
-    if unknown:
-        text += f". Not measured yet: {', '.join(unknown)} (adds to this)."
-    return text
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
-
-
-def class_name(code: str) -> str:
-    """ "E1" -> "E1 search error" (the taxonomy's words, not only its code)."""
-    desc = ERROR_CLASS_DESCRIPTIONS.get(code, "")
-    return f"{code} {desc.split(':', 1)[0]}" if desc else code
-
-
-def method_choices() -> tuple[dict[str, str], set[str]]:
-    """All registered methods with descriptions, and the names whose modules import."""
-    from kgqa_core.methods.base import METHODS, available_methods
-
-    available = available_methods()
-    return {m: available.get(m, "cannot be imported") for m in METHODS}, set(available)
-
-
-def lpkg_patterns() -> list[str]:
-    try:
-        from kgqa_core.lpkg.patterns import PATTERNS
-
-        return list(PATTERNS)
-    except ImportError:
-        return ["1p", "2p", "3p", "2i", "3i", "2u", "ip", "pi", "compare"]
-
-
-def sample_question_sets() -> dict[str, Path]:
-    """The question files shipped with the app's sample graphs (title -> path)."""
-    try:
-        from kgqa_core.samples import list_samples
-
-        return {s.title: s.questions_path for s in list_samples() if s.questions_path and s.questions_path.is_file()}
-    except (ImportError, AttributeError, OSError):
-        return {}
-
-
-def generator_available() -> bool:
-    """Whether the LPKG question generator (`python -m kgqa_core generate`) is installed."""
-    import importlib.util
-
-    for mod in ("kgqa_core.lpkg.cli", "kgqa_core.lpkg.generate", "kgqa_core.methods.lpkg_patterns"):
-        try:
-            if importlib.util.find_spec(mod) is not None:
-                return True
-        except ModuleNotFoundError:
-            continue
-    return False
-
-
-def run_slug(dataset_path: Path, model: str, params: dict, vocabulary=None) -> str:
-    """One output directory per (dataset content, model, parameters and preset, vocabulary): re-running resumes it."""
-    digest = hashlib.sha256(dataset_path.read_bytes()).hexdigest()[:8]
-    settings: object = params if not vocabulary else {"params": params, "vocabulary": vocabulary.entries}
-    pdig = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:6]
-    clean = lambda s: re.sub(r"[^A-Za-z0-9._-]+", "_", s)[:40]  # noqa: E731
-    return f"{clean(dataset_path.stem)}-{digest}--{clean(model)}--{pdig}"
-
-
-def _save_upload(data: bytes, name: str) -> Path:
-    folder = runs_dir() / "datasets"
-    folder.mkdir(parents=True, exist_ok=True)
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(name).stem)[:40] or "upload"
-    path = folder / f"{stem}-{hashlib.sha256(data).hexdigest()[:8]}.jsonl"
-    if not path.exists():
-        from kgqa_core.files import atomic_write_bytes
-
-        atomic_write_bytes(path, data)  # two tabs uploading at once never publish half a file
-    return path
-
-
 def _session_graph():
     """The graph the user is working with in the app, if another page put one in the session."""
     from kgqa_core.graph.knowledge_graph import KnowledgeGraph
@@ -191,98 +66,6 @@ def _session_graph():
         if isinstance(g, KnowledgeGraph) and len(g):
             return g
     return None
-
-
-def generate_dataset(graph, patterns: list[str], n: int, seed: int) -> Path:
-    """Ground LPKG patterns in the session graph object itself; returns the dataset's path.
-
-    No round trip through a TSV file: the questions are grounded in the graph
-    as loaded (an RDF literal "Paris" stays "Paris"), and the graph is saved
-    beside the dataset in a form that keeps every name exactly.
-    """
-    from kgqa_core.lpkg.generate import GenerationError, write_generated_dataset
-    from kgqa_core.lpkg.patterns import PatternError
-
-    try:
-        return write_generated_dataset(graph, patterns, n, seed, runs_dir() / "datasets")
-    except (GenerationError, PatternError) as exc:
-        raise ValueError(str(exc)) from None
-
-
-# ------------------------------------------------------------------ charts
-def _est(g: GroupSummary, key: str):
-    return getattr(g, key)
-
-
-def metric_figure(groups: list[GroupSummary], keys=HEADLINE, title: str = "Answer quality per method") -> go.Figure:
-    fig = go.Figure()
-    for g in groups:
-        xs, ys, hi, lo = [], [], [], []
-        for key, label in keys:
-            e = _est(g, key)
-            if e is None:
-                continue
-            xs.append(label)
-            ys.append(e.value)
-            hi.append(e.high - e.value)
-            lo.append(e.value - e.low)
-        fig.add_bar(name=g.method, x=xs, y=ys, error_y=dict(type="data", array=hi, arrayminus=lo, visible=True))
-    fig.update_layout(barmode="group", title=title, yaxis=dict(range=[0, 1.05], title="score (95% CI)"),
-                      height=360, margin=dict(l=10, r=10, t=40, b=10), legend_title_text="method")
-    return fig
-
-
-def type_figure(groups: list[GroupSummary], key: str = "hits1", label: str = "Hits@1") -> go.Figure:
-    fig = go.Figure()
-    for m in dict.fromkeys(g.method for g in groups):
-        rows = [g for g in groups if g.method == m and _est(g, key) is not None]
-        fig.add_bar(
-            name=m, x=[plotly_text(g.type) for g in rows], y=[_est(g, key).value for g in rows],
-            error_y=dict(type="data", visible=True, array=[_est(g, key).high - _est(g, key).value for g in rows],
-                         arrayminus=[_est(g, key).value - _est(g, key).low for g in rows]),
-            customdata=[g.n for g in rows], hovertemplate="%{x}: %{y:.3f} (n=%{customdata})<extra></extra>",
-        )
-    fig.update_layout(barmode="group", title=f"{label} per question type", yaxis=dict(range=[0, 1.05]),
-                      height=340, margin=dict(l=10, r=10, t=40, b=10))
-    return fig
-
-
-def time_figure(records: list[dict]) -> go.Figure:
-    fig = go.Figure()
-    for m in dict.fromkeys(r["method"] for r in records):
-        fig.add_box(name=m, y=[r["metrics"]["seconds"] for r in records if r["method"] == m], boxpoints="all")
-    fig.update_layout(title="Wall time per question (s)", height=320, margin=dict(l=10, r=10, t=40, b=10),
-                      showlegend=False)
-    return fig
-
-
-def taxonomy_figure(groups: list[GroupSummary]) -> go.Figure | None:
-    rows = [g for g in groups if g.error_classes]
-    if not rows:
-        return None
-    fig = go.Figure()
-    for c in ERROR_CLASSES:
-        fig.add_bar(name=plotly_text(class_name(c)), x=[plotly_text(g.method) for g in rows],
-                    y=[g.error_classes.get(c, 0) for g in rows], hovertext=plotly_text(ERROR_CLASS_DESCRIPTIONS[c]),
-                    hoverinfo="text+y")
-    fig.update_layout(barmode="stack", title="READS error taxonomy (methods that expose their subgraph)",
-                      height=320, margin=dict(l=10, r=10, t=40, b=10))
-    return fig
-
-
-def summary_frame(groups: list[GroupSummary]) -> pd.DataFrame:
-    fmt = lambda e: e.fmt() if e is not None else "-"  # noqa: E731
-    return pd.DataFrame([
-        {
-            "method": g.method, "type": g.type, "n": g.n, "Hits@1 [95% CI]": fmt(g.hits1), "F1": fmt(g.f1),
-            "precision": fmt(g.precision), "recall": fmt(g.recall), "exact match": fmt(g.exact_match),
-            "lenient hits (not Hits@1)": fmt(g.hits_any), "triplet-F1": fmt(g.triplet_f1),
-            "ill triplets": f"{g.ill_triplets}/{g.cited_triplets}", "model calls": round(g.model_calls_mean, 1),
-            "tokens in/request": round(g.tokens_in_per_request), "tokens out/request": round(g.tokens_out_per_request),
-            "wall p50 s": round(g.seconds_p50, 2), "wall p95 s": round(g.seconds_p95, 2), "method errors": g.errors,
-        }
-        for g in groups
-    ])
 
 
 def answer_entities(out_dir: Path, rec: dict) -> list[str]:
@@ -301,24 +84,6 @@ def _trace_answers(path: str) -> list[str] | None:
         return [answer_label(a) for a in load_trace(path).answers]
     except Exception:
         return None
-
-
-QUESTION_COLUMNS = ["question", "answers", "gold", "Hits@1", "F1", "class", "method", "type", "id", "error"]
-
-
-def question_frame(records: list[dict], out_dir: Path | None = None) -> pd.DataFrame:
-    """One row per (question, method); the columns a reader checks first come first."""
-    rows = []
-    for r in records:
-        answers = answer_entities(out_dir, r) if out_dir is not None else list(r.get("answers", []))
-        code = r["metrics"].get("error_class") or ""
-        rows.append({
-            "question": r["question"], "answers": ", ".join(answers[:5]) or "(none)",
-            "gold": ", ".join(r.get("gold", [])[:5]), "Hits@1": bool(r["metrics"]["hits1"]),
-            "F1": round(r["metrics"]["f1"], 3), "class": class_name(code) if code else "",
-            "method": r["method"], "type": r.get("type", ""), "id": r["id"], "error": r.get("error", ""),
-        })
-    return pd.DataFrame(rows, columns=QUESTION_COLUMNS)
 
 
 QUESTION_COLUMN_CONFIG = {
@@ -365,7 +130,7 @@ def choose_dataset() -> tuple[Path | None, Dataset | None]:
             st.error("This file is not a valid dataset.")
             st.code(str(exc), language=None)
             return None, None
-        path = _save_upload(data, up.name)
+        path = save_upload(data, up.name)
     elif source == SRC_FILE:
         text = st.text_input("Path to a .jsonl dataset", key="eval_path",
                              placeholder="e.g. runs/metaqa_dev_200.jsonl (python -m kgqa_core.datasets metaqa ...)")
@@ -425,6 +190,9 @@ def _generate_ui() -> Path | None:
 
 
 def run_panel(path: Path, ds: Dataset) -> Path | None:
+    from kgqa_core.rates import shared_book
+    from kgqa_ui.running import backend_guess, make_eval_job, run_controls
+
     descriptions, available = method_choices()
     models, default_model = model_choices()
     c1, c2 = st.columns([3, 2])
@@ -463,27 +231,32 @@ def run_panel(path: Path, ds: Dataset) -> Path | None:
         st.warning("Not available yet (module missing): " + md_text(", ".join(missing)) + "; they will be skipped.")
     runnable = [m for m in methods if m in available]
     st.caption("Results go to " + md_text(out_dir) + "; running again resumes (finished questions are skipped).")
+    chosen_types = None if types is None or set(types) == set(kinds) else tuple(types)
+    selected = select_questions(ds.questions, limit=int(limit), types=list(chosen_types) if chosen_types else None)
+    size = typical_graph_size(selected)
     if runnable:
-        st.info(time_estimate(runnable, model, int(limit), out_dir), icon=":material/schedule:")  # registry names only
-    if st.button("Run evaluation", type="primary", disabled=not runnable, key="eval_run"):
-        bar = st.progress(0.0, text="Loading the model...")
-        try:
-            from kgqa_ui.running import chosen_backend
+        book = shared_book()
+        book.reload()  # what other sessions and evaluations measured since
+        st.info(time_estimate(runnable, int(limit), load_results(out_dir), book, model, backend_guess(model),
+                              lambda m: method_params(m, params), size),
+                icon=":material/schedule:")  # registry names and measured numbers only
 
-            loaded = get_model(model, chosen_backend())
+    def make_job():
+        return make_eval_job(EvalSpec(path, tuple(runnable), model, out_dir, int(limit), params, chosen_types, size,
+                                      vocabulary))
 
-            def on_progress(done: int, total: int, rec: dict) -> None:
-                mark = "✓" if rec["metrics"]["hits1"] else ("⚠" if rec["error"] else "✗")
-                bar.progress(done / total, text=f"{done}/{total} · {md_text(rec['method'])} · {md_text(rec['id'])} {mark}")
+    def keep(outcomes: list[dict]) -> None:
+        st.session_state["eval_outcome"] = outcomes[0] if outcomes else None
 
-            summary = run_eval(path, runnable, model, out_dir, limit=int(limit), params=params, progress=False,
-                               model=loaded, on_progress=on_progress,
-                               types=None if types is None or set(types) == set(kinds) else types,
-                               vocabulary=vocabulary, on_warning=lambda msg: st.warning(md_text(msg)))
-            bar.progress(1.0, text=f"Done: ran {summary.ran}, resumed {summary.skipped}, errors {summary.failed}")
-        except (DatasetFormatError, EvalConfigError, ValueError, OSError, RuntimeError) as exc:
-            bar.empty()
-            st.error("The evaluation stopped: " + md_text(exc))
+    run_controls("eval", "Run evaluation", lambda: [], keep, blocked="" if runnable else "Choose a method",
+                 make_job=make_job, help="Runs in the background: the page stays usable, Stop ends it after the "
+                                         "current step (that question is redone next time).")
+    outcome = st.session_state.get("eval_outcome")
+    if outcome and outcome.get("error"):
+        st.error(md_text(outcome["error"]))
+    elif outcome and outcome.get("stopped"):
+        st.warning("Stopped by you: the questions finished so far are recorded; Run evaluation resumes.",
+                   icon=":material/stop_circle:")
     return out_dir
 
 
@@ -538,7 +311,7 @@ def results_panel(out_dir: Path, ds: Dataset) -> None:
         st.dataframe(summary_frame(by_type), hide_index=True, width="stretch")
 
     st.subheader("Per question")
-    frame = question_frame(records, out_dir)
+    frame = question_frame(records, lambda r: answer_entities(out_dir, r))
     event = st.dataframe(frame, hide_index=True, width="stretch", on_select="rerun", column_config=QUESTION_COLUMN_CONFIG,
                          selection_mode="single-row", key="eval_table")
     rows = list(getattr(getattr(event, "selection", None), "rows", []) or []) if event is not None else []

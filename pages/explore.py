@@ -7,6 +7,7 @@ import streamlit as st
 
 from kgqa_core.graph.knowledge_graph import KnowledgeGraph
 from kgqa_ui import charts, panels, sparql_panel, state
+from kgqa_ui.counterfactual import Edit, edit_effect
 from kgqa_ui.html_utils import md_text
 from kgqa_ui.nav import ensure_app_navigation
 from kgqa_ui.params_form import ask_params
@@ -84,6 +85,7 @@ def edit_tab(original: KnowledgeGraph) -> None:
     st.markdown("Edit a **copy** of the graph (triplet ids are kept, so traces stay comparable), then ask the same "
                 "question of both graphs: does the answer follow the evidence?")
     log: list[str] = st.session_state.setdefault("edit_log", [])
+    changes: list[dict] = st.session_state.setdefault("edit_changes", [])  # the same edits, structured
     edited: KnowledgeGraph | None = st.session_state.get("edited_graph")
 
     def copy() -> KnowledgeGraph:
@@ -99,6 +101,7 @@ def edit_tab(original: KnowledgeGraph) -> None:
         if g2.has_triplet_id(int(tid)):
             t = g2.remove(int(tid))
             log.append(f"removed #{t.id}: {t.linearized()}")
+            changes.append(Edit("removed", t.id, t.head, t.relation, t.tail).to_dict())
             st.session_state["edit_msg"] = ("success", f"Removed #{t.id}.")
         else:
             st.session_state["edit_msg"] = ("error", f"No triplet with id {int(tid)} in the edited graph.")
@@ -115,6 +118,7 @@ def edit_tab(original: KnowledgeGraph) -> None:
             return
         trip = g2.add(h, r, t)
         log.append(f"added #{trip.id}: {trip.linearized()}")
+        changes.append(Edit("added", trip.id, trip.head, trip.relation, trip.tail).to_dict())
         st.session_state.setdefault("edit_added_ids", []).append(trip.id)
         for k in ("edit_h", "edit_r", "edit_t"):
             st.session_state[k] = ""
@@ -149,6 +153,7 @@ def edit_tab(original: KnowledgeGraph) -> None:
         def discard() -> None:
             st.session_state.pop("edited_graph", None)
             st.session_state["edit_log"] = []
+            st.session_state["edit_changes"] = []
             st.session_state["edit_added_ids"] = []
 
         st.button("Discard edits", key="edit_reset", on_click=discard)
@@ -185,11 +190,16 @@ def reask(original: KnowledgeGraph) -> None:
         # the Ask page's parameters for this method; the edited copy frozen as it is now (edits may go on)
         params = ask_params(method_specs()[method], st.session_state)
         vocabulary = state.graph_vocabulary()  # the Ask page's words for the graph's relations (an edit keeps them)
+        same = question == (st.session_state.get("ask_question") or "").strip()
+        gold = tuple(st.session_state.get("ask_gold") or ()) if same else ()  # the Ask page's gold, for its question
+        st.session_state["edit_run_changes"] = list(st.session_state.get("edit_changes") or [])  # as frozen below
         return [RunSpec(method, g, question, tuple(topics), params, model, label=f"{label} graph",
-                        vocabulary=vocabulary) for label, g in (("original", original), ("edited", edited.copy()))]
+                        vocabulary=vocabulary, gold=gold) for label, g in (("original", original), ("edited", edited.copy()))]
 
     def keep(outcomes: list[dict]) -> None:
         st.session_state["edit_results"] = outcomes
+        # the edits these runs were made with (more may follow while they run)
+        st.session_state["edit_results_changes"] = list(st.session_state.get("edit_run_changes") or [])
 
     run_controls("edit", "Run on original and edited graph", specs, keep, blocked=blocked,
                  help="Runs the method on both graphs, one after the other, with the Ask page's parameters.")
@@ -197,7 +207,7 @@ def reask(original: KnowledgeGraph) -> None:
     if len(res) != 2:
         return
     cols = st.columns(2)
-    answers = {}
+    finished = {}
     for col, label, item in zip(cols, ("original", "edited"), res):
         with col.container(border=True):
             st.markdown(f"**{label} graph**")
@@ -205,14 +215,17 @@ def reask(original: KnowledgeGraph) -> None:
             if tr is None:
                 continue
             if not (tr.stopped or tr.error):
-                answers[label] = set(tr.answer_texts)
+                finished[label] = tr
             panels.trace_summary(tr, compact=True, graph=original if label == "original" else edited)
             st.page_link("pages/replay.py", label="Replay", query_params={"run": item["run_id"]})
-    if len(answers) == 2:
-        if answers["original"] == answers["edited"]:
-            st.info("The answer did not change after the edit.")
-        else:
-            st.success("The answer changed with the edit: the method follows the graph's evidence.")
+    if len(finished) == 2:
+        edits = [Edit.from_dict(d) for d in st.session_state.get("edit_results_changes") or []]
+        effect = edit_effect(finished["original"], finished["edited"], edits, edited)
+        show = {"success": st.success, "warning": st.warning, "info": st.info}[effect.level]
+        show(md_text(effect.headline))
+        lines = effect.details()
+        if lines:
+            st.text("\n".join(lines))  # graph and model text: shown as text
     else:
         st.caption("The answers are compared once both runs have finished (not stopped, no error).")
 

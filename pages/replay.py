@@ -11,7 +11,7 @@ from kgqa_ui import panels, state
 from kgqa_ui.html_utils import md_text
 from kgqa_ui.nav import ensure_app_navigation
 from kgqa_ui.trace_scene import step_name
-from kgqa_ui.trace_tables import trace_label
+from kgqa_ui.trace_tables import trace_gold, trace_label
 
 PLAY_INTERVAL = 1.6  # seconds per step while playing
 
@@ -134,7 +134,12 @@ def main() -> None:
         return
     with st.container(border=True):
         st.markdown("**" + md_text(trace.question) + "**")
-        gold = st.session_state.get("ask_gold") if st.session_state.get("ask_question", "").strip() == trace.question else []
+        # the gold saved with the run; an older trace without one borrows the Ask page's, for its own question only
+        asked = (st.session_state.get("ask_question") or "").strip() == trace.question
+        gold = trace_gold(trace, (st.session_state.get("ask_gold") or []) if asked else [])
+        if gold:
+            st.caption("Gold answer: " + md_text(" | ".join(gold))
+                       + (" (saved with the run)" if trace.gold_answers else " (typed on the Ask page for this question)"))
         graph, _where = state.graph_for_trace(trace)
         panels.trace_summary(trace, gold=gold, compact=True, graph=graph, show_chain=False, inline=True)
         has_reading = any(k in trace.extra for k in ("reading", "vocabulary"))

@@ -68,7 +68,8 @@ def main() -> None:
     mine = set(state.session_runs())
     df = pd.DataFrame([{
         "run": i.run_id, "this session": i.run_id in mine, "created": (i.created_at or "")[:19].replace("T", " "),
-        "method": i.method, "question": i.question, "answers": ", ".join(i.answers), "model": i.model,
+        "method": i.method, "question": i.question, "answers": ", ".join(i.answers),
+        "gold": " | ".join(i.gold_answers), "correct": i.correct, "model": i.model,
         "steps": i.n_steps, "seconds": round(i.seconds, 2), "graph": i.graph_name,
         "graph saved": i.has_graph, "error": i.error,
     } for i in infos])

@@ -5,6 +5,10 @@ import os
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+if "KGQA_RATES_FILE" not in os.environ:  # tests measure into their own rates, never this machine's (kgqa_core.rates)
+    import tempfile
+
+    os.environ["KGQA_RATES_FILE"] = os.path.join(tempfile.mkdtemp(prefix="kgqa-rates-"), "rates.json")
 
 import pytest
 

@@ -90,7 +90,8 @@ def test_no_import_cycle_between_kgqa_core_packages():
 # option scoring and is used by DoG's step offers (`decoding/`), so it sits between them.
 LAYERS = {
     "files": -1, "questions": -1, "counts": -1, "bounds": -1, "deadline_http": -1, "redact": -1, "terminal": -1,
-    "graph": 0, "parameters": 0,
+    "progress": -1,
+    "graph": 0, "parameters": 0, "rates": 0,
     "trace": 1,
     "models": 2, "answers": 2,
     "reads": 3, "rok": 3, "lpkg": 3, "samples": 3,

@@ -100,6 +100,17 @@ def test_ask_json_prints_a_trace_and_saves_it(graph_file, tmp_path):
     assert shown.returncode == 0 and "answer:" in shown.stdout
 
 
+def test_ask_gold_is_saved_in_the_trace_and_graded_by_show(graph_file, tmp_path):
+    out = tmp_path / "gold.json"
+    proc = run_cli("ask", "--graph", str(graph_file), "--question", "what sport does [Toronto Maple Leafs] play",
+                   "--method", "direct", "--gold", "Ice Hockey | Hockey", "--trace-out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert load_trace(out).gold_answers == ["Ice Hockey", "Hockey"]
+    assert "gold: " in proc.stdout and "/2 gold found" in proc.stdout
+    shown = run_cli("show", str(out))
+    assert "gold: " in shown.stdout and "(Ice Hockey | Hockey)" in shown.stdout
+
+
 def test_ask_links_topic_entities_when_not_given(graph_file):
     proc = run_cli("ask", "--graph", str(graph_file), "--question",
                    "what sport does the team of [Carlton the Bear] play", "--method", "direct")

@@ -72,6 +72,7 @@ class EvalSummary:
     backend: str = ""  # the model backend that ran this process's pairs ("" when none ran)
     preset: str = DEFAULT_PRESET  # the methods' preset (``params["preset"]``, else the workbench's)
     vocabulary: dict[str, Any] | None = None  # the user's relation vocabulary (`RelationVocabulary.to_dict`)
+    stopped: bool = False  # the caller's should_stop ended it before every pending pair ran
 
     def table(self, markdown: bool = False) -> str:
         parts = [format_table(self.overall, markdown)]
@@ -298,7 +299,8 @@ def _fill_faithfulness(trace: Trace, graph) -> None:
 
 
 def _run_one(
-    question: EvalQuestion, method: str, model: Any, params: dict[str, Any], seed: int, vocabulary: Any = None
+    question: EvalQuestion, method: str, model: Any, params: dict[str, Any], seed: int, vocabulary: Any = None,
+    on_step: Callable[[Any], None] | None = None, should_stop: Callable[[], bool] | None = None,
 ) -> tuple[Trace, float]:
     from ..methods.base import MethodRequest, applicable_params, method_spec, run_method
 
@@ -311,6 +313,8 @@ def _run_one(
         params=applicable_params(method_spec(method), params),  # the shared values this method declares
         seed=seed,
         vocabulary=vocabulary,
+        on_step=on_step,
+        should_stop=should_stop,
     )
     started = time.perf_counter()
     try:
@@ -362,6 +366,10 @@ def run_eval(
     backend: str | None = None,
     vocabulary: Any = None,
     on_warning: Callable[[str], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    on_step: Callable[[Any], None] | None = None,
+    listener: Any = None,
+    on_start: Callable[[int, int, EvalQuestion, str], None] | None = None,
 ) -> EvalSummary:
     """Run every method on the selected questions of a dataset and write traces, results and a summary.
 
@@ -373,7 +381,12 @@ def run_eval(
     complete summary.  ``model`` may be an already loaded model (the app passes its cached one);
     otherwise ``model_name`` is loaded once, and only if some pair still has
     to run, on ``backend`` (None: the default, see `models.backends`).
-    ``on_progress(done, total, record)`` is called after each pair.
+    ``on_progress(done, total, record)`` is called after each pair, ``on_start(i, total, question,
+    method)`` before it.  ``should_stop()`` (the app's Stop) is asked between pairs and, through the
+    method, after every step: a pair stopped half-way is not recorded (running again redoes it) and
+    the summary says ``stopped``.  ``on_step`` hears each step of the pair going on and ``listener``
+    its phases (`kgqa_core.progress`).  Every activity and every finished pair is measured into this
+    machine's rates (`kgqa_core.rates`), which estimates and ETAs come from.
 
     ``params["preset"]`` chooses the methods' preset and ``vocabulary`` (a
     `RelationVocabulary`) goes with every question's request; both are
@@ -437,16 +450,36 @@ def run_eval(
         summary.backend = getattr(model, "backend", "")
         from tqdm.auto import tqdm
 
+        from .. import progress as phases
+        from ..rates import RateListener, shared_book
+
+        book = shared_book()
+        measure = RateListener(book, model_label, summary.backend, forward=listener)
         bar = tqdm(total=len(pending), disable=not progress, unit="run", desc="eval", dynamic_ncols=True)
         results = _ResultsFile(out_dir / RESULTS_FILE)
         try:
             for i, (q, m) in enumerate(pending, start=1):
+                if should_stop is not None and should_stop():
+                    summary.stopped = True
+                    break
                 bar.set_postfix_str(f"{m} {q.id}", refresh=False)
                 if results.recorded(q.id, m):  # another process on this --out did it meanwhile
                     summary.skipped += 1
                     bar.update(1)
                     continue
-                record = _evaluate_pair(q, m, model, params, seed, out_dir, vocabulary)
+                if on_start is not None:
+                    on_start(i, len(pending), q, m)
+                measure.reset()
+                with phases.listening(measure):
+                    record, trace = _evaluate_pair(q, m, model, params, seed, out_dir, vocabulary,
+                                                   on_step, should_stop)
+                if trace.stopped:  # stopped half-way: not a result (running again redoes this pair)
+                    summary.stopped = True
+                    break
+                if not trace.error:
+                    book.observe_run(model_label, summary.backend, m, trace.parameters, _size_of(q),
+                                     measure.typical(record["metrics"].get("seconds") or trace.seconds),
+                                     measure.first_prompt)
                 if results.append(record):
                     summary.ran += 1
                     summary.failed += bool(record["error"])
@@ -457,6 +490,7 @@ def run_eval(
                     on_progress(i, len(pending), record)
         finally:
             bar.close()
+            book.flush()
 
     wanted = {(q.id, m) for q in questions for m in methods}
     latest: dict[tuple[str, str], dict[str, Any]] = {}
@@ -553,12 +587,24 @@ def _drop_torn_tail(path: Path) -> None:
         os.truncate(path, data.rfind(b"\n") + 1)
 
 
+def _size_of(q: EvalQuestion) -> int | None:
+    """The question's graph size for the rates (a shared graph file is loaded once anyway)."""
+    from ..rates import graph_size
+
+    try:
+        return graph_size(q.graph())
+    except Exception:
+        return None
+
+
 def _evaluate_pair(
     q: EvalQuestion, method: str, model: Any, params: dict[str, Any], seed: int, out_dir: Path,
     vocabulary: Any = None,
-) -> dict[str, Any]:
-    trace, wall = _run_one(q, method, model, params, seed, vocabulary)
+    on_step: Callable[[Any], None] | None = None, should_stop: Callable[[], bool] | None = None,
+) -> tuple[dict[str, Any], Trace]:
+    trace, wall = _run_one(q, method, model, params, seed, vocabulary, on_step, should_stop)
     trace.extra.setdefault("eval", {"question_id": q.id, "gold_answers": list(q.answers), "type": q.type})
+    trace.gold_answers = list(q.answers)  # the typed field Replay grades with (the extra stays for older readers)
     try:
         error_class = classify_error(trace, _graph_of(trace, q.graph()), q.answers)
     except Exception:  # a malformed trace still gets its answer metrics
@@ -579,4 +625,4 @@ def _evaluate_pair(
         "preset": _preset_of(params),
         "vocabulary": vocabulary.source if vocabulary else None,
         "metrics": metrics.to_dict(),
-    }
+    }, trace

@@ -20,6 +20,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .. import progress
+
 log = logging.getLogger(__name__)
 
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
@@ -119,7 +121,8 @@ def load_embedder(name_or_path: str | os.PathLike[str] | None = None) -> Embedde
     with _lock:
         if key in _loaded:
             return _loaded[key]
-        embedder = _load(key)
+        with progress.activity(progress.LOAD, "loading the entity-similarity model (once per process)"):
+            embedder = _load(key)
         _loaded[key] = embedder
         return embedder
 

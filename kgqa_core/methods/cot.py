@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from .. import progress
 from ..decoding.context import PromptParams, decode_prompt_freely, describe_context, prepare, resolve_answers
 from ..decoding.prompt import parse_answers, parse_written_triplets
 from ..decoding.query_subgraph import QueryCentricSubgraph
@@ -41,8 +42,10 @@ class CotParams(PromptParams):
 
 
 def run(request: MethodRequest, params: CotParams, rec: TraceRecorder) -> None:
+    progress.stage("building the prompt from the graph")
     ctx = prepare(request, "dog", params)
     describe_context(rec.trace, ctx)
+    progress.stage("writing a chain of thought")
     out = decode_prompt_freely(request, ctx, rec.trace, conclude=params.force_conclusion)
     rec.count_call(out.prompt_tokens)
     rec.trace.raw_output = ctx.prompt.assistant_prefix + out.free.text

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .. import progress
 from ..decoding.context import PromptParams, decode_prompt_freely, describe_context, prepare, resolve_answers
 from ..decoding.free_text import direct_stop
 from ..decoding.prompt import parse_answers
@@ -29,8 +30,10 @@ class DirectParams(PromptParams):
 
 def run(request: MethodRequest, params: DirectParams, rec: TraceRecorder) -> None:
     trace = rec.trace
+    progress.stage("building the prompt from the graph")
     ctx = prepare(request, "direct", params)
     describe_context(trace, ctx)
+    progress.stage("writing the answer")
     out = decode_prompt_freely(request, ctx, trace, stop=direct_stop)
     rec.count_call(out.prompt_tokens)
     text = out.free.text

@@ -69,6 +69,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from .. import progress
 from ..decoding.beam import token_view
 from ..decoding.chain_beam import BeamCandidate, BeamRound, ChainBeam, FinishedChain, SearchedChain, TakenBack
 from ..decoding.step_filters import Narrowed, PlannedRelations, WalkOut, WithinDepth
@@ -167,6 +168,7 @@ class DogParams(PromptParams):
 
 def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
     """Answer `request.question` with DoG; see the module docstring."""
+    progress.stage("building the prompt from the graph")
     ctx = prepare(request, "dog", params)
     reading = read_question(request, params, rec, ctx.topics)
     if params.auto_steps and reading.read:
@@ -253,6 +255,7 @@ class _DogRun:
         passes_before = model.counter.forward_passes
         out_before = model.counter.tokens_out
         t0 = time.perf_counter()
+        progress.stage("reading the question and the graph's triplets")
         base = self._prefill(ctx.prompt, [])
         trace.extra["prompt_tokens"] = len(base.ids)
         trace.extra["prefill_seconds"] = round(time.perf_counter() - t0, 4)
@@ -265,7 +268,11 @@ class _DogRun:
                          filters=self.guidance.filters, walk_out=self.guidance.walk_out)
         chains = beam.start(base, QueryCentricSubgraph(ctx.walk_graph, ctx.topics))
         finished: list[BeamCandidate] = []
+        step = 0
         while chains:
+            step += 1
+            progress.stage(f"triplet step {step} of at most {params.max_steps}" if step <= params.max_steps
+                           else "writing the answer line")
             # the round is let go before the next one runs: a parent none of whose chains was kept
             # frees its KV cache cells then (llama.cpp reuses them for the next round's tokens)
             chains = self._record_round(beam.advance(chains), finished)

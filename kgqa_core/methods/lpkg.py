@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from .. import progress
 from ..lpkg.executor import AnswerSet, ExecutorParams, PlanExecutionError, PlanExecutor
 from ..lpkg.patterns import PATTERN_NAMES, PATTERNS
 from ..lpkg.plan_parser import Plan, PlanParseError, parse_plan, question_type_of, quote
@@ -64,6 +65,7 @@ def run(request: MethodRequest, params: LpkgParams, rec: TraceRecorder) -> None:
     emit = rec.step
 
     # 1. plan
+    progress.stage("planning sub-questions")
     plan_step = Step(index=0, kind="lpkg.plan", title="Plan")
     given = params.plan
     if given.strip():
@@ -110,6 +112,7 @@ def run(request: MethodRequest, params: LpkgParams, rec: TraceRecorder) -> None:
                                                  "pattern": "1p", "fallback": True}))
 
     # 2. execute
+    progress.stage("executing the plan on the graph")
     if plan is not None:
         executor = PlanExecutor(graph, model, request.question, request.topic_entities, params, emit)
         result: AnswerSet | None = None

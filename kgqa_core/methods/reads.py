@@ -31,6 +31,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from .. import progress
 from ..graph.knowledge_graph import KnowledgeGraph
 from ..parameters import MethodParams, param, preset_param
 from ..reads.abstract_structure import AbstractStructure
@@ -162,6 +163,7 @@ class _Reads:
         min_depth = self._min_depth = self._min_search_steps()
         budget = self.params.max_search_steps
         for step in range(budget):
+            progress.stage(f"search step {step + 1} of at most {budget}: choosing a relation")
             pool = search_options(self.graph, s, self.params.max_depth, self.params.max_node_triplets)
             if not pool:
                 stopped = "no expansion left"
@@ -274,6 +276,7 @@ class _Reads:
 
     # ------------------------------------------------------------- prune
     def prune(self, other_topics: list[str]) -> None:
+        progress.stage("pruning with the question's constraints")
         s = self.structure
         assert s is not None
         linked = list(other_topics)
@@ -327,6 +330,7 @@ class _Reads:
 
     # ------------------------------------------------------------ answer
     def answer(self) -> None:
+        progress.stage("choosing the answer")
         s = self.structure
         assert s is not None
         used = {a.position for a in self.applied}

@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 
 from rapidfuzz import fuzz, process
 
+from .. import progress
 from ..graph.knowledge_graph import KnowledgeGraph
 from ..graph.linking import normalize_name, resolve_entity
 from ..models.generation import GenerationConfig
@@ -136,6 +137,7 @@ def run(request: MethodRequest, p: RokParams, rec: TraceRecorder) -> None:
     calls = _Calls(request, rec)
 
     # ---- 1. CoT expansion -------------------------------------------------
+    progress.stage("stage 1 of 6: chain of thought (key entities)")
     t0 = time.perf_counter()
     cot_text, cot_call, cot_gen = calls.generate("rok.cot", prompts.cot_user(request.question), p.cot_max_tokens)
     embedder = None
@@ -152,6 +154,7 @@ def run(request: MethodRequest, p: RokParams, rec: TraceRecorder) -> None:
         tokens_in=cot_gen.prompt_tokens, tokens_out=cot_gen.output_tokens,
     ), t0)
 
+    progress.stage("stage 2 of 6: linking key entities to the graph")
     t0 = time.perf_counter()
     keys = find_key_entities(
         request.question, cot_text, graph, request.topic_entities, embedder,
@@ -182,6 +185,7 @@ def run(request: MethodRequest, p: RokParams, rec: TraceRecorder) -> None:
     ), t0)
 
     # ---- 2. main reasoning paths ------------------------------------------
+    progress.stage("stage 3 of 6: paths between the key entities")
     t0 = time.perf_counter()
     search: PathSearchResult
     if p.auto_hops:
@@ -236,6 +240,7 @@ def run(request: MethodRequest, p: RokParams, rec: TraceRecorder) -> None:
     ), t0)
 
     # ---- PageRank buckets ----------------------------------------------------
+    progress.stage("stage 4 of 6: PageRank over the paths")
     t0 = time.perf_counter()
     pagerank = subgraph_pagerank(graph, sub_ids, p.damping)
     relevance = None
@@ -279,6 +284,7 @@ def run(request: MethodRequest, p: RokParams, rec: TraceRecorder) -> None:
     ), t0)
 
     # ---- neighbour branches (one call) ---------------------------------------
+    progress.stage("stage 5 of 6: choosing neighbour branches")
     t0 = time.perf_counter()
     main_paths = [r.path for r in selected]
     if not main_paths and key_entities:
@@ -334,6 +340,7 @@ def run(request: MethodRequest, p: RokParams, rec: TraceRecorder) -> None:
     ), t0)
 
     # ---- 3. answer ------------------------------------------------------------
+    progress.stage("stage 6 of 6: answering from the paths")
     t0 = time.perf_counter()
     path_texts = [_path_triplets(graph, pth) for pth in main_paths if pth.steps]
     user = prompts.answer_user(request.question, path_texts, [b.label for b in kept_branches])

@@ -16,6 +16,7 @@ from typing import Any, Sequence as Seq
 
 import torch
 
+from .. import progress
 from ..trace.schema import ModelCall
 from .generation import GenerationConfig
 from .lookup import lookup_draft, lookup_draft_tokens
@@ -153,6 +154,7 @@ class ModelBase:
                 """Write `token`; True when a stop string ends the text there (the token is then not fed)."""
                 nonlocal text, stopped_by
                 out_ids.append(token)
+                act.advance(1)
                 text = self.decode(out_ids)
                 hit = _first_stop(text, config.stop_strings)
                 if hit is None:
@@ -161,33 +163,36 @@ class ModelBase:
                 return True
 
             try:
-                while len(out_ids) < config.max_new_tokens:
-                    logits = state.logits
-                    if logits_processor is not None:
-                        logits = logits_processor(out_ids, logits)
-                    next_id = int(torch.argmax(logits).item())
-                    if next_id in eos:
-                        stopped_by = "eos"
-                        break
-                    if take(next_id):
-                        break
-                    room = min(draft_len, config.max_new_tokens - len(out_ids))
-                    draft = lookup_draft(state.ids + [next_id], room) if room > 0 else []
-                    if not draft:
-                        self.step(state, [next_id])
-                        continue
-                    # prompt lookup decoding (kgqa_core.models.lookup): keep the guesses greedy agrees with
-                    base = len(state.ids) + 1
-                    rows = self.extend(state, [next_id] + draft)
-                    kept = 0
-                    for j, guess in enumerate(draft):
-                        row = rows[j] if logits_processor is None else logits_processor(out_ids, rows[j])
-                        if int(torch.argmax(row).item()) != guess or guess in eos or take(guess):
+                # reported while it lasts (one token at a time) and measured for the ETA (kgqa_core.progress)
+                with progress.activity(progress.WRITE, f"writing (at most {config.max_new_tokens} tokens)",
+                                       config.max_new_tokens) as act:
+                    while len(out_ids) < config.max_new_tokens:
+                        logits = state.logits
+                        if logits_processor is not None:
+                            logits = logits_processor(out_ids, logits)
+                        next_id = int(torch.argmax(logits).item())
+                        if next_id in eos:
+                            stopped_by = "eos"
                             break
-                        kept += 1
-                    self.rewind(state, base + kept, rows[kept])
-                    if stopped_by != "length":
-                        break
+                        if take(next_id):
+                            break
+                        room = min(draft_len, config.max_new_tokens - len(out_ids))
+                        draft = lookup_draft(state.ids + [next_id], room) if room > 0 else []
+                        if not draft:
+                            self.step(state, [next_id])
+                            continue
+                        # prompt lookup decoding (kgqa_core.models.lookup): keep the guesses greedy agrees with
+                        base = len(state.ids) + 1
+                        rows = self.extend(state, [next_id] + draft)
+                        kept = 0
+                        for j, guess in enumerate(draft):
+                            row = rows[j] if logits_processor is None else logits_processor(out_ids, rows[j])
+                            if int(torch.argmax(row).item()) != guess or guess in eos or take(guess):
+                                break
+                            kept += 1
+                        self.rewind(state, base + kept, rows[kept])
+                        if stopped_by != "length":
+                            break
             finally:
                 if own:
                     self.release(state)
@@ -225,9 +230,14 @@ class ModelBase:
                 first = torch.log_softmax(state.logits, dim=-1)
                 option_ids = [self.continuation_ids(prompt_ids, prompt, c) for c in continuations]
                 results: list[ContinuationScore] = []
-                for start in range(0, len(option_ids), batch_size):
+                scoring = progress.activity(progress.SCORE, f"scoring {len(option_ids)} options", len(option_ids))
+                with scoring as act:
+                    rests = []
+                    for start in range(0, len(option_ids), batch_size):
+                        rests.append(self._score_batch(state, option_ids[start : start + batch_size]))
+                        act.advance(len(rests[-1]))
+                for start, rest in zip(range(0, len(option_ids), batch_size), rests):
                     chunk = option_ids[start : start + batch_size]
-                    rest = self._score_batch(state, chunk)
                     for i, ids in enumerate(chunk):
                         lps = ([float(first[ids[0]])] if ids else []) + rest[i]
                         total = float(sum(lps)) if lps else float("-inf")

@@ -26,11 +26,12 @@ import os
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence as Seq
+from typing import Any, Callable, Sequence as Seq
 
 import numpy as np
 import torch
 
+from .. import progress
 from .backend_fields import BackendFields
 from .base import ModelBase, common_prefix
 from .interface import PromptTooLongError
@@ -259,7 +260,10 @@ class LlamaCppModel(BackendFields, ModelBase):
                 self._ll.llama_memory_seq_cp(self._mem, source.seq_id, seq, 0, reused)
             state = LlamaSequence(self, seq, ids[:reused], torch.empty(0))
             try:
-                self._run([(state, ids[reused:], False)])
+                todo = len(ids) - reused
+                cached = f" ({reused:,} more cached)" if reused else ""
+                with progress.activity(progress.PROMPT, f"reading a prompt of {todo:,} tokens{cached}", todo) as act:
+                    self._run([(state, ids[reused:], False)], on_chunk=act.advance)  # progress per batch
             except BaseException:
                 self.release(state)
                 raise
@@ -351,11 +355,13 @@ class LlamaCppModel(BackendFields, ModelBase):
             return LlamaSequence(self, seq, list(state.ids), state.logits.clone())
 
     # ----------------------------------------------------------- decode
-    def _run(self, work: list[tuple[LlamaSequence, list[int], bool]]) -> list[torch.Tensor]:
+    def _run(self, work: list[tuple[LlamaSequence, list[int], bool]],
+             on_chunk: Callable[[int], None] | None = None) -> list[torch.Tensor]:
         """Decode `work` (sequence, ids, logits at every position?) in batches of N_BATCH tokens.
 
         Returns, per item, the logits after each fed id ([n, V]) when asked,
         else after the last one; every state's ids and logits are updated.
+        ``on_chunk(n)`` hears of each decoded batch of n tokens (a long prompt's read shows progress).
         """
         self._drain()
         items: list[tuple[int, int, int, int, bool]] = []  # (work index, token, pos, seq, want)
@@ -376,6 +382,8 @@ class LlamaCppModel(BackendFields, ModelBase):
             self._decode(b)
             self.counter.forward_passes += 1
             self.counter.tokens_in += len(chunk)
+            if on_chunk is not None:
+                on_chunk(len(chunk))
             for i, (w, _, _, _, want) in enumerate(chunk):
                 if want:
                     ptr = self._ll.llama_get_logits_ith(self._ctx, i)

@@ -14,6 +14,7 @@ from typing import Any, Sequence as Seq
 
 import torch
 
+from .. import progress
 from .backend_fields import BackendFields
 from .base import ModelBase, common_prefix
 from .interface import (  # noqa: F401  (re-exported: older imports name them here)
@@ -97,7 +98,10 @@ class TransformersModel(BackendFields, ModelBase):
         ids = self._prompt_ids(ids)
         with self.lock:
             reused, cache, slot = self._cached_prefix(ids)
-            logits, cache = self.forward(torch.tensor([ids[reused:]], dtype=torch.long), cache)
+            todo = len(ids) - reused
+            with progress.activity(progress.PROMPT, f"reading a prompt of {todo:,} tokens", todo) as act:
+                logits, cache = self.forward(torch.tensor([ids[reused:]], dtype=torch.long), cache)
+                act.advance(todo)  # one pass: progress comes from the measured rate (the ETA)
             state = PromptState(ids, cache, logits[0, -1])
             self.counter.prefix_tokens_reused += reused
             if self.prefix_cache_size > 0:

@@ -16,6 +16,7 @@ import math
 from collections import OrderedDict
 from typing import Any, Sequence
 
+from .. import progress
 from ..parameters import param
 from .reading import QuestionReading
 from .readers import READERS, make_reader
@@ -53,6 +54,7 @@ def read_question(request: Any, params: Any, rec: Any, topics: Sequence[str]) ->
         reading = dataclasses.replace(_READ[key], calls=[], seconds=0.0)  # read once: its calls were counted then
         reading.explanation += " (read once for this question and graph, by an earlier run of this session)"
     else:
+        progress.stage("reading the question: which relations and how many hops it asks for")
         reader = make_reader(name, getattr(request, "model", None), vocabulary)
         reading = reader.read(request.question, request.graph, topics)
         if key is not None:

@@ -8,6 +8,15 @@ answer only somewhere in the graph, or not in the graph at all, is flagged.  Met
 when the model wrote no triplet) can only be checked for being a graph
 entity.
 
+Being on a chain is not yet being its answer: a chain that goes from a
+country to a player to the player's club reached the club, and an answer
+naming the player (an entity the chain passed through) is on the chain but
+not what it reached.  Each verdict therefore also says whether the answer is
+at the *end* of a cited chain (`chain_ends`: the entities farthest from the
+topic entities along the chain), and whether the method added it from the
+graph along the chain's relations (`Answer.completed_from_graph`) rather than
+the chain reaching it.
+
 Pure functions over trace values and an optional graph, so the UI, the CLI
 and the evaluation read the same verdict.
 """
@@ -47,6 +56,8 @@ class AnswerGrounding:
     entity: str | None
     status: str
     in_graph: bool
+    at_end: bool = False     # where a cited chain ends (what it reached), not an entity it passed through
+    completed: bool = False  # added from the graph along the chain's relations, not reached by the chain itself
 
     @property
     def grounded(self) -> bool:
@@ -55,7 +66,14 @@ class AnswerGrounding:
 
     @property
     def explanation(self) -> str:
-        return STATUS_TEXT[self.status]
+        text = STATUS_TEXT[self.status]
+        if self.grounded and not self.at_end:
+            text += ", but it is an entity the chain passed through, not where it ends"
+        elif self.grounded:
+            text += " (where it ends)"
+        if self.completed and not self.grounded:
+            text += "; added from the graph along the chain's relations (answer completion)"
+        return text
 
 
 @dataclass(frozen=True)
@@ -91,6 +109,58 @@ class GroundingReport:
     def off_chain(self) -> list[AnswerGrounding]:
         return [a for a in self.answers if not a.grounded]
 
+    @property
+    def at_end(self) -> int:
+        """Answers that are where a cited chain ends (what the chain reached)."""
+        return sum(a.grounded and a.at_end for a in self.answers)
+
+    @property
+    def passed_through(self) -> list[AnswerGrounding]:
+        """Answers on a chain but not at its end (the chain went on past them, or started there)."""
+        return [a for a in self.answers if a.grounded and not a.at_end]
+
+    @property
+    def not_in_graph(self) -> list[AnswerGrounding]:
+        return [a for a in self.answers if not a.in_graph]
+
+    @property
+    def completed(self) -> list[AnswerGrounding]:
+        """Off-chain answers the method added from the graph along the chain's relations."""
+        return [a for a in self.answers if a.completed and not a.grounded]
+
+    @property
+    def all_at_end(self) -> bool:
+        """Every answer is what a cited chain reached (False without answers or without a chain)."""
+        return self.has_chain and self.total > 0 and self.at_end == self.total
+
+
+def chain_ends(chain: Iterable[ChainTriplet], topic_entities: Iterable[str] = ()) -> set[str]:
+    """The entities a chain reached: those farthest from the topic entities along its in-graph triplets.
+
+    Depth counts triplets from a topic entity (a chain that touches none starts at its
+    first head); siblings a chain lists at one depth ("film A, film B") are all ends.
+    A chain whose every triplet is ill reaches nothing.
+    """
+    depth: dict[str, int] = {}
+    for t in topic_entities:
+        depth[t] = 0
+        depth[t.strip()] = 0
+    for ct in chain:
+        if not ct.in_graph:
+            continue
+        h, t = ct.head.strip(), ct.tail.strip()
+        if h not in depth and t not in depth:
+            depth[h] = 0 if not depth else max(depth.values())
+        if h in depth and t not in depth:
+            depth[t] = depth[h] + 1
+        elif t in depth and h not in depth:
+            depth[h] = depth[t] + 1
+    reached = {e: d for e, d in depth.items() if d > 0}
+    if not reached:
+        return set()
+    far = max(reached.values())
+    return {e for e, d in reached.items() if d == far}
+
 
 def chain_entities(chain: Iterable[ChainTriplet]) -> set[str]:
     """Heads and tails of the chain's triplets that are in the graph (an ill triplet reaches nothing)."""
@@ -105,6 +175,7 @@ def ground_answers(
     answers: Sequence[Answer],
     chains: Sequence[Sequence[ChainTriplet]],
     graph: Any | None = None,
+    topic_entities: Iterable[str] = (),
 ) -> GroundingReport:
     """Check each answer against the best chain (``chains[0]``), the other chains and the graph.
 
@@ -120,6 +191,11 @@ def ground_answers(
     best_keys = {_key(e) for e in best}
     other_keys = {_key(e) for e in others}
     has_chain = bool(best)
+    topics = list(topic_entities)
+    ends: set[str] = set()
+    for chain in chains:
+        ends |= chain_ends(chain, topics)
+    end_keys = {_key(e) for e in ends}
     out: list[AnswerGrounding] = []
     for ans in answers:
         names = [n for n in (ans.entity, ans.text) if n]
@@ -137,5 +213,7 @@ def ground_answers(
             status = IN_GRAPH
         else:
             status = NOT_IN_GRAPH
-        out.append(AnswerGrounding(answer=ans.text, entity=ans.entity, status=status, in_graph=in_graph))
+        at_end = any(n.strip() in ends or _key(n) in end_keys for n in names)
+        out.append(AnswerGrounding(answer=ans.text, entity=ans.entity, status=status, in_graph=in_graph,
+                                   at_end=at_end, completed=bool(ans.completed_from_graph)))
     return GroundingReport(answers=out, has_chain=has_chain)

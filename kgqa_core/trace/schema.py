@@ -175,6 +175,9 @@ class Trace:
     graph_fingerprint: str = ""
     graph_name: str = ""
     topic_entities: list[str] = field(default_factory=list)
+    # the answers the asker expected (Ask's gold field, ``ask --gold``, an evaluated question's gold);
+    # empty when none was given.  Stored with the run so Replay, Compare and Runs grade it after a reload.
+    gold_answers: list[str] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
     answers: list[Answer] = field(default_factory=list)
     chains: list[list[ChainTriplet]] = field(default_factory=list)

@@ -2,22 +2,27 @@
 
 One server process, one browser session, in order: ask a sample question
 with DoG, then with READS; replay the DoG run; upload a graph, type a
-question, visit Explore and Replay and come back to Ask (the upload and the
-question are still there); edit the graph on Explore and re-ask on both
-graphs; open the DoG and READS runs, then the two re-ask runs, in Compare;
-stop a run half-way.  After every step: no error element, and (the
-``app_page`` fixture) no request ever left the loopback.  A screenshot of
-each page is kept under test-artifacts/browser/.
+question and its gold answer (the first question's card keeps its own
+verdict), visit Explore and Replay and come back to Ask (the upload and the
+question are still there); run it, reload the page (the same graph, question,
+gold and result come back); remove a triplet of that run's chain on Explore
+and re-ask on both graphs (the report names the change); open the DoG and
+READS runs, then the two re-ask runs, in Compare; stop a run half-way; start
+an evaluation in the background and stop it.  After every step: no error
+element, and (the ``app_page`` fixture) no request ever left the loopback.
+A screenshot of each page is kept under test-artifacts/browser/, and the time
+from Run to the first phase shown in ``first-phase-seconds.txt`` there.
 """
 
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import assert_no_error, save_screenshot, wait_for_app_idle
+from .conftest import ARTIFACTS, assert_no_error, save_screenshot, wait_for_app_idle
 
 RUN_TIMEOUT = 900_000  # ms: one run of the 135M model on a loaded 2-core machine
 TATE = [
@@ -101,10 +106,29 @@ def lean(page) -> None:
     set_number(page, "ask_budget", 30)
 
 
+FIRST_PHASE_SECONDS: list[float] = []
+PHASE = re.compile(r"(loading the model|running · )")  # what a job's panel says first (never a stale "Finished")
+
+
 def run_and_watch(page, shot: str | None = None) -> None:
-    """Press Run, see the progress panel and Run disabled while it goes, wait for the results."""
+    """Press Run, see the progress panel and Run disabled while it goes, wait for the results.
+
+    The time from the click to the first phase the panel shows ("loading the model", "running · ...")
+    is kept (the issue's check: under 2 s).
+    """
     run = page.locator(".st-key-ask_run").get_by_role("button", name="Run")
+    before = page.get_by_test_id("stExpander").all_inner_texts()  # an earlier job's finished panel
+    started = time.monotonic()
     run.click()
+    # this job's panel: a phase, or (a run faster than the page's rerun) its own finished headline
+    page.wait_for_function("""old => [...document.querySelectorAll('[data-testid="stExpander"]')].some(e => {
+        const t = e.innerText; return /loading the model|running · /.test(t)
+                                      || (/(Finished|Stopped)[^\\n]* after /.test(t) && !old.includes(t)); })""",
+                           arg=before, timeout=60_000)
+    FIRST_PHASE_SECONDS.append(time.monotonic() - started)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / "first-phase-seconds.txt").write_text(
+        "\n".join(f"{x:.2f}" for x in FIRST_PHASE_SECONDS) + "\n", encoding="utf-8")
     stop = page.locator(".st-key-ask_job_stop").get_by_role("button", name="Stop")
     replay = page.get_by_role("link", name=re.compile("Replay step by step")).first
     # a short run (DoG concludes once nothing the question names is left) may end before a rerun shows Stop
@@ -118,9 +142,24 @@ def run_and_watch(page, shot: str | None = None) -> None:
         page.evaluate("""() => { const m = document.querySelector('[data-testid="stMain"]');
                                  if (m) m.scrollBy(0, 250); }""")
         save_screenshot(page, shot, docs_name="screenshot-ask.png")
+    page.wait_for_function("""old => [...document.querySelectorAll('[data-testid="stExpander"]')].some(e => {
+        const t = e.innerText; return /(Finished|Stopped)[^\\n]* after /.test(t) && !old.includes(t); })""",
+                           arg=before, timeout=RUN_TIMEOUT)
     page.get_by_role("link", name=re.compile("Replay step by step")).first.wait_for(timeout=RUN_TIMEOUT)
     wait_for_app_idle(page)
     expect(run).to_be_enabled()  # again, after the run
+
+
+def card_verdicts(page) -> list[str]:
+    """The gold verdicts of the Ask page's result cards, in order ("... : 1/1 gold found").
+
+    Waits for the cards (a rerun redraws them) and reads each once (a rerun may still show a stale copy).
+    """
+    found = page.get_by_test_id("stMain").get_by_text(re.compile(r"gold found$"))
+    found.first.wait_for(timeout=60_000)
+    wait_for_app_idle(page)
+    texts = found.all_inner_texts()
+    return list(dict.fromkeys(re.sub(r"^(check_circle|error|cancel)\s+", "", t.strip()) for t in texts))
 
 
 # ------------------------------------------------------------------ the journey
@@ -174,8 +213,11 @@ def test_a_whole_session(app_server, app_page, tmp_path):
     assert_no_error(page, "Replay")
     save_screenshot(page, "04-replay", docs_name="screenshot.png")
 
-    # 3. upload a graph and type a question; visit Explore and Replay; the upload and question stay
+    # 3. upload a graph and type a question and its gold; the READS card keeps the first question's verdict;
+    #    visit Explore and Replay; the upload and question stay
     go_to(page, "Ask", "Ask a question")
+    verdict = card_verdicts(page)
+    assert verdict, "the READS card shows its verdict against the first question's gold"
     page.get_by_text("Upload a file", exact=True).first.click()
     wait_for_app_idle(page)
     tsv = tmp_path / "tate.tsv"
@@ -183,10 +225,13 @@ def test_a_whole_session(app_server, app_page, tmp_path):
     page.locator(".st-key-ask_upload input[type=file]").set_input_files(str(tsv))
     page.get_by_text(re.compile(r"Loaded tate \(upload: tate\.tsv\)")).wait_for()
     wait_for_app_idle(page)
+    expect(page.get_by_test_id("stSidebar")).to_contain_text("Graph: tate")  # at once, not after the next click
     type_text(page, "Question", TATE_QUESTION, area=True)
     type_text(page, "Gold answer (optional)", "1967 | 1968")
     page.get_by_text("Sharon Tate  · marked with [ ] in the question").first.wait_for()
     assert_no_error(page, "Ask after upload")
+    assert card_verdicts(page) == verdict, "the first question's card is graded against its own gold only"
+    expect(page.get_by_text(re.compile(r"^Q: what films did \[Otto Preminger\]")).first).to_be_visible()
     go_to(page, "Explore", "Explore the graph")
     assert_no_error(page, "Explore")
     save_screenshot(page, "05-explore")
@@ -199,10 +244,44 @@ def test_a_whole_session(app_server, app_page, tmp_path):
     expect(page.get_by_test_id("stSidebar")).to_contain_text("Graph: tate")
     assert_no_error(page, "Ask after the visits")
 
-    # 4. Explore: edit the graph, re-ask on both graphs (a job like Ask's: progress, Run disabled, results)
+    # 3b. run DoG on the uploaded graph, then reload: the graph, question, gold, topics and result come back
+    set_methods(page, "dog")
+    lean(page)
+    run_and_watch(page)
+    expect(page.get_by_text(re.compile(r"^Q: the films acted by \[Sharon Tate\]")).first).to_be_visible()
+    tate_verdict = card_verdicts(page)
+    assert tate_verdict and tate_verdict[0].endswith("/2 gold found"), tate_verdict
+    assert "s=" in page.url, "the session id is in the URL"
+    page.reload()
+    page.get_by_role("heading", name="Ask a question").wait_for()
+    wait_for_app_idle(page)
+    page.get_by_text(re.compile(r"Loaded tate \(upload: tate\.tsv\)")).wait_for()
+    expect(page.get_by_role("textbox", name="Question")).to_have_value(TATE_QUESTION)
+    expect(page.get_by_role("textbox", name="Gold answer (optional)")).to_have_value("1967 | 1968")
+    expect(page.get_by_test_id("stSidebar")).to_contain_text("Graph: tate")
+    expect(page.get_by_test_id("stSidebar")).to_contain_text("Restored after the reload")
+    expect(page.locator(".st-key-ask_topics")).to_contain_text("Sharon Tate")
+    assert card_verdicts(page) == tate_verdict, "the result card is back, with its own verdict"
+    assert_no_error(page, "Ask after reload")
+    save_screenshot(page, "05b-ask-after-reload")
+
+    # 4. Explore: remove a triplet of the DoG run's chain and add one, re-ask on both graphs (a job like Ask's:
+    #    progress, Run disabled, results); the report names what changed, never a blanket success
+    from kgqa_core.trace.schema import load_trace
+
+    tate_runs = [t for t in (load_trace(p) for p in app_server.runs_dir.glob("*.json")) if t.graph_name == "tate"]
+    chain = [ct for ct in tate_runs[0].best_chain if ct.triplet_id is not None] if tate_runs else []
     go_to(page, "Explore", "Explore the graph")
     page.get_by_role("tab", name=re.compile("Edit")).click()
     wait_for_app_idle(page)
+    removed = None
+    if chain:
+        removed = next((ct for ct in chain if "Sharon Tate" in (ct.head, ct.tail)), None)
+    if removed is not None:
+        choose(page, "Triplet", re.compile(rf"^#{removed.triplet_id}\s"))
+        page.get_by_role("button", name=re.compile(r"^(remove_circle)?\s*Remove$")).click()
+        wait_for_app_idle(page)
+        page.get_by_text(re.compile(rf"removed #{removed.triplet_id}: ")).filter(visible=True).first.wait_for()
     type_text(page, "Head", "Sharon Tate")
     type_text(page, "Relation", "starred_in")
     type_text(page, "Tail", "Eye of the Devil")
@@ -220,6 +299,11 @@ def test_a_whole_session(app_server, app_page, tmp_path):
     expect(reask).to_be_enabled()
     for label in ("original graph", "edited graph"):
         expect(page.get_by_text(label, exact=True).filter(visible=True).first).to_be_visible()
+    report = page.get_by_test_id("stMain").inner_text()
+    assert "follows the graph's evidence" not in report  # the old blanket verdict is gone
+    if removed is not None:  # where the removed chain triplet was, said in the report
+        assert re.search(rf"Removed #{removed.triplet_id} \(.*\): (it was on the original run's chain|cited by "
+                         rf"another chain|not on the original run's chains)", report), report[-2000:]
     assert_no_error(page, "Explore re-ask")
     save_screenshot(page, "06-explore-reask")
 
@@ -250,15 +334,31 @@ def test_a_whole_session(app_server, app_page, tmp_path):
     assert_no_error(page, "Ask after Stop")
     save_screenshot(page, "08-ask-stopped")
 
-    # 7. every page once more, for the record
-    for title, heading, shot in (("Runs", "Runs", "09-runs"), ("Evaluate", "Evaluate", "10-evaluate")):
-        go_to(page, title, re.compile(heading))
-        assert_no_error(page, title)
-        save_screenshot(page, shot)
-    from kgqa_core.trace.schema import load_trace
+    # 7. Runs lists each run with its own gold and verdict
+    go_to(page, "Runs", re.compile("Runs"))
+    assert_no_error(page, "Runs")
+    save_screenshot(page, "09-runs")
+
+    # 8. Evaluate runs in the background with a phase line and Stop, through the same job panel as Ask
+    go_to(page, "Evaluate", re.compile("Evaluate"))
+    evaluate = page.locator(".st-key-eval_run").get_by_role("button", name="Run evaluation")
+    evaluate.click()
+    page.locator(".st-key-eval_job_stop").get_by_role("button", name="Stop").wait_for(timeout=60_000)
+    page.get_by_test_id("stExpander").filter(has_text=PHASE).first.wait_for(timeout=60_000)
+    expect(evaluate).to_be_disabled()
+    save_screenshot(page, "10-evaluate-running")
+    page.locator(".st-key-eval_job_stop").get_by_role("button", name="Stop").click()
+    page.locator('[data-testid="stAlertContentWarning"]', has_text="Stopped by you").first.wait_for(timeout=RUN_TIMEOUT)
+    wait_for_app_idle(page)
+    expect(evaluate).to_be_enabled()
+    assert_no_error(page, "Evaluate after Stop")
+    save_screenshot(page, "10-evaluate-stopped")
 
     traces = [load_trace(p) for p in app_server.runs_dir.glob("*.json")]
     methods = sorted(t.method for t in traces)
-    assert methods == ["dog", "dog", "dog", "dog", "reads"], methods
+    assert methods == ["dog", "dog", "dog", "dog", "dog", "reads"], methods
     assert sum(t.stopped for t in traces) == 1
     assert {t.graph_name for t in traces} >= {"tate", "tate (edited)"}
+    golds = {t.graph_name: t.gold_answers for t in traces if not t.stopped}
+    assert golds["tate"] == ["1967", "1968"] and golds["metaqa_movies"] == ["Stalag 17"]
+    assert max(FIRST_PHASE_SECONDS) < 2.0, FIRST_PHASE_SECONDS  # a phase is shown within 2 s of Run

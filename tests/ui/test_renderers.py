@@ -374,15 +374,19 @@ def test_beam_scores_kept_first_partial_marked_one_unit_full_labels(graph):
                              label_of=lambda c: view.candidate_label(step, c),
                              reason_of=lambda c: view.candidate_reason(step, c))
     bar = fig.data[0]
-    assert bar.text[0].startswith("\u2713") and "-5.50" in bar.text[0]  # kept first, in log-probability
+    # each score is written under its label, in the axis (which grows to fit): never beside the bar, where a
+    # narrow column cut it ("<= -16.06 p")
+    values = [y.rsplit("<br>", 1)[1] for y in bar.y]
+    assert bar.text is None
+    assert values[0].startswith("<i>\u2713 kept") and "-5.50" in values[0]  # kept first, in log-probability
     # fully scored before partial ones: a bound is not a score, so -3.20 (partial) comes after -6.00
-    assert "-6.00" in bar.text[1] and "partial" not in bar.text[1]
-    assert "\u2264 -3.20" in bar.text[2] and "partial" in bar.text[2]  # the bound, marked
+    assert "-6.00" in values[1] and "partial" not in values[1]
+    assert "\u2264 -3.20" in values[2] and "(partial)" in values[2]  # the bound, marked
     assert list(bar.marker.pattern.shape) == ["", "", "/"]
-    assert all("p=" not in t for t in bar.text)  # one unit on the bars; probability only in the tooltip
+    assert all("p=" not in t for t in values)  # one unit on the bars; probability only in the tooltip
     assert "probability" in bar.hovertext[0] and "upper bound" in bar.hovertext[2]
     assert "never finished" in bar.hovertext[2] and "kept" in bar.hovertext[0]
-    labels = [y.replace("<br>", " ") for y in bar.y]
+    labels = [y.rsplit("<br>", 1)[0].replace("<br>", " ") for y in bar.y]
     assert labels[2].endswith("differently: A") and labels[1].endswith("differently: B")  # wrapped, not cut
     assert "log-probability" in fig.layout.xaxis.title.text
     legend = view.score_legend(step)
@@ -412,7 +416,7 @@ def test_an_answer_off_the_chain_is_never_green(graph):
     direct = Trace(method="direct", question="q", answers=[Answer(text="1967", entity="1967", in_graph=True)])
     assert grounding_badge(direct, graph).color == "blue"  # no chain to check: never green
     assert grounding_badge(Trace(method="dog", question="q"), graph) is None
-    assert summary_row(F.dog_trace(graph))["answers on chain"] == "2/2"
+    assert summary_row(F.dog_trace(graph))["answers where the chain ends"] == "2/2"
 
 
 # ------------------------------------------------------------------ graph page
@@ -463,4 +467,4 @@ def test_reads_stop_option_is_named_and_structure_labels_wrap():
 
     assert "stopped" in step_name(tr, 0)
     html = render_html(abstract_structure_scene(F.reads_trace().steps[1].extra["abstract_structure"]))
-    assert "widthConstraint" in html and 'align: "horizontal"' in html
+    assert "widthConstraint" in html and '(hier ? " wrap" : "")' in html  # long labels wrap in a tree
