@@ -51,7 +51,7 @@ def read_question(request: Any, params: Any, rec: Any, topics: Sequence[str]) ->
         reading = given
     elif key is not None and key in _READ:
         _READ.move_to_end(key)
-        reading = dataclasses.replace(_READ[key], calls=[], seconds=0.0)  # read once: its calls were counted then
+        reading = dataclasses.replace(_READ[key], calls=[], seconds=0.0, forward_passes=0)  # read once: its calls were counted then
         reading.explanation += " (read once for this question and graph, by an earlier run of this session)"
     else:
         progress.stage("reading the question: which relations and how many hops it asks for")
@@ -108,7 +108,7 @@ def record_reading(rec: Any, reading: QuestionReading, sure_at: float) -> None:
         model_calls=list(reading.calls), tokens_in=sum(getattr(c, "prompt_tokens", 0) for c in reading.calls),
         seconds=round(reading.seconds, 4),
         note=f"{reading.explanation}. {guidance_words(reading, sure_at)}",
-        extra={"reading": reading.to_dict(), "sure_at": sure_at},
+        extra={"reading": reading.to_dict(), "sure_at": sure_at, "forward_passes": reading.forward_passes},
     ))
 
 

@@ -191,6 +191,7 @@ class ModelPathReader:
         reading = reading_from_plans(self.name, _grouped(picked, probs), topics, "the model chose the path")
         reading.seconds = time.perf_counter() - started
         reading.calls = list(decision.calls)
+        reading.forward_passes = decision.forward_passes
         return reading
 
 

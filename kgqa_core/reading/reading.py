@@ -85,6 +85,7 @@ class QuestionReading:
     explanation: str = ""  # in plain words, for the trace
     mentions: list[str] = field(default_factory=list)  # question words that named a relation (wording reader)
     seconds: float = 0.0
+    forward_passes: int = 0  # the model's forward passes the reading took
     calls: list[Any] = field(default_factory=list)  # the model calls the reader made (trace ModelCall records)
 
     @classmethod

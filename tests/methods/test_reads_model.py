@@ -24,8 +24,8 @@ def test_reads_smoke_with_smollm2(backend_model):
     assert trace.method == "reads" and trace.model == backend_model.name
     assert [s.kind for s in trace.steps] == [s.kind for s in seen]  # streamed as they completed
     kinds = [s.kind for s in trace.steps]
-    assert kinds[0] == "reads.search" and kinds[-1] == "reads.answer"
-    assert set(kinds) <= {"reads.search", "reads.prune", "reads.answer"}
+    assert kinds[:2] == ["reading.plan", "reads.search"] and kinds[-1] == "reads.answer"  # the question read first
+    assert set(kinds) <= {"reading.plan", "reads.search", "reads.prune", "reads.answer"}
     # answers are entities of G_k at one position of S_k
     assert trace.answers and all(g.has_entity(a.entity) and a.in_graph for a in trace.answers)
     node = trace.extra["answer_node"]

@@ -35,8 +35,9 @@ def test_rok_smoke_with_smollm2(model):
                         on_step=steps.append)
     trace = run_method("rok", req)
     assert not trace.error
-    assert [s.kind for s in trace.steps] == ["rok.cot", "rok.link", "rok.paths", "rok.pagerank", "rok.branches", "rok.answer"]
-    assert len(steps) == 6
+    assert [s.kind for s in trace.steps] == ["rok.cot", "rok.link", "reading.plan", "rok.paths", "rok.pagerank",
+                                             "rok.branches", "rok.answer"]  # the path length from the reading
+    assert len(steps) == 7
     assert trace.model_calls >= 3
     assert sum(len(s.model_calls) for s in trace.steps) == trace.model_calls
     assert trace.forward_passes > 0 and trace.tokens_out > 0
