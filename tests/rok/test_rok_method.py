@@ -24,7 +24,8 @@ def _run(model, graph=None, question="Which film directed by [Alice Walker] star
     steps = []
     req = MethodRequest(graph=graph or _graph(), question=question, model=model,
                         topic_entities=kw.pop("topic_entities", ["Alice Walker"]),
-                        params={"use_embedder": False, **kw.pop("params", {})}, on_step=steps.append)
+                        params={"use_embedder": False, "reader": "none", **kw.pop("params", {})},  # steps by position
+                        on_step=steps.append)
     return run_method("rok", req), steps
 
 
