@@ -42,9 +42,9 @@ def vocabulary_expander(graph: Any) -> str:
     problem = ""
     # open while it holds a text (its errors and warnings stay in sight); the label stays put, so does the state
     with st.expander("Relation vocabulary", icon=":material/translate:", expanded=bool(typed)):
-        st.caption("Your own words for this graph's relations, so the question's reading knows that *wife* means "
-                   "`spouse`: one relation a line, its name as the graph spells it, a colon, then your words "
-                   "separated by commas (`spouse: wife, husband, married to`). Lines starting with # are comments. "
+        st.caption("Your own words for this graph's relations, so the question's reading knows that 'wife' means "
+                   "'spouse': one relation a line, its name as the graph spells it, a colon, then your words "
+                   "separated by commas ('spouse: wife, husband, married to'). Lines starting with # are comments. "
                    "The vocabulary belongs to the loaded graph, goes with every run and is saved in its trace.")
         _take_upload()
         text = st.text_area("Vocabulary text", key=state.VOCABULARY_TEXT_KEY, height=140, placeholder=PLACEHOLDER,
