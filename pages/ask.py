@@ -7,14 +7,15 @@ import os
 import streamlit as st
 
 from kgqa_core.graph.knowledge_graph import KnowledgeGraph
-from kgqa_ui import panels, sparql_panel, state, vocabulary_panel
+from kgqa_ui import guidance_ui, panels, sparql_panel, state, vocabulary_panel
 from kgqa_ui.graph_upload import graph_uploader, parse_upload
 from kgqa_ui.html_utils import md_text
 from kgqa_ui.link_labels import preselected, topic_option_label
 from kgqa_ui.nav import ensure_app_navigation
 from kgqa_ui.params_form import (ASK_PARAM_DEFAULTS, ASK_PARAM_KEYS, ASK_PRESET_KEY, DEFAULT_PRESET, PRESET_LABELS,
                                  parameter_form)
-from kgqa_ui.running import RunSpec, methods_available, outcome_trace, run_controls
+from kgqa_ui.running import (RunSpec, methods_available, outcome_trace, register_job, run_controls, running_job_page,
+                             start_job)
 
 ensure_app_navigation()
 
@@ -212,6 +213,7 @@ def method_section() -> tuple[list[str], dict[str, dict], str]:
     specs = method_specs()
     params = parameter_form([specs[m] for m in chosen if m in specs], defaults=ASK_PARAM_DEFAULTS, keys=ASK_PARAM_KEYS,
                             preset=preset or DEFAULT_PRESET)
+    guidance_ui.glossary_expander(chosen)
     from kgqa_ui import server_panel
 
     names = list(PACKAGED_MODELS) + server_panel.model_choices()
@@ -267,16 +269,33 @@ def results_section() -> None:
     if not runs:
         return
     st.subheader("Results")
+    busy = running_job_page() is not None
     for item in runs:
         with st.container(border=True):
             st.markdown(f"#### {item['method']}")
             trace = outcome_trace(item)
             if trace is None:
                 continue
+            preset = (trace.parameters or {}).get("preset") or DEFAULT_PRESET
+            st.caption("Preset: " + md_text(PRESET_LABELS.get(preset, preset)))
             # the run's own question and gold (saved in its trace), not what the fields above hold now
             panels.trace_summary(trace, compact=True, show_question=True)
             st.page_link("pages/replay.py", label="Replay step by step", icon=":material/slow_motion_video:",
                          query_params={"run": item["run_id"]})
+            guidance_ui.rerun_button(trace, item["run_id"], graph=state.active_graph(),
+                                     model=item.get("model") or st.session_state.get("ask_model") or "", busy=busy,
+                                     on_start=lambda spec, runs=runs: _start_again(spec, runs),
+                                     requested=item.get("params"))
+
+
+def _start_again(spec: RunSpec, shown: list[dict]) -> None:
+    """Run `spec` the way the Run button does; the cards shown stay, the new run's card comes after them."""
+    st.session_state["ask_job"] = start_job([spec])
+    register_job("ask", st.session_state["ask_job"])
+    st.session_state["ask_kept_runs"] = list(shown)
+    st.session_state["ask_run_model"] = spec.model_name
+    st.session_state["ask_run_params"] = {spec.method: dict(spec.params)}
+    st.rerun()
 
 
 def main() -> None:
@@ -296,11 +315,18 @@ def main() -> None:
     def specs() -> list[RunSpec]:
         vocabulary = state.graph_vocabulary()  # the user's words for this graph's relations, with every run
         gold = tuple(st.session_state.get("ask_gold") or ())
+        # what the finished runs' cards rerun with: this model and these parameters (the traces may hold guided ones)
+        st.session_state["ask_run_model"] = model
+        st.session_state["ask_run_params"] = {m: dict(params.get(m, {})) for m in methods}
         return [RunSpec(m, graph, question, tuple(topics), dict(params.get(m, {})), model, vocabulary=vocabulary,
                         gold=gold) for m in methods]
 
     def keep(outcomes: list[dict]) -> None:
-        st.session_state["ask_last_runs"] = outcomes
+        # a card's "Run again" keeps the cards it was started from; the Run button starts afresh
+        ran_with = st.session_state.get("ask_run_model", model)
+        requested = st.session_state.get("ask_run_params") or {}
+        st.session_state["ask_last_runs"] = st.session_state.pop("ask_kept_runs", []) + [
+            {**o, "model": ran_with, "params": requested.get(o["method"])} for o in outcomes]
 
     run_controls("ask", "Run", specs, keep, blocked=hint)
     results_section()
