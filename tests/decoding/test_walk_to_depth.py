@@ -115,7 +115,7 @@ def test_the_trace_note_quotes_what_was_taken_back_as_text():
     taken = TakenBack(" Therefore, the answer is * <b>Michael Mann</b>.", depth=1, min_depth=2, written=" 2.",
                       offered=1, of=2)
     note = taken_back_note(taken, went_on=True)
-    assert note == ("the chain wrote its answer 1 hop(s) from the topic entity, the question names 2: "
+    assert note == ("the chain wrote its answer 1 hop(s) from the question's entity, its reading says 2: "
                     "'Therefore, the answer is * <b>Michael Mann</b>.' was taken back and '2.' written; the next "
                     "triplet was offered only from the chain's farthest entities: 1 of 2 G_q triplets; it went on "
                     "to this triplet")
