@@ -71,6 +71,11 @@ _READ: "OrderedDict[tuple, QuestionReading]" = OrderedDict()
 _READ_LIMIT = 32
 
 
+def clear_readings() -> None:
+    """Forget the readings made so far (a test that compares two cold runs, a model swapped in place)."""
+    _READ.clear()
+
+
 def _cache_key(request: Any, name: str, topics: Sequence[str], vocabulary: Any) -> tuple | None:
     graph, model = request.graph, getattr(request, "model", None)
     fingerprint = getattr(graph, "fingerprint", "")
