@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import threading
 from collections import OrderedDict
 from typing import Any, Sequence
 
@@ -69,11 +70,21 @@ def read_question(request: Any, params: Any, rec: Any, topics: Sequence[str]) ->
 # option scoring gives the same reading every time for the same model, graph, question and words
 _READ: "OrderedDict[tuple, QuestionReading]" = OrderedDict()
 _READ_LIMIT = 32
+_READ_LOCK = threading.Lock()  # the app runs jobs in threads
+
+
+def _recall(key: tuple) -> QuestionReading | None:
+    with _READ_LOCK:
+        if key not in _READ:
+            return None
+        _READ.move_to_end(key)
+        return _READ[key]
 
 
 def clear_readings() -> None:
     """Forget the readings made so far (a test that compares two cold runs, a model swapped in place)."""
-    _READ.clear()
+    with _READ_LOCK:
+        _READ.clear()
 
 
 def _cache_key(request: Any, name: str, topics: Sequence[str], vocabulary: Any) -> tuple | None:
