@@ -147,3 +147,20 @@ def test_the_model_reader_chooses_a_walk_the_graph_holds(backend_model):
     assert r.reader == "paths" and r.calls and 0 < r.confidence <= 1
     assert r.plans[0].text in {p.text for p in relation_paths(PEOPLE, ["Ann"])}
     assert abs(sum(p.confidence for p in r.plans) - 1) < 1e-6
+
+
+def test_a_question_is_read_once_for_the_methods_that_ask_it(small_model):
+    """Compare and an evaluation run several methods on one question: the second reuses the reading, uncounted."""
+    from kgqa_core.methods.base import MethodRequest, run_method
+    from kgqa_core.reading.guidance import clear_readings
+
+    clear_readings()
+    ask = dict(graph=PEOPLE, question="what is the ethnicity of Ann's wife", model=small_model, topic_entities=["Ann"])
+    first = run_method("dog", MethodRequest(**ask, params={"max_new_tokens": 16, "max_steps": 1}))
+    second = run_method("reads", MethodRequest(**ask, params={"max_search_steps": 1}))
+    one, two = first.steps[0], second.steps[0]
+    assert one.kind == two.kind == "reading.plan" and one.model_calls and not two.model_calls
+    assert one.choice == two.choice and "read once" in two.note
+    clear_readings()
+    third = run_method("reads", MethodRequest(**ask, params={"max_search_steps": 1}))
+    assert third.steps[0].model_calls  # forgotten: read again
