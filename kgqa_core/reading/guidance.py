@@ -18,6 +18,7 @@ from collections import OrderedDict
 from typing import Any, Sequence
 
 from .. import progress
+from ..models.interface import BackendCapabilityError
 from ..parameters import param
 from .reading import QuestionReading
 from .readers import READERS, make_reader
@@ -57,7 +58,12 @@ def read_question(request: Any, params: Any, rec: Any, topics: Sequence[str]) ->
     else:
         progress.stage("reading the question: which relations and how many hops it asks for")
         reader = make_reader(name, getattr(request, "model", None), vocabulary)
-        reading = reader.read(request.question, request.graph, topics)
+        try:
+            reading = reader.read(request.question, request.graph, topics)
+        except BackendCapabilityError as exc:  # a server without log-probabilities: the relations' names alone
+            reading = make_reader("lexicon", None, vocabulary).read(request.question, request.graph, topics)
+            reading.explanation += f" (the model could not score the paths here: {exc})"
+            key = None
         if key is not None:
             _READ[key] = reading
             while len(_READ) > _READ_LIMIT:

@@ -48,7 +48,9 @@ def _heat() -> KnowledgeGraph:
 
 # the paper's offer at each step (see tests/models/test_backends.py: with the question's relations the 135M's
 # answer line on this question is a near tie)
-DOG_PARAMS = {"max_new_tokens": 48, "max_steps": 2, "question_relations": False, "stay_at_depth": False}
+# the question read by the relations' names alone (no model call): DoG's own requests are what these tests compare
+DOG_PARAMS = {"max_new_tokens": 48, "max_steps": 2, "question_relations": False, "stay_at_depth": False,
+              "reader": "lexicon"}
 
 
 @pytest.fixture(scope="module")
@@ -300,6 +302,9 @@ def test_a_server_without_logprobs_is_refused_by_the_steps_that_need_them(llama_
     finally:
         proxy.close()
     assert "DoG's triplet step needs exact token log-probabilities" in dog.error
+    # the default reader cannot score the model's path choice there: the question is read by the names alone
+    default = _run("dog", connect_server(llama_server.url), {"max_new_tokens": 8, "max_steps": 1})
+    assert not default.error or "log-probabilities" not in default.error
     assert dog.steps == [] or all(s.kind != "dog.triplet" for s in dog.steps)
     assert "needs log-probabilities of given continuations" in reads.error
     assert not direct.error  # plain generation needs no log-probs
