@@ -451,6 +451,8 @@ def test_app_model_server_setting_runs_and_fails_in_one_line(llama_server, tmp_p
         for name, value in (("ask_beam", 1), ("ask_steps", 2), ("ask_budget", 30)):
             if name in {w.key for w in at.number_input}:
                 at.number_input(key=name).set_value(value)
+        if "ask_param_reader" in {w.key for w in at.selectbox}:  # the question read by names: no request of its own
+            at.selectbox(key="ask_param_reader").set_value("lexicon")
         at.run()
         proxy.after = proxy.seen + 2  # the free text and the first triplet pass; the next request fails
         at.button(key="ask_run").click().run()
@@ -480,7 +482,7 @@ def _heat_file(tmp_path):
     return graph
 
 
-CLI_PARAMS = {"dog": ["--max-steps", "2", "--param", "max_new_tokens=48"], "cot": ["--param", "max_new_tokens=48"],
+CLI_PARAMS = {"dog": ["--max-steps", "2", "--param", "max_new_tokens=48", "--param", "reader=lexicon"], "cot": ["--param", "max_new_tokens=48"],
               "direct": ["--param", "max_new_tokens=24"], "reads": [], "rok": [], "lpkg": []}
 
 
