@@ -107,7 +107,7 @@ def test_show_prints_control_characters_as_escapes(tmp_path, capsys):
     # a field cannot fake another line: the answer's newline stays inside its line
     assert "answer: Paris\\x1b]52;c;ZXZpbA==\\x07 (not a graph entity), x\\r\\nfaithfulness: 9/9" in out
     assert [ln.split(":")[0] for ln in out.splitlines()] == ["cot on 'who \\x1b]0;pwned\\x07?' (m\\x1b[2J\\x1b[H, 0 steps)",
-                                                             "answer", "chain", "  < Heat\\x1b[2J\\x1b[H -> r\\x9b31m -> t\\x07 >  [ILL",
+                                                             "answer", "preset", "chain", "  < Heat\\x1b[2J\\x1b[H -> r\\x9b31m -> t\\x07 >  [ILL",
                                                              "faithfulness", "error"]
 
 
