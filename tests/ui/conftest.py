@@ -37,3 +37,23 @@ def saved_runs(runs_dir, graph):
 
     store = RunStore(runs_dir)
     return {name: store.save(trace, graph).run_id for name, trace in ui_fixtures.all_traces(graph).items()}
+
+
+@pytest.fixture
+def no_run_outlives_its_test(monkeypatch):
+    """A failed test must not leave a worker thread running the model while later tests run."""
+    from kgqa_ui.run_job import RunJob
+
+    started: list[RunJob] = []
+    original = RunJob.start
+
+    def start(self):
+        started.append(self)
+        return original(self)
+
+    monkeypatch.setattr(RunJob, "start", start)
+    yield
+    for job in started:
+        job.stop()
+    for job in started:
+        job.wait(timeout=600)

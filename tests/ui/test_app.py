@@ -11,25 +11,14 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import ui_fixtures as F
+from apptest import assert_clean as _ok, open_app as _app, small_model_or_skip
 from conftest import APP
 from kgqa_ui.html_utils import md_text
 from kgqa_ui.run_store import RunStore
 
-TIMEOUT = 120
+pytestmark = pytest.mark.usefixtures("no_run_outlives_its_test")
 
 
-def _app(page: str | None = None, **query) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    if page:
-        at.switch_page(page)
-    for k, v in query.items():
-        at.query_params[k] = v
-    return at.run()
-
-
-def _ok(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
 
 
 def _srcdoc(at: AppTest) -> list[str]:
@@ -245,36 +234,6 @@ def test_ask_runs_a_method_with_the_small_model_and_saves_the_trace(runs_dir, mo
 # ------------------------------------------------------------ a whole session (issue 13)
 
 
-@pytest.fixture(autouse=True)
-def _no_run_outlives_its_test(monkeypatch):
-    """A failed test must not leave a worker thread running the model while later tests run."""
-    from kgqa_ui.run_job import RunJob
-
-    started: list[RunJob] = []
-    original = RunJob.start
-
-    def start(self):
-        started.append(self)
-        return original(self)
-
-    monkeypatch.setattr(RunJob, "start", start)
-    yield
-    for job in started:
-        job.stop()
-    for job in started:
-        job.wait(timeout=600)
-
-
-def _small_model_or_skip() -> None:
-    from kgqa_core.methods.base import available_methods
-    from kgqa_core.models.registry import PACKAGED_MODELS, is_installed
-
-    if not is_installed(PACKAGED_MODELS["smollm2-135m"]):
-        pytest.skip("the smollm2-135m model package is not installed")
-    missing = {"dog", "reads"} - set(available_methods())
-    if missing:
-        pytest.skip(f"methods not importable: {sorted(missing)}")
-
 
 @pytest.fixture
 def fresh_process(monkeypatch):
@@ -335,7 +294,7 @@ def test_sessions_run_several_questions_and_methods_in_one_process(runs_dir, fre
     One session asks two questions with DoG, then the second with READS; then a second
     session (another browser tab, same process) asks a third.
     """
-    _small_model_or_skip()
+    small_model_or_skip(["dog", "reads"])
     at = _app()
     _ok(at)
     seen = []
@@ -440,7 +399,7 @@ def _stop_and_wait(at: AppTest, key: str, job) -> None:
 def _set_a_long_dog_run_then_open(page: str, monkeypatch) -> AppTest:
     """Example 0 set up on the Ask page with DoG, beam 1 and 4 triplet steps (long enough to be
     stopped), then `page` opened in the same session."""
-    _small_model_or_skip()
+    small_model_or_skip(["dog", "reads"])
     monkeypatch.setenv("KGQA_APP_MODEL", "smollm2-135m")
     at = _app()
     at.selectbox(key="ask_example").set_value(0).run()

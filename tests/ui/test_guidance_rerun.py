@@ -10,6 +10,7 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from apptest import TIMEOUT, assert_clean as _ok, small_model_or_skip
 from conftest import APP
 from kgqa_core.methods.base import method_spec
 from kgqa_core.parameters import declared
@@ -17,12 +18,8 @@ from kgqa_ui.guidance_ui import GLOSSARY_TITLE, RERUN_LABEL, glossary, paper_par
 from kgqa_ui.html_utils import md_text
 from kgqa_ui.run_store import RunStore
 
-TIMEOUT = 120
+pytestmark = pytest.mark.usefixtures("no_run_outlives_its_test")
 
-
-def _ok(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
 
 
 def _wait(at: AppTest, timeout: float = 900) -> None:
@@ -34,30 +31,9 @@ def _wait(at: AppTest, timeout: float = 900) -> None:
     at.run(timeout=timeout)
 
 
-@pytest.fixture(autouse=True)
-def _no_run_outlives_its_test(monkeypatch):
-    from kgqa_ui.run_job import RunJob
-
-    started: list[RunJob] = []
-    original = RunJob.start
-
-    def start(self):
-        started.append(self)
-        return original(self)
-
-    monkeypatch.setattr(RunJob, "start", start)
-    yield
-    for job in started:
-        job.stop()
-    for job in started:
-        job.wait(timeout=600)
-
 
 def test_a_workbench_card_runs_again_with_the_paper_preset(runs_dir, monkeypatch):
-    from kgqa_core.models.registry import PACKAGED_MODELS, is_installed
-
-    if not is_installed(PACKAGED_MODELS["smollm2-135m"]):
-        pytest.skip("the smollm2-135m model package is not installed")
+    small_model_or_skip()
     monkeypatch.setenv("KGQA_APP_MODEL", "smollm2-135m")
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     at.selectbox(key="ask_example").set_value(0).run()

@@ -8,11 +8,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import ui_fixtures as F
+from apptest import TIMEOUT, open_app as _app
 from conftest import APP
 from kgqa_ui.html_utils import md_text
 from kgqa_ui.run_store import RunStore
-
-TIMEOUT = 120
 
 # Each is a saved trace with one field of the wrong type; each used to break Runs and Replay.
 DAMAGED = {
@@ -23,13 +22,6 @@ DAMAGED = {
     "bad-score": lambda d: d["steps"][0]["candidates"].append({"label": "x", "score": "high"}),
 }
 
-
-def _app(page: str, **query) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.switch_page(page)
-    for k, v in query.items():
-        at.query_params[k] = v
-    return at.run()
 
 
 @pytest.fixture

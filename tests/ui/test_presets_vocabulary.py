@@ -11,34 +11,15 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import ui_fixtures as F
-from conftest import APP
+from apptest import assert_clean as _ok, open_app as _app, small_model_or_skip
 from kgqa_core.reading.guidance import record_reading
 from kgqa_core.reading.reading import PlanHop, QuestionReading, RelationPlan
 from kgqa_core.reading.vocabulary import RelationVocabulary
 from kgqa_ui.run_store import RunStore
 
-TIMEOUT = 120
+pytestmark = pytest.mark.usefixtures("no_run_outlives_its_test")
 
 
-def _app(page: str | None = None, **query) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    if page:
-        at.switch_page(page)
-    for k, v in query.items():
-        at.query_params[k] = v
-    return at.run()
-
-
-def _ok(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-
-
-def _small_model_or_skip() -> None:
-    from kgqa_core.models.registry import PACKAGED_MODELS, is_installed
-
-    if not is_installed(PACKAGED_MODELS["smollm2-135m"]):
-        pytest.skip("the smollm2-135m model package is not installed")
 
 
 def _dog_on_example(at: AppTest) -> None:
@@ -62,28 +43,10 @@ def _run_and_wait(at: AppTest, timeout: float = 900) -> dict:
     return runs[0]
 
 
-@pytest.fixture(autouse=True)
-def _no_run_outlives_its_test(monkeypatch):
-    from kgqa_ui.run_job import RunJob
-
-    started: list[RunJob] = []
-    original = RunJob.start
-
-    def start(self):
-        started.append(self)
-        return original(self)
-
-    monkeypatch.setattr(RunJob, "start", start)
-    yield
-    for job in started:
-        job.stop()
-    for job in started:
-        job.wait(timeout=600)
-
 
 # ------------------------------------------------------------------ preset
 def test_the_paper_preset_runs_dog_as_published_and_the_trace_says_so(runs_dir, monkeypatch):
-    _small_model_or_skip()
+    small_model_or_skip()
     monkeypatch.setenv("KGQA_APP_MODEL", "smollm2-135m")
     at = _app()
     _dog_on_example(at)
@@ -169,7 +132,7 @@ def test_an_uploaded_vocabulary_fills_the_text_and_names_its_file(runs_dir):
 
 
 def test_a_good_vocabulary_goes_with_the_run_and_the_reading_is_shown(runs_dir, monkeypatch):
-    _small_model_or_skip()
+    small_model_or_skip()
     monkeypatch.setenv("KGQA_APP_MODEL", "smollm2-135m")
     at = _app()
     _dog_on_example(at)

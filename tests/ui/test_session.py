@@ -10,26 +10,14 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import ui_fixtures as F
+from apptest import TIMEOUT, assert_clean as _ok, open_app as _app
 from conftest import APP
 from kgqa_ui.run_store import RunStore
 from kgqa_ui.session_store import SessionStore
 
-TIMEOUT = 120
 TSV = "\n".join("\t".join(t) for t in F.TRIPLETS).encode()
 
 
-def _app(page: str | None = None, **query) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    if page:
-        at.switch_page(page)
-    for k, v in query.items():
-        at.query_params[k] = v
-    return at.run()
-
-
-def _ok(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
 
 
 def _sid(at: AppTest) -> str:
