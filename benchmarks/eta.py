@@ -31,7 +31,6 @@ Wall times include the machine's other load (its load average is printed).
 from __future__ import annotations
 
 import argparse
-import ast
 import os
 import statistics
 import sys
@@ -41,19 +40,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 DEV = ROOT / "datasets" / "metaqa_sample" / "metaqa_dev_50.jsonl"
-DEFAULTS_FILE = ROOT / "kgqa_ui" / "params_form.py"
 
-
-def ask_defaults() -> dict:
-    """ASK_PARAM_DEFAULTS as written in the app (read from the source)."""
-    tree = ast.parse(DEFAULTS_FILE.read_text(encoding="utf-8"))
-    for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
-        if any(getattr(t, "id", "") == "ASK_PARAM_DEFAULTS" for t in targets):
-            return ast.literal_eval(node.value)
-    raise SystemExit(f"ASK_PARAM_DEFAULTS not found in {DEFAULTS_FILE}")
+from ask_defaults import demo_defaults  # noqa: E402
 
 
 def main() -> None:
@@ -84,7 +75,7 @@ def main() -> None:
           f"load average {os.getloadavg()[0]:.1f}; {len(questions)} questions x {methods}")
     store = RunStore(tempfile.mkdtemp(prefix="kgqa-eta-runs-"))
     book = shared_book()
-    defaults = ask_defaults()
+    defaults = demo_defaults()  # the Ask page's starting values, as benchmarks/ask_defaults.py reads them
     rows = []
     print(f"{'method':7s} {'q':>3s} {'type':5s} {'1st phase':>9s} {'ETA@start':>9s} {'ETA@prompt':>10s} {'real':>7s} "
           f"{'ratio@start':>11s} {'ratio@prompt':>12s} {'readings ok':>12s}")
