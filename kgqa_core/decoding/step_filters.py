@@ -22,6 +22,7 @@ the step and in the trace's notes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Protocol, Sequence
 
 from .step_offers import chain_depth, frontier_triplets, of_named_relations, within_depth
@@ -36,8 +37,9 @@ class StepView:
     topics: Sequence[str]
     guides: Any  # DogGuides: `restricted` narrows a guide
 
-    @property
+    @cached_property
     def depth(self) -> int:
+        """Hops from the topic entities the chain reaches (read once per step, by every filter that asks)."""
         return chain_depth(self.graph, self.chain, self.topics)
 
 
