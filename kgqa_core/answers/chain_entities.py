@@ -10,6 +10,12 @@ they are the same name:
 
 * ``exact``: the same string (surrounding quotes and punctuation aside);
 * ``case``: the same words up to case, accents and punctuation;
+* ``number``: the same number written with or without thousands separators
+  ("425,022" for "425022");
+* ``qualified``: the entity's name without its qualifier, the part a graph
+  adds after a comma or in brackets to tell namesakes apart ("Richmond" for
+  "richmond, virginia", "Atlantic Division" for "Atlantic Division (NBA)"),
+  when exactly one entity the chain reached has that bare name;
 * ``inflection``: the same words up to English word endings (`same_word_family`):
   a shared stem and, after it, an inflectional ending (plural ``-s``/``-es``,
   ``-ed``, ``-ing``) or the ending of an adjective or demonym made from a name
@@ -48,7 +54,7 @@ from typing import Any, Callable, Iterable, Sequence
 from ..graph.linking import normalize_name
 from ..trace.schema import Answer
 
-MATCHES = ("exact", "case", "inflection", "embedding")
+MATCHES = ("exact", "case", "number", "qualified", "inflection", "embedding")
 EMBEDDING_THRESHOLD = 0.85  # all-MiniLM-L6-v2 cosine; "Democratic Party"/"Republican Party" is 0.82
 EMBEDDING_MARGIN = 0.02  # a second chain entity this close to the best makes the match ambiguous
 MIN_STEM = 4  # letters a shared stem needs (3 for a plain plural: "box"/"boxes")
@@ -57,6 +63,10 @@ REPEAT_SHARE = 0.8  # share of an answer's words that are the question's words
 
 _TRIM = " \t\n\"'`*.,;:!?()[]<>"
 _DIGITS = re.compile(r"\d+")
+# a number as people write it: digits grouped in threes by commas, thin or plain spaces, or none; a decimal part
+_NUMBER = re.compile(r"^[+-]?(\d{1,3}(?:[,\u2009\u202f ]\d{3})+|\d+)(\.\d+)?$")
+# a qualifier a graph adds to a name to tell namesakes apart: ", virginia" or " (NBA)" at its end
+_QUALIFIER = re.compile(r"^(.+?)(?:\s*,\s+[^,()]+|\s*\([^()]+\))$")
 _ARTICLES = frozenset({"the", "a", "an"})
 # What may follow a shared stem: English morphology, no word of any domain.  A stem-final vowel (kept in one
 # word, dropped in the other), an inflectional ending, or an ending that makes an adjective or demonym from a
@@ -188,6 +198,33 @@ def is_inflection(text: str, name: str) -> bool:
     return bool(a) and len(a) == len(b) and all(same_word_family(x, y) for x, y in zip(a, b))
 
 
+def number_key(text: str) -> str | None:
+    """The number a text writes, without its thousands separators, or None when it is not one number.
+
+    Examples
+    --------
+    >>> number_key("425,022"), number_key("425022"), number_key("1 234.50"), number_key("1990s")
+    ('425022', '425022', '1234.50', None)
+    """
+    m = _NUMBER.match(text.strip().strip(_TRIM.replace(".", "").replace(",", "")))
+    if m is None:
+        return None
+    sign = "-" if text.strip().startswith("-") else ""
+    return sign + re.sub(r"\D", "", m.group(1)) + (m.group(2) or "")
+
+
+def bare_name(name: str) -> str | None:
+    """A name without the qualifier a graph adds after a comma or in brackets, or None when it has none.
+
+    Examples
+    --------
+    >>> bare_name("richmond, virginia"), bare_name("Atlantic Division (NBA)"), bare_name("Heat")
+    ('richmond', 'Atlantic Division', None)
+    """
+    m = _QUALIFIER.match(name.strip())
+    return m.group(1).strip() if m else None
+
+
 def _same_numbers(a: str, b: str) -> bool:
     return _DIGITS.findall(a) == _DIGITS.findall(b)
 
@@ -232,6 +269,10 @@ def map_to_chain(text: str, chain_entities: Sequence[str], similarity: Similarit
     ChainMatch(entity='Michael Mann', match='embedding', score=0.9)
     >>> map_to_chain("the director Mann", chain) is None
     True
+    >>> map_to_chain("Richmond", ["virginia", "richmond, virginia"])
+    ChainMatch(entity='richmond, virginia', match='qualified', score=0.9)
+    >>> map_to_chain("425,022", ["atlanta, georgia", "425022"])
+    ChainMatch(entity='425022', match='number', score=0.95)
     """
     written = text.strip().strip(_TRIM) or text.strip()
     if not written or not chain_entities:
@@ -246,6 +287,17 @@ def map_to_chain(text: str, chain_entities: Sequence[str], similarity: Similarit
         for e in names:
             if key and normalize_name(e) == key:
                 return ChainMatch(e, "case", 0.95)
+    if "number" in levels:
+        num = number_key(written)
+        if num is not None:
+            for e in names:
+                if number_key(e) == num:
+                    return ChainMatch(e, "number", 0.95)
+    if "qualified" in levels:
+        key = normalize_name(written)
+        hits = [e for e in names if key and normalize_name(bare_name(e) or "") == key]
+        if len(hits) == 1:  # two namesakes on the chain ("Springfield, IL", "Springfield, MA"): no guess
+            return ChainMatch(hits[0], "qualified", 0.9)
     if "inflection" in levels:
         for e in names:
             if is_inflection(written, e):

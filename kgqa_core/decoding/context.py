@@ -165,16 +165,21 @@ def resolve_answers(
 
     def link(piece: str, embed: bool = True, fuzzy: bool = True) -> tuple[str | None, float | None, str]:
         """(entity, score, match): the chain's entity, else the graph's (match "")."""
-        strong = map_to_chain(piece, chain, topics=topics, levels=("exact", "case"))
+        strong = map_to_chain(piece, chain, topics=topics, levels=("exact", "case", "number"))
         if strong is not None:
             return strong.entity, strong.score, strong.match
         if resolve_entity(piece, graph, threshold=1.0)[0] is None:  # a graph entity's name (up to case) stays it
             loose = map_to_chain(piece, chain, similarity if embed else None, topics=topics,
-                                 levels=("inflection", "embedding"))
+                                 levels=("qualified", "inflection", "embedding"))
             if loose is not None:
                 return loose.entity, loose.score, loose.match
         entity, score = resolve_entity(piece, graph, threshold=0.85 if fuzzy else 1.0)
         return entity, (score if entity is not None else None), ""
+
+    def names_chain_entity(piece: str) -> bool:
+        """A list piece that stands for an entity the chain reached (no embedding: a list is near its parts)."""
+        return map_to_chain(piece, chain, topics=topics,
+                            levels=("exact", "case", "number", "qualified", "inflection")) is not None
 
     def names_entity(piece: str) -> bool:
         return (map_to_chain(piece, chain, topics=topics, levels=("exact", "case")) is not None
@@ -192,7 +197,7 @@ def resolve_answers(
         entity, score, match = link(text, embed=False)
         pieces = [text]
         if entity is None:
-            pieces = split_listed_answer(text, graph) or [text]
+            pieces = split_listed_answer(text, graph, also_names=names_chain_entity) or [text]
             if len(pieces) == 1 and chain:
                 entity, score, match = link(text, fuzzy=False)
         for piece in pieces:
@@ -208,9 +213,10 @@ def resolve_answers(
                 continue
             seen.update((piece, key))
             written = piece.strip()
-            mapped = match in ("case", "inflection", "embedding") and written != entity
+            mapped = match in ("case", "number", "qualified", "inflection", "embedding") and written != entity
             if mapped and notes is not None:
-                how = {"case": "up to case", "inflection": "up to word endings",
+                how = {"case": "up to case", "number": "as a number", "qualified": "without its qualifier",
+                       "inflection": "up to word endings",
                        "embedding": f"by embedding similarity {score}"}[match]
                 notes.append(f"the model wrote '{written}'; the chain reached '{entity}' (the same name {how}): "
                              "answered with the graph's entity")

@@ -23,7 +23,7 @@ import unicodedata
 import weakref
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from rapidfuzz import fuzz, process
 
@@ -361,7 +361,7 @@ _LIST_CONJUNCTION = re.compile(r"\s+(?:and|or|&)\s+", re.IGNORECASE)
 _LEADING_CONJUNCTION = re.compile(r"^(?:and|or|&)\s+", re.IGNORECASE)
 
 
-def split_listed_answer(text: str, graph: object) -> list[str] | None:
+def split_listed_answer(text: str, graph: object, also_names: Callable[[str], bool] | None = None) -> list[str] | None:
     """The answers of a text that lists several under one marker, or None.
 
     Models often mark a list once ("* Robert Ryan, Lee Marvin, and Burt
@@ -374,6 +374,9 @@ def split_listed_answer(text: str, graph: object) -> list[str] | None:
     taken when at least two pieces name graph entities; pieces that name none
     (a list cut off mid-name) stay in place as written.  Callers try the
     whole text as one name first, so "Cat Island, Bahamas" is never cut.
+    ``also_names(piece)`` counts a piece that names no graph entity by itself
+    but one the caller knows it stands for (an entity the chain reached,
+    written without its qualifier: "Richmond" for "richmond, virginia").
     """
     raw = [p for p in (_LEADING_CONJUNCTION.sub("", x.strip()).strip(_ANSWER_TRIM)
                        for x in _LIST_SEPARATORS.split(text.strip().strip(_ANSWER_TRIM))) if p]
@@ -382,7 +385,9 @@ def split_listed_answer(text: str, graph: object) -> list[str] | None:
 
     def names(piece: str, exact: bool = False) -> bool:
         # a joined run must name an entity exactly: fuzzily "Sex and the City, 2008" is the film
-        return resolve_entity(piece, graph, threshold=1.0 if exact else 0.85)[0] is not None
+        if resolve_entity(piece, graph, threshold=1.0 if exact else 0.85)[0] is not None:
+            return True
+        return also_names is not None and also_names(piece)
 
     out: list[str] = []
     resolved = 0

@@ -132,3 +132,26 @@ def test_evaluation_still_reads_what_the_model_wrote():
         Answer(text="germans", entity="germans", in_graph=True, mapped_from="German", match="inflection"),
         Answer(text="Russia", entity="russia", in_graph=True)])
     assert predicted_answer_forms(t) == [["germans", "German"], ["Russia", "russia"]]
+
+
+def test_a_name_without_its_qualifier_and_a_number_with_separators_are_the_chains_entities():
+    g = KnowledgeGraph.from_triplets([
+        ("virginia", "has city", "richmond, virginia"), ("virginia", "has city", "alexandria, virginia"),
+        ("georgia", "capital", "atlanta, georgia"), ("atlanta, georgia", "population", "425022"),
+        ("Springfield, IL", "in", "usa"), ("Springfield, MA", "in", "usa"),
+    ])
+    chain = ["virginia", "richmond, virginia", "alexandria, virginia"]
+    notes: list[str] = []
+    got = resolve_answers(["Richmond, Alexandria"], g, ["virginia"], notes, chain_entities=chain)
+    assert [(a.entity, a.match, a.mapped_from) for a in got] == [
+        ("richmond, virginia", "qualified", "Richmond"), ("alexandria, virginia", "qualified", "Alexandria")]
+    assert any("without its qualifier" in n for n in notes)
+    got = resolve_answers(["425,022"], g, ["georgia"], [], chain_entities=["georgia", "atlanta, georgia", "425022"])
+    assert [(a.entity, a.match) for a in got] == [("425022", "number")]
+    # two namesakes on the chain: no guess, the answer names no entity
+    assert map_to_chain("Springfield", ["Springfield, IL", "Springfield, MA", "usa"]) is None
+    # a different number is not the chain's
+    assert map_to_chain("425,023", ["425022"]) is None
+    # the whole qualified name is still one answer, not cut at its comma
+    got = resolve_answers(["richmond, virginia"], g, ["virginia"], [], chain_entities=chain)
+    assert [a.entity for a in got] == ["richmond, virginia"]
