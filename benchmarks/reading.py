@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     names = [r for r in args.readers.split(",") if r]
     model = None
-    if "paths" in names:
+    if any(n.startswith("paths") for n in names):
         from kgqa_core.models import load_model
 
         model = load_model(args.model, backend=args.backend)
@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
                 r = reader.read(q.question, graph, q.topic_entities)
                 secs = time.perf_counter() - t0
                 reaches = bool(r.plans) and bool(gold & {_norm(e) for e in walk_plan(graph, r.plans[0])})
-                if n == "wording":  # no plan: its named relations walked in its order
+                if n.startswith("wording"):  # no plan: its named relations walked in its order
                     reaches = False
                 sure = r.guides(args.sure_at)
                 rows[(ds.name, q.type, n)].append(

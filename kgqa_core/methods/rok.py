@@ -395,6 +395,8 @@ def link_answers(text: str, graph: KnowledgeGraph, evidence: set[str], exclude: 
     model often answers with a sentence); otherwise the raw text is kept as
     an answer outside the graph.
     """
+    from ..answers.chain_entities import map_to_chain
+
     # the prompt's "a | b" format, written as a table row by the model: "| 2007 |" is the answer 2007
     line = text.strip().strip("*| \t\n")
     line = re.sub(r"^(the )?answers?( is| are)?\s*[:\-]?\s*", "", line, flags=re.I).strip("*| \t\n")
@@ -414,7 +416,14 @@ def link_answers(text: str, graph: KnowledgeGraph, evidence: set[str], exclude: 
             best = process.extractOne(key, list(ev_keys), scorer=fuzz.ratio, score_cutoff=88.0)
             if best is not None:
                 return ev_keys[best[0]], round(best[1] / 100.0, 4)
-        return resolve_entity(part, graph)
+        entity, score = resolve_entity(part, graph)
+        if entity is None and ev and resolve_entity(part, graph, threshold=1.0)[0] is None:
+            # the evidence's entity in the model's words: a number with separators, a name without its
+            # qualifier, another word ending (the rules DoG's answers follow, kgqa_core.answers.chain_entities)
+            match = map_to_chain(part, ev, levels=("number", "qualified", "inflection"))
+            if match is not None:
+                return match.entity, match.score
+        return entity, score
 
     # The prompt asks for "a | b": with a separator present, only an exact name may span it, so
     # "Sex and the City | 2008" is two answers, not a fuzzy match for the film "Sex and the City 2".

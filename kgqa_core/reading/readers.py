@@ -166,15 +166,26 @@ class LexiconReader:
 
 
 class ModelPathReader:
-    """The model chooses, among the graph's paths closest to the question's words, the one the question walks."""
+    """The model chooses, among the graph's paths closest to the question's words, the one the question walks.
+
+    ``listed`` (default): the walks are listed in the prompt and the model
+    copies one (READS-style option choice, debiased over ``permutations``
+    listing orders).  ``listed=False``: no list; each walk is scored as the
+    model's reply to the question alone, renormalised where the walks branch
+    (`trie_logprobs`), like DoG's constrained decoding of one path: no list
+    means no listing order to debias and a prompt a third as long.
+    """
 
     name = "paths"
 
     def __init__(self, model: Any, vocabulary: RelationVocabulary | None = None, embedder: Any = None,
-                 max_hops: int = 3, permutations: int = 2) -> None:
+                 max_hops: int = 3, permutations: int = 2, listed: bool = True,
+                 max_options: int = MAX_OPTIONS) -> None:
         self.model = model
         self.lexicon = LexiconReader(vocabulary, embedder, max_hops)
         self.permutations = permutations
+        self.listed = listed
+        self.max_options = max_options
 
     def read(self, question: str, graph: Any, topics: Sequence[str]) -> QuestionReading:
         from ..reads.scoring import ModelChooser
@@ -183,16 +194,47 @@ class ModelPathReader:
         plans, scores = self.lexicon.candidates(question, graph, topics)
         if not plans:
             return reading_from_plans(self.name, [], topics, "the graph's paths")
-        picked = [plans[i] for i in shortlist(plans, scores)]
-        options = [_option_text(p) for p in picked]
-        chooser = ModelChooser(self.model, permutations=self.permutations)
-        decision = chooser.choose("reading", plan_prompt(question, topics, self.lexicon.vocabulary, picked), options)
+        picked = [plans[i] for i in shortlist(plans, scores, limit=self.max_options)]
+        options = list(dict.fromkeys(_option_text(p) for p in picked))
+        picked = [next(p for p in picked if _option_text(p) == o) for o in options]
+        if self.listed:
+            chooser = ModelChooser(self.model, permutations=self.permutations)
+            decision = chooser.choose("reading", plan_prompt(question, topics, self.lexicon.vocabulary, picked),
+                                      options)
+        else:
+            decision = _unlisted_choice(self.model, question, topics, self.lexicon.vocabulary, picked, options)
         probs = [o.prob for o in decision.options]
         reading = reading_from_plans(self.name, _grouped(picked, probs), topics, "the model chose the path")
         reading.seconds = time.perf_counter() - started
         reading.calls = list(decision.calls)
         reading.forward_passes = decision.forward_passes
         return reading
+
+
+def _unlisted_choice(model: Any, question: str, topics: Sequence[str], vocabulary: RelationVocabulary | None,
+                     plans: Sequence[RelationPlan], options: list[str]) -> Any:
+    """Each walk scored as the reply to the question (no list), renormalised where the walks branch."""
+    from ..reads.scoring import ModelChooser, decision_from_scores, trie_logprobs
+
+    if len(options) == 1:
+        return decision_from_scores(options, [0.0])
+    started = time.perf_counter()
+    parts = unlisted_prompt(question, topics, vocabulary, plans)
+    prompt = model.chat_prompt(parts.head + parts.tail, system=parts.system)
+    terminator = ModelChooser(model).terminator
+    with model.lock:
+        before = model.counter.snapshot()
+        scores = model.score_continuations(prompt, [o + terminator for o in options])
+        after = model.counter.snapshot()
+    combined = trie_logprobs([s.token_ids for s in scores], [s.token_logprobs for s in scores])
+    decision = decision_from_scores(options, combined, [combined])
+    call = model.call_record("reads.reading (walks scored as replies)", scores, prompt)
+    call.forward_passes = after[0] - before[0]
+    decision.calls = [call]
+    decision.forward_passes = after[0] - before[0]
+    decision.tokens_in = after[1] - before[1]
+    decision.seconds = time.perf_counter() - started
+    return decision
 
 
 def _option_text(plan: RelationPlan) -> str:
@@ -222,8 +264,43 @@ def plan_prompt(question: str, topics: Sequence[str], vocabulary: RelationVocabu
     return PromptParts(head=head, tail="Reply with one walk, copied exactly.")
 
 
+def unlisted_prompt(question: str, topics: Sequence[str], vocabulary: RelationVocabulary | None,
+                    plans: Sequence[RelationPlan]):
+    """The prompt whose reply is one walk, written out entity by entity (no list of walks)."""
+    from ..reads.scoring import PromptParts
+
+    told = ""
+    if vocabulary:
+        lines = vocabulary.describe({h.relation for p in plans for h in p.hops})
+        if lines:
+            told = "What the relations mean:\n" + "\n".join(lines) + "\n\n"
+    names = ", ".join(t for t in topics if t)
+    head = (
+        f"Walk through a knowledge graph from the question's entity ({names}) to an answer of the question. "
+        "Write the walk as 'A -relation-> B' for each step ('A <-relation- B' when B has the relation to A). "
+        "It must follow the relations the question asks about, no more and no fewer.\n\n"
+        + told
+        + f"Question: {question}\n"
+    )
+    return PromptParts(head=head, tail="")
+
+
+READER_OPTIONS = {"permutations": int, "listed": lambda v: str(v).lower() in ("1", "true", "yes"),
+                  "max_options": int}
+
+
 def make_reader(name: str, model: Any = None, vocabulary: RelationVocabulary | None = None) -> Any:
-    """The reader called `name` (one of `READERS`), or None for ``none``."""
+    """The reader called `name` (one of `READERS`), or None for ``none``.
+
+    ``paths:listed=false,permutations=1`` passes options to `ModelPathReader` (benchmarks compare variants).
+    """
+    name, _, opts = name.partition(":")
+    options: dict[str, Any] = {}
+    for item in filter(None, opts.split(",")):
+        key, _, value = item.partition("=")
+        if key not in READER_OPTIONS:
+            raise ValueError(f"unknown reader option {key!r}; choose among: {', '.join(READER_OPTIONS)}")
+        options[key] = READER_OPTIONS[key](value)
     if name == "none":
         return None
     if name == "wording":
@@ -236,5 +313,5 @@ def make_reader(name: str, model: Any = None, vocabulary: RelationVocabulary | N
     if name == "lexicon" or model is None:
         return LexiconReader(vocabulary, embedder)
     if name == "paths":
-        return ModelPathReader(model, vocabulary, embedder)
+        return ModelPathReader(model, vocabulary, embedder, **options)
     raise ValueError(f"unknown question reader {name!r}; choose one of: {', '.join(READERS)}")

@@ -148,3 +148,15 @@ def test_question_entity_off_every_path_gets_its_own_paths(scripted):
     knows = g.find("Carol", "knows", "Dave").id
     assert [knows] in step.extra["paths"]
     assert trace.answers[0].entity == "Dave"
+
+
+def test_link_answers_reads_the_evidences_entity_in_the_models_words():
+    g = KnowledgeGraph.from_triplets([("virginia", "has city", "richmond, virginia"),
+                                      ("atlanta, georgia", "population", "425022"),
+                                      ("Angela Merkel", "nationality", "germans")])
+    ev = {"virginia", "richmond, virginia", "atlanta, georgia", "425022", "Angela Merkel", "germans"}
+    assert [a.entity for a in link_answers("Richmond", g, ev)] == ["richmond, virginia"]
+    assert [a.entity for a in link_answers("425,022", g, ev)] == ["425022"]
+    assert [a.entity for a in link_answers("German", g, ev)] == ["germans"]
+    # not in the evidence: stays what the model wrote, outside the graph
+    assert [(a.text, a.in_graph) for a in link_answers("Atlantis", g, ev)] == [("Atlantis", False)]
