@@ -12,6 +12,9 @@ workbench's guidance narrows that offer from the question's reading
 * `WalkOut` (``walk_to_depth``, ``walk_out_first``): a chain short of the
   reading's depth is offered only triplets that lead on; it also decides
   when an answer line came too early (`ChainBeam` takes that line back).
+* `NoRestatement` (``skip_restatements``, not from the reading): a fact the
+  chain already holds is not offered again read the other way round
+  ("oklahoma borders texas" after "texas borders oklahoma").
 
 `StepFilters` applies a list of them; the paper preset is the empty list.
 A filter that would leave a step nothing to write (a dead end) leaves the
@@ -145,6 +148,47 @@ class PlannedRelations:
         if self.fell_back:
             out += f"; {self.fell_back} step(s) found none of them and were offered everything"
         return out
+
+
+@dataclass
+class NoRestatement:
+    """A triplet linking two entities by a relation the chain already links them by is not offered.
+
+    A graph that stores a symmetric relation both ways ("texas borders
+    oklahoma", "oklahoma borders texas") offers each step the way back to
+    where the chain came from; the 1.5B model took it ("the capital of the
+    states that border texas": texas -> oklahoma -> texas -> ...) and spent
+    its steps going back and forth.  The same two entities by *another*
+    relation stay offered (a film its director also wrote).  Graph structure
+    only: no reading, no word.
+    """
+
+    name: str = "skip_restatements"
+    steps: int = 0
+    left_out: int = 0
+
+    def apply(self, view: StepView, guide: Any) -> tuple[Any, str]:
+        if not view.chain or not guide.may_open or not guide.allowed_ids:
+            return guide, ""
+        held = {(t.relation, frozenset((t.head, t.tail))) for t in view.graph.triplets_by_ids(view.chain)}
+        allowed = list(guide.allowed_ids)
+        ids = [i for i, t in zip(allowed, view.graph.triplets_by_ids(allowed))
+               if (t.relation, frozenset((t.head, t.tail))) not in held]
+        if len(ids) == len(allowed) or not ids:
+            return guide, ""
+        self.steps += 1
+        self.left_out += len(allowed) - len(ids)
+        gone = [t for t in view.graph.triplets_by_ids([i for i in allowed if i not in set(ids)])][:2]
+        said = "; ".join(f"{t.head} -{t.relation}-> {t.tail}" for t in gone)
+        return view.guides.restricted(guide, ids), (
+            f"{len(allowed) - len(ids)} triplet(s) that say again what the chain holds, read the other way, were "
+            f"not offered ({said}{'; ...' if len(allowed) - len(ids) > 2 else ''})")
+
+    def summary(self) -> str:
+        if not self.steps:
+            return ""
+        return (f"{self.name}: {self.steps} step(s) were not offered {self.left_out} triplet(s) restating, the "
+                "other way round, a fact the chain already held")
 
 
 @dataclass

@@ -72,7 +72,7 @@ from typing import Any, ClassVar
 from .. import progress
 from ..decoding.beam import token_view
 from ..decoding.chain_beam import BeamCandidate, BeamRound, ChainBeam, FinishedChain, SearchedChain, TakenBack
-from ..decoding.step_filters import Narrowed, PlannedRelations, WalkOut, WithinDepth
+from ..decoding.step_filters import Narrowed, NoRestatement, PlannedRelations, WalkOut, WithinDepth
 from ..decoding.context import (
     DecodingContext,
     PromptParams,
@@ -113,6 +113,10 @@ class DogParams(PromptParams):
         False, "Let a chain write a triplet it already holds again (the paper's trie).", advanced=True)
     reverse_readings: bool = param(
         True, "Offer each G_q triplet read backwards too, '< tail -> relation (reverse) -> head >'.", advanced=True)
+    skip_restatements: bool = param(
+        True, "Do not offer a triplet that links two entities by a relation the chain already links them by "
+        "(a symmetric fact stored both ways: 'oklahoma borders texas' after 'texas borders oklahoma'); "
+        "from the graph, not the question (not in the paper; noted).", advanced=True)
     auto_steps: bool = param(
         True, "Raise max_steps to two triplets per hop the question names (the question's reading, kgqa_core.reading); noted.",
         advanced=True)
@@ -163,7 +167,7 @@ class DogParams(PromptParams):
         "reader": "none", "auto_steps": False, "walk_to_depth": False, "walk_out_first": False,
         "stay_at_depth": False, "question_relations": False, "hop_order": False, "complete_answers": False,
         "chain_answers_first": False, "force_conclusion": False, "repeat_triplets": True,
-        "reverse_readings": False}}
+        "reverse_readings": False, "skip_restatements": False}}
 
 
 def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
@@ -207,11 +211,11 @@ class DogGuidance:
 
     @classmethod
     def from_reading(cls, reading: QuestionReading, params: "DogParams") -> "DogGuidance":
+        filters: list = [NoRestatement()] if params.skip_restatements else []
         if not reading.guides(params.reading_sure_at):
-            return cls()
+            return cls(filters)
         hops = reading.hops
         order = list(reading.order) if params.hop_order and reading.uses else []
-        filters: list = []
         if params.stay_at_depth and reading.uses:
             filters.append(WithinDepth(hops))
         if params.question_relations and reading.relations:

@@ -133,3 +133,45 @@ def test_a_step_that_leads_to_a_dead_end_for_the_relations_still_to_walk_is_not_
     guide, note = planned.apply(StepView(g, chain.chain, ["Heat"], guides), full)
     assert set(guide.allowed_ids) == {g.find("Thief", "directed_by", "Michael Mann").id}
     assert "left out" in note
+
+
+BORDERS = KnowledgeGraph.from_triplets(
+    [
+        ("texas", "borders", "oklahoma"),
+        ("oklahoma", "borders", "texas"),
+        ("oklahoma", "capital", "oklahoma city"),
+        ("oklahoma", "largest city", "texas"),  # another relation between the same two: stays offered
+        ("texas", "borders", "louisiana"),
+    ],
+    name="borders",
+)
+
+
+def test_a_fact_the_chain_holds_is_not_offered_again_the_other_way_round(backend_model):
+    from kgqa_core.decoding.step_filters import NoRestatement
+
+    first = BORDERS.find("texas", "borders", "oklahoma").id
+    sub = QueryCentricSubgraph(BORDERS, ["texas"])
+    sub.expand(BORDERS.triplet(first))
+    guides = DogGuides(backend_model, BORDERS, max_steps=4)
+    full = guides.for_chain(sub.triplet_ids, [first])
+    back = BORDERS.find("oklahoma", "borders", "texas").id
+    assert back in full.allowed_ids
+    f = NoRestatement()
+    guide, note = f.apply(StepView(BORDERS, [first], ["texas"], guides), full)
+    assert set(guide.allowed_ids) == set(full.allowed_ids) - {back}
+    assert BORDERS.find("oklahoma", "largest city", "texas").id in guide.allowed_ids
+    assert "oklahoma -borders-> texas" in note and f.steps == 1 and "skip_restatements" in f.summary()
+    # nothing held yet: the first step is the paper's offer
+    assert f.apply(StepView(BORDERS, [], ["texas"], guides), full)[0] is full
+
+
+def test_skip_restatements_is_a_workbench_piece_the_paper_preset_turns_off():
+    from kgqa_core.methods.dog import DogGuidance, DogParams
+    from kgqa_core.reading.reading import QuestionReading
+
+    unsure = QuestionReading(reader="none")
+    assert [f.name for f in DogGuidance.from_reading(unsure, DogParams()).filters] == ["skip_restatements"]
+    assert DogParams.PRESETS["paper"]["skip_restatements"] is False
+    off = DogParams(skip_restatements=False)
+    assert DogGuidance.from_reading(unsure, off).filters == []
