@@ -217,10 +217,26 @@ def _print_trace_summary(trace) -> None:
         f"{trace.model_calls} model calls, {trace.forward_passes} forward passes, "
         f"{trace.tokens_in} tokens in / {trace.tokens_out} out, {trace.seconds:.1f}s"
     )
+    _print_costs(trace)
     if trace.gold_answers:
         print(f"gold: {_gold_verdict(trace)}")
     if trace.error:
         print(f"error: {one_line(trace.error)}")
+
+
+def _print_costs(trace) -> None:
+    """Where the run's time went (`Trace.costs`): one line per phase with time, then the token counts."""
+    c = trace.costs
+    if c is None:
+        print("time by phase: not recorded (an older trace)")
+        return
+    total = c.total or 1.0
+    print(f"time by phase ({c.total:.1f}s):")
+    for key, words, seconds in c.rows():
+        times = f", {c.entries[key]}x" if key in c.entries and key != "other" else ""
+        print(f"  {seconds:7.2f}s {100 * seconds / total:3.0f}%  {one_line(words)}{times}")
+    print(f"  tokens: {c.prompt_tokens_read} prompt tokens read beyond the cached prefix, {c.prompt_tokens_cached} "
+          f"from the cache, {c.tokens_written} written; {c.model_calls} model calls")
 
 
 def _print_setup(trace) -> None:

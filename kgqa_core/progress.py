@@ -17,6 +17,13 @@ outer one again when the inner ends.  Finished activities are reported with
 their size and seconds (`Listener.measured`), which is what the rates of
 this machine are measured from (`kgqa_core.rates`).
 
+Phases (`phase`): where the time of a run goes, for the trace's cost
+breakdown (`Trace.costs`).  A method or a graph routine wraps a piece of
+work in ``with phase(LINKING):``; a listener that keeps a clock
+(`kgqa_core.methods.phase_clock.PhaseClock`, which `run_method` puts in
+front of whoever already listens) charges the time to the innermost open
+phase or model activity.  Listeners without the hooks ignore phases.
+
 This module imports nothing from kgqa_core (layer -1): models and methods
 report through it without knowing who listens.
 """
@@ -24,15 +31,33 @@ report through it without knowing who listens.
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 import time
 from dataclasses import dataclass, replace
-from typing import Iterator, Protocol
+from typing import Any, Callable, Iterator, Protocol, TypeVar
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 PROMPT = "prompt"  # reading a prompt: units are prompt tokens
 WRITE = "write"    # generating text: units are tokens written
 SCORE = "score"    # scoring options: units are options
 LOAD = "load"      # loading a model: one unit
+
+# The phases of a run's cost breakdown (`Trace.costs`); model activities map onto four of them.
+QUESTION_READING = "question_reading"  # the question's reading (reading.plan), outside its model calls
+LINKING = "linking"                    # topic entities linked from the question
+CONTEXT_RANKING = "context_ranking"    # ranking triplets for the prompt / a hub's neighbourhood / RoK's paths
+SUBGRAPH = "subgraph"                  # DoG's G_q, its step offers and the tries over them
+PROMPT_READING = "prompt_reading"      # the model reading prompt tokens beyond a cached prefix
+WRITING = "writing"                    # the model writing text (free text, answer lines)
+FORCED_RUNS = "forced_runs"            # DoG's triplets under the trie: choices and forced runs fed to the model
+OPTION_SCORING = "option_scoring"      # the model scoring options (READS, the question's reading)
+ANSWERS = "answers"                    # answers mapped to entities, completed from the graph, checked
+LOADING = "loading"                    # one-off model loads inside a run (the entity-similarity model)
+GRAPH_FETCH = "graph_fetch"            # a graph store's neighbourhood fetched before the method ran
+OTHER = "other"                        # everything no phase claimed
+ACTIVITY_PHASES = {PROMPT: PROMPT_READING, WRITE: WRITING, SCORE: OPTION_SCORING, LOAD: LOADING}
 
 
 @dataclass(frozen=True)
@@ -67,6 +92,11 @@ def _listener() -> Listener | None:
     return getattr(_local, "listener", None)
 
 
+def current() -> Listener | None:
+    """This thread's listener (None when nobody listens): a listener put in front of it forwards to it."""
+    return _listener()
+
+
 @contextlib.contextmanager
 def listening(listener: Listener) -> Iterator[None]:
     """Report this thread's stages and activities to ``listener`` inside the block."""
@@ -83,6 +113,35 @@ def stage(label: str) -> None:
     lst = _listener()
     if lst is not None:
         lst.stage(label)
+
+
+@contextlib.contextmanager
+def phase(name: str) -> Iterator[None]:
+    """Charge the time inside the block to phase ``name`` (innermost wins); free when no clock listens."""
+    lst = _listener()
+    enter = getattr(lst, "enter_phase", None) if lst is not None else None
+    if enter is None:
+        yield
+        return
+    enter(name)
+    try:
+        yield
+    finally:
+        lst.exit_phase(name)  # type: ignore[union-attr]
+
+
+def in_phase(name: str) -> Callable[[F], F]:
+    """A function whose every call is charged to phase ``name`` (`phase` around its body)."""
+
+    def wrap(fn: F) -> F:
+        @functools.wraps(fn)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            with phase(name):
+                return fn(*args, **kwargs)
+
+        return timed  # type: ignore[return-value]
+
+    return wrap
 
 
 class Tracker:

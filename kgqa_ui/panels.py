@@ -23,6 +23,7 @@ from kgqa_core.trace.schema import Step, Trace
 from . import charts
 from .graph_frame import show_graph
 from .html_utils import md_text
+from .cost_view import cost_breakdown
 from .text_view import highlight_model_text, token_view_html
 from .trace_scene import step_scene, step_title
 from .trace_tables import chain_text, correctness, faithfulness_badge, grounding_badge, reading_lines, step_facts
@@ -114,6 +115,8 @@ def trace_summary(trace: Trace, gold: list[str] | None = None, compact: bool = F
             + " · gold: " + md_text(" | ".join(trace.gold_answers) or "(none given)")
             + " · params " + md_text(json.dumps(trace.parameters, default=str, ensure_ascii=False))
         )
+    if not inline:  # folded on a compact card; plain where the summary may sit in an expander (Replay's)
+        cost_breakdown(trace, fold=compact)
     for note in trace.notes:
         st.caption("note: " + md_text(note))
 

@@ -240,3 +240,24 @@ def reading_lines(trace: Trace) -> tuple[list[str], list[str]]:
         if len(vocab["entries"]) > 20:
             words.append(f"... and {len(vocab['entries']) - 20} more relation(s)")
     return read, words
+
+
+def cost_rows(trace: Trace) -> list[dict[str, Any]]:
+    """Where the run's time went (`Trace.costs`), one row per phase with time: words, seconds, share; [] for an older trace."""
+    costs = trace.costs
+    if costs is None:
+        return []
+    total = costs.total or 1.0
+    return [{"phase": words, "seconds": round(seconds, 2), "share": f"{100 * seconds / total:.0f}%",
+             "times": costs.entries.get(key, 0) if key != "other" else None}
+            for key, words, seconds in costs.rows()]
+
+
+def cost_counts_line(trace: Trace) -> str:
+    """The breakdown's counts in one line (prompt tokens read and cached, tokens written, model calls); "" without it."""
+    c = trace.costs
+    if c is None:
+        return ""
+    return (f"{c.prompt_tokens_read:,} prompt tokens read beyond the cached prefix, {c.prompt_tokens_cached:,} served "
+            f"from the cache; {c.tokens_written:,} tokens written; {c.model_calls} model call(s); "
+            f"{c.total:.1f} s in all")

@@ -36,6 +36,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from .. import progress
 from ..graph.readings import triplet_of
 from ..models.interface import Sequence as SequenceState
 from .beam import TripletHypothesis, TripletSearchResult
@@ -202,10 +203,11 @@ class ChainBeam:
             if budget <= 0:
                 out.finished.append(self._finish(beam, "", "length"))
                 continue
-            view = self._view(beam)
-            full, filter_notes = self.filters.apply(view, self.guides.for_chain(beam.subgraph.triplet_ids,
-                                                                                 beam.chain))
-            guide, narrowed = self._narrow(beam, full)
+            with progress.phase(progress.SUBGRAPH):  # the step's offer: G_q less the chain, narrowed
+                view = self._view(beam)
+                full, filter_notes = self.filters.apply(view, self.guides.for_chain(beam.subgraph.triplet_ids,
+                                                                                     beam.chain))
+                guide, narrowed = self._narrow(beam, full)
             start = len(beam.state.ids)
             free = free_text(self.model, beam.state, budget, guide.detector, allow_open=guide.may_open)
             taken_back = None
@@ -232,16 +234,19 @@ class ChainBeam:
                 finished.failure = ConstraintFailure(str(exc), free.text)
                 out.finished.append(finished)
                 continue
+            with progress.phase(progress.SUBGRAPH):  # each returned triplet's chain and its grown G_q
+                extended = self._extensions(beam, result)
             out.searched.append(SearchedChain(beam, free.text, free.opener, triplet_guide.trie, result, started,
-                                              self._extensions(beam, result), taken_back,
-                                              narrowed if taken_back is None else None, filter_notes))
+                                              extended, taken_back, narrowed if taken_back is None else None,
+                                              filter_notes))
         extensions = out.extensions
         if extensions:
             kept, _ = select_chains([e.chain for e in extensions], self.width)
             kept_ids = {id(c) for c in kept}
             for e in extensions:
                 e.kept = id(e.chain) in kept_ids
-            self._attach_states(extensions)
+            with progress.phase(progress.FORCED_RUNS):  # a kept fork is fed its triplet's tokens
+                self._attach_states(extensions)
             out.kept = kept
         return out
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import progress
 from ..models.interface import Sequence as PromptState
 from .beam import TripletBeamSearch, TripletSearchResult
 from .constraint import OpeningDetector, TripletGuide
@@ -28,6 +29,7 @@ def _remote(model: Any) -> Any:
     return remote_decoding(model)
 
 
+@progress.in_phase(progress.WRITING)
 def free_text(model: Any, state: PromptState, max_tokens: int, detector: OpeningDetector | None,
               allow_open: bool = True, stop: StopFn = default_stop, detect_loops: bool = True) -> FreeText:
     """Greedy free text from `state` until a triplet opens or the text ends (see `free_text.decode_free_text`)."""
@@ -37,6 +39,7 @@ def free_text(model: Any, state: PromptState, max_tokens: int, detector: Opening
     return decode_free_text(model, state, max_tokens, detector, allow_open, stop, detect_loops)
 
 
+@progress.in_phase(progress.WRITING)
 def force_conclusion(model: Any, state: PromptState, max_tokens: int = CONCLUSION_TOKENS) -> FreeText:
     """Append "Therefore, the answer is" to `state` and decode the rest of that line.
 
@@ -52,6 +55,7 @@ def force_conclusion(model: Any, state: PromptState, max_tokens: int = CONCLUSIO
     return free
 
 
+@progress.in_phase(progress.FORCED_RUNS)
 def search_triplets(model: Any, state: PromptState, guide: TripletGuide, width: int) -> TripletSearchResult:
     """The `width` best triplets of the guide's trie after `state` (greedy extends `state` in place)."""
     remote = _remote(model)

@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from .. import progress
 from ..graph.readings import readings
 from .constraint import Done, Generate, Instruction, OpeningDetector, TripletGuide
 from .triplet_trie import TripletTokenCache, TripletTrie
@@ -125,8 +126,9 @@ class DogGuides:
         trie = self._tries.get(key)
         if trie is None:
             t0 = time.perf_counter()
-            triplets = self.graph.triplets_by_ids(list(allowed_ids))
-            trie = TripletTrie.build(readings(triplets, self.reverse_readings), opener=opener, cache=self._tokens)
+            with progress.phase(progress.SUBGRAPH):  # a trie over the step's offer (tokenised once per question)
+                triplets = self.graph.triplets_by_ids(list(allowed_ids))
+                trie = TripletTrie.build(readings(triplets, self.reverse_readings), opener=opener, cache=self._tokens)
             self.build_seconds.append(time.perf_counter() - t0)
             if len(self._tries) > self.max_cached:
                 self._tries.pop(next(iter(self._tries)))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+from .. import progress
 from .hub_caps import HubCut, LazyRelevance, capped_neighbours, content_stems
 
 
@@ -43,8 +44,9 @@ class HubCappedView:
         triplets = self.graph.neighbours(entity)
         if len(triplets) <= self.cap:
             return list(triplets)
-        self._relevance.score([t.relation for t in triplets])
-        kept, cut = capped_neighbours(self.graph, entity, self.cap, self._relevance, self._stems)
+        with progress.phase(progress.CONTEXT_RANKING):  # a hub's neighbourhood ranked for the question
+            self._relevance.score([t.relation for t in triplets])
+            kept, cut = capped_neighbours(self.graph, entity, self.cap, self._relevance, self._stems)
         if cut is not None:
             self.cuts.append(cut)
         return kept

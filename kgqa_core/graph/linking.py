@@ -27,6 +27,7 @@ from typing import Callable, Iterable, Sequence
 
 from rapidfuzz import fuzz, process
 
+from .. import progress
 from .gc_pause import no_gc as _no_gc
 from .name_search import search_entity_names
 
@@ -144,6 +145,7 @@ def _pick(entities: list[str], graph: object) -> list[str]:
 
 
 # ------------------------------------------------------------------ linking
+@progress.in_phase(progress.LINKING)
 def link_entities(
     question: str,
     graph: object,

@@ -33,6 +33,8 @@ from typing import Iterable, Sequence
 import networkx as nx
 import numpy as np
 
+from .. import progress
+
 from .embeddings import Embedder, load_embedder
 from .hub_caps import HubCut, LazyRelevance, capped_neighbours, content_stems, relation_relevance
 from .knowledge_graph import Triplet
@@ -115,6 +117,7 @@ def _reachable(
     return out, False
 
 
+@progress.in_phase(progress.CONTEXT_RANKING)
 def prune_to_budget(
     graph: object,
     question: str,

@@ -159,7 +159,8 @@ def run_method(method: "str | MethodSpec", request: MethodRequest) -> Trace:
     try:
         params = parse_params(spec, request.params)
         trace.parameters = params.as_dict()
-        spec.run(request, params, recorder)
+        with recorder.listening():  # every method's phases timed the same way (Trace.costs)
+            spec.run(request, params, recorder)
     except RunStopped:  # the user's Stop: not a failure; the steps so far are the partial run
         _mark_stopped(trace, len(trace.steps))
     except Exception as exc:  # every method fails the same way: the error on the trace, its steps kept

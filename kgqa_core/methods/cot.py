@@ -118,10 +118,11 @@ def _replay(request: MethodRequest, ctx: Any, rec: TraceRecorder, text: str, gen
     if grounded and ctx.params.complete_answers and grounded[-1].grounded:
         kept = grounded if all(g.grounded for g in grounded) else grounded[-1:]
         chain = [graph.triplet(g.triplet_id) for g in kept]
-    trace.answers = resolve_answers(texts, graph, trace.topic_entities, trace.notes, complete_from=chain,
-                                    chain_entities=[e for g in grounded if g.grounded
-                                                    for e in graph.triplet(g.triplet_id).as_tuple[::2]],
-                                    question=request.question)
+    with progress.phase(progress.ANSWERS):
+        trace.answers = resolve_answers(texts, graph, trace.topic_entities, trace.notes, complete_from=chain,
+                                        chain_entities=[e for g in grounded if g.grounded
+                                                        for e in graph.triplet(g.triplet_id).as_tuple[::2]],
+                                        question=request.question)
     rec.step(Step(
         index=0,
         kind="cot.answer",
@@ -139,7 +140,8 @@ def _replay(request: MethodRequest, ctx: Any, rec: TraceRecorder, text: str, gen
     ))
     trace.chains = [grounded] if grounded else []
     trace.chain_scores = [0.0] if grounded else []  # CoT chains are not scored
-    trace.faithfulness = check_chains(graph, [grounded] if grounded else [], ctx.topics, trace.answers)
+    with progress.phase(progress.ANSWERS):
+        trace.faithfulness = check_chains(graph, [grounded] if grounded else [], ctx.topics, trace.answers)
 
 
 SPEC = MethodSpec("cot", run, CotParams,

@@ -39,7 +39,8 @@ def run(request: MethodRequest, params: DirectParams, rec: TraceRecorder) -> Non
     text = out.free.text
     trace.raw_output = text
     texts = parse_answers(text)
-    trace.answers = resolve_answers(texts, request.graph, ctx.topics, trace.notes, question=request.question)
+    with progress.phase(progress.ANSWERS):
+        trace.answers = resolve_answers(texts, request.graph, ctx.topics, trace.notes, question=request.question)
     rec.step(Step(
         index=0,
         kind="direct.answer",
@@ -51,7 +52,8 @@ def run(request: MethodRequest, params: DirectParams, rec: TraceRecorder) -> Non
         note="" if texts else "the model marked no answer with *",
         extra=to_extra(AnswerExtra(answers=texts, stop=out.free.stop)),
     ))
-    trace.faithfulness = check_chains(request.graph, [], ctx.topics, trace.answers)
+    with progress.phase(progress.ANSWERS):
+        trace.faithfulness = check_chains(request.graph, [], ctx.topics, trace.answers)
 
 
 SPEC = MethodSpec("direct", run, DirectParams, "Direct answer with the DoG prompt, no reasoning chain")

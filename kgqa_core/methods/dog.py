@@ -190,8 +190,9 @@ def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
         from ..graph.capped_view import HubCappedView
         from ..graph.embeddings import load_embedder
 
-        walk = ctx.walk_graph = HubCappedView(request.graph, request.question, params.walk_cap,
-                                              embedder=load_embedder())
+        with progress.phase(progress.SUBGRAPH):
+            walk = ctx.walk_graph = HubCappedView(request.graph, request.question, params.walk_cap,
+                                                  embedder=load_embedder())
     with request.model.lock:
         _DogRun(request, ctx, rec, guidance).decode()
     if walk is not None and walk.cuts:
@@ -265,12 +266,14 @@ class _DogRun:
         trace.extra["prefill_seconds"] = round(time.perf_counter() - t0, 4)
         t_decode, c_decode = time.perf_counter(), time.process_time()
         # G_q grows over ctx.walk_graph: the prompt's context, or the whole graph with hubs cut (gq_scope)
-        guides = DogGuides(model, ctx.walk_graph, params.max_steps, params.repeat_triplets, params.reverse_readings)
-        beam = ChainBeam(model, ctx.walk_graph, guides, params.beam_size, params.max_new_tokens,
-                         force_conclusion=params.force_conclusion, strict=params.strict,
-                         reprompt=self._reprompt if params.local_visibility else None,
-                         filters=self.guidance.filters, walk_out=self.guidance.walk_out)
-        chains = beam.start(base, QueryCentricSubgraph(ctx.walk_graph, ctx.topics))
+        with progress.phase(progress.SUBGRAPH):
+            guides = DogGuides(model, ctx.walk_graph, params.max_steps, params.repeat_triplets,
+                               params.reverse_readings)
+            beam = ChainBeam(model, ctx.walk_graph, guides, params.beam_size, params.max_new_tokens,
+                             force_conclusion=params.force_conclusion, strict=params.strict,
+                             reprompt=self._reprompt if params.local_visibility else None,
+                             filters=self.guidance.filters, walk_out=self.guidance.walk_out)
+            chains = beam.start(base, QueryCentricSubgraph(ctx.walk_graph, ctx.topics))
         finished: list[BeamCandidate] = []
         step = 0
         while chains:
@@ -283,7 +286,8 @@ class _DogRun:
         trace.notes.extend(beam.filters.summaries())
         trace.extra["decode_seconds"] = round(time.perf_counter() - t_decode, 4)
         trace.extra["decode_cpu_seconds"] = round(time.process_time() - c_decode, 4)
-        self._final(sorted(finished, key=lambda b: -b.score))
+        with progress.phase(progress.ANSWERS):
+            self._final(sorted(finished, key=lambda b: -b.score))
         passes = model.counter.forward_passes - passes_before
         n_tok = max(model.counter.tokens_out - out_before, 1)
         trace.extra["forward_passes_per_token"] = round((passes - self.rec.costs.model_calls) / n_tok, 4)

@@ -18,6 +18,7 @@ import dataclasses
 import time
 from typing import Any, Callable
 
+from .. import progress
 from ..graph.knowledge_graph import KnowledgeGraph
 from ..graph.store_linking import link_in_store
 from ..trace.schema import Trace
@@ -55,6 +56,8 @@ def run_on_store(name: str, request: Any, run: Callable[[str, Any], Trace]) -> T
     trace = run(name, local)
     trace.notes[:0] = notes
     trace.seconds += fetch_seconds
+    if trace.costs is not None:  # the breakdown still sums to the trace's seconds
+        trace.costs.add(progress.GRAPH_FETCH, fetch_seconds)
     _record(trace, store, before, hood.graph)
     trace.extra[STORE_KEY]["truncated"] = hood.truncated
     trace.extra[STORE_KEY]["fetch_seconds"] = round(fetch_seconds, 4)

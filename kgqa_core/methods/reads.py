@@ -365,9 +365,10 @@ class _Reads:
         from ..trace.faithfulness import check_chains, ground_chain
 
         topics = self.trace.topic_entities
-        self.trace.chains = [ground_chain(self.graph, chain, topics) for chain in chains]
-        self.trace.chain_scores = [a.score or 0.0 for a in self.trace.answers[: len(chains)]]
-        self.trace.faithfulness = check_chains(self.graph, self.trace.chains, topics, self.trace.answers)
+        with progress.phase(progress.ANSWERS):
+            self.trace.chains = [ground_chain(self.graph, chain, topics) for chain in chains]
+            self.trace.chain_scores = [a.score or 0.0 for a in self.trace.answers[: len(chains)]]
+            self.trace.faithfulness = check_chains(self.graph, self.trace.chains, topics, self.trace.answers)
         self.trace.raw_output = ", ".join(order)
         self.trace.extra["answer_node"] = node.id
         self.trace.extra["linearized_structure"] = s.linearize(self.examples)

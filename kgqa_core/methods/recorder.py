@@ -13,17 +13,26 @@ Costs: ``model_calls`` and ``tokens_in`` are the calls the steps record
 (their `ModelCall`s) plus the calls counted with `count_call`, so
 ``tokens_in`` is the prompt tokens sent (a cached prefix included);
 ``forward_passes`` and ``tokens_out`` come from the model's counter.
+
+Where the time went: `listening` puts the run's `PhaseClock` in front of the
+thread's listener while the method runs, and `finish` turns it into
+``Trace.costs`` (`CostBreakdown`): seconds per phase summing to
+``Trace.seconds`` (``other`` holds what no phase claimed), prompt tokens read
+beyond the cached prefix and served from it, tokens written, model calls.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 import traceback
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
+from .. import progress
 from ..counts import ModelCosts
-from ..trace.schema import Step, Trace
+from ..trace.schema import CostBreakdown, Step, Trace
+from .phase_clock import PhaseClock
 
 StepCallback = Callable[[Step], None]
 
@@ -50,7 +59,22 @@ class TraceRecorder:
         self._should_stop = should_stop
         self._counter = getattr(model, "counter", None)
         self._counter_start = self._counter.snapshot() if self._counter is not None else None
+        self._reused_start = self._reused()
+        self.clock = PhaseClock(progress.current())  # a new one per run: a second run starts from zero
         self._started = time.perf_counter()
+
+    def _reused(self) -> int:
+        value = getattr(self._counter, "prefix_tokens_reused", 0)
+        return value if isinstance(value, int) else 0
+
+    @contextlib.contextmanager
+    def listening(self) -> Iterator[PhaseClock]:
+        """The method's phases and the model's activities timed by this run's clock (the old listener still hears all)."""
+        with progress.listening(self.clock):
+            try:
+                yield self.clock
+            finally:
+                self.clock.tick()
 
     # --------------------------------------------------------- recording
     def step(self, step: Step) -> Step:
@@ -112,4 +136,16 @@ class TraceRecorder:
             t.forward_passes, t.tokens_out = costs.forward_passes, costs.tokens_out
         if costs.graph_queries:
             t.graph_queries += costs.graph_queries  # the typed cost field (Trace.graph_queries)
+        t.costs = self._breakdown(costs)
         return t
+
+    def _breakdown(self, costs: RunCosts) -> CostBreakdown:
+        """The clock's phases, rounded, with ``other`` taking the rest so they sum to the run's seconds."""
+        clock = self.clock
+        seconds = {k: round(v, 4) for k, v in clock.seconds.items() if k != progress.OTHER and v > 0}
+        seconds[progress.OTHER] = round(max(0.0, costs.seconds - sum(seconds.values())), 4)
+        return CostBreakdown(
+            seconds=seconds, entries=dict(clock.entries), prompt_tokens_read=clock.prompt_tokens_read,
+            prompt_tokens_cached=max(0, self._reused() - self._reused_start),
+            tokens_written=costs.tokens_out, model_calls=costs.model_calls,
+        )

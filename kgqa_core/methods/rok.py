@@ -353,7 +353,8 @@ def run(request: MethodRequest, p: RokParams, rec: TraceRecorder) -> None:
     trace.raw_output = answer_text.strip()
     trace.chains = chains
     trace.chain_scores = chain_scores
-    trace.faithfulness = check_chains(graph, chains, list(key_entities) or request.topic_entities, answers)
+    with progress.phase(progress.ANSWERS):
+        trace.faithfulness = check_chains(graph, chains, list(key_entities) or request.topic_entities, answers)
     _step(rec, Step(
         index=0, kind="rok.answer", title="Answer from main paths and kept branches",
         subgraph_before=evidence_ids, subgraph_after=evidence_ids,
@@ -385,6 +386,7 @@ _SPLIT = re.compile(r"\s*(?:\|| ; |;|\n)\s*")
 _SOFT_SPLIT = re.compile(r"\s*(?:,|\band\b|\bor\b)\s*")
 
 
+@progress.in_phase(progress.ANSWERS)
 def link_answers(text: str, graph: KnowledgeGraph, evidence: set[str], exclude: set[str] = frozenset(),
                  limit: int = 10) -> list[Answer]:
     """The model's answer line as answers linked to graph entities where possible.

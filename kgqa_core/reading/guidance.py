@@ -38,6 +38,7 @@ def sure_param() -> Any:
                  "step offers; below it the reading only sets step budgets.", min=0.0, max=1.0, advanced=True)
 
 
+@progress.in_phase(progress.QUESTION_READING)
 def read_question(request: Any, params: Any, rec: Any, topics: Sequence[str]) -> QuestionReading:
     """The question's reading for this run (`params.reader`), recorded as a step; the empty reading for ``none``."""
     name = getattr(params, "reader", "none")

@@ -43,6 +43,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence
 
+from .. import progress
 from ..trace.schema import ModelCall
 
 LENGTH_NORMS = ("trie", "mean", "total")
@@ -241,7 +242,12 @@ class ModelChooser:
                 state = None
                 if base is not None and ids[: len(shared_ids)] == shared_ids:
                     state = base if j == len(orders) - 1 else base.fork()
-                    model.step(state, ids[len(shared_ids):])
+                    rest = ids[len(shared_ids):]
+                    # the options' order after the shared prefix: prompt reading (the run's cost breakdown, the ETA)
+                    with progress.activity(progress.PROMPT, f"reading a prompt of {len(rest):,} tokens",
+                                           len(rest)) as act:
+                        model.step(state, rest)
+                        act.advance(len(rest))
                 listed = [continuations[i] for i in order]
                 scores = model.score_continuations(prompt, listed, state=state, batch_size=self.batch_size)
                 by_option: list[Any] = [None] * len(options)

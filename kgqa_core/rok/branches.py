@@ -29,6 +29,7 @@ from typing import Iterable, Sequence
 
 from rapidfuzz import fuzz
 
+from .. import progress
 from ..graph.knowledge_graph import KnowledgeGraph
 from .paths import KGPath
 
@@ -68,6 +69,7 @@ class BranchCandidates:
     notes: list[str] = field(default_factory=list)
 
 
+@progress.in_phase(progress.CONTEXT_RANKING)
 def candidate_branches(
     graph: KnowledgeGraph,
     main_paths: Sequence[KGPath],

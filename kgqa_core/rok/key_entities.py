@@ -25,6 +25,7 @@ from typing import Sequence
 import numpy as np
 from rapidfuzz import fuzz, process
 
+from .. import progress
 from ..graph.knowledge_graph import KnowledgeGraph
 from ..graph.linking import (
     STOPWORDS,
@@ -222,6 +223,7 @@ def ngram_links(text: str, graph: KnowledgeGraph, source: str = "cot") -> list[M
     return out
 
 
+@progress.in_phase(progress.LINKING)
 def find_key_entities(
     question: str,
     cot_text: str,

@@ -20,6 +20,7 @@ from typing import Iterable, Iterator, Sequence
 
 import networkx as nx
 
+from .. import progress
 from ..graph.knowledge_graph import KnowledgeGraph
 
 
@@ -164,6 +165,7 @@ def _dfs(
     yield from extend(source)
 
 
+@progress.in_phase(progress.CONTEXT_RANKING)
 def pairwise_paths(
     graph: KnowledgeGraph,
     key_entities: Sequence[str],
@@ -199,6 +201,7 @@ def pairwise_paths(
     return result
 
 
+@progress.in_phase(progress.CONTEXT_RANKING)
 def neighbourhood_paths(
     graph: KnowledgeGraph,
     entities: Iterable[str],

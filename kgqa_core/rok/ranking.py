@@ -14,6 +14,7 @@ from typing import Mapping, Sequence
 
 import networkx as nx
 
+from .. import progress
 from ..graph.knowledge_graph import KnowledgeGraph
 from .paths import KGPath
 
@@ -41,6 +42,7 @@ class PathRanking:
         return [r for r in chosen if r.asked] + [r for r in chosen if not r.asked]
 
 
+@progress.in_phase(progress.CONTEXT_RANKING)
 def subgraph_pagerank(graph: KnowledgeGraph, triplet_ids: Sequence[int], damping: float = 0.85) -> dict[str, float]:
     """PageRank of every entity of the subgraph made of ``triplet_ids``."""
     g = nx.MultiGraph()
@@ -55,6 +57,7 @@ def subgraph_pagerank(graph: KnowledgeGraph, triplet_ids: Sequence[int], damping
         return dict(nx.degree_centrality(g))
 
 
+@progress.in_phase(progress.CONTEXT_RANKING)
 def rank_paths(
     paths: Sequence[KGPath],
     key_entities: Sequence[str],

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import progress
 from .validate import TraceFormatError, dataclass_from_json, json_kind
 
 SCHEMA_VERSION = 1
@@ -161,6 +162,62 @@ class Answer:
     match: str = ""
 
 
+# The phases of `CostBreakdown.seconds`, in the order they are shown, with the words shown for them.
+PHASE_LABELS: dict[str, str] = {
+    progress.GRAPH_FETCH: "fetching the graph from the store",
+    progress.LOADING: "loading models (once per process)",
+    progress.LINKING: "linking topic entities",
+    progress.QUESTION_READING: "reading the question (its plan, outside model calls)",
+    progress.CONTEXT_RANKING: "ranking graph triplets (prompt context, hub neighbourhoods, paths)",
+    progress.SUBGRAPH: "query-centric subgraph G_q, step offers and tries",
+    progress.PROMPT_READING: "model reading prompts (beyond the cached prefix)",
+    progress.WRITING: "model writing text",
+    progress.FORCED_RUNS: "model writing triplets under the trie (forced runs)",
+    progress.OPTION_SCORING: "model scoring options",
+    progress.ANSWERS: "mapping, completing and checking answers",
+    progress.OTHER: "other (prompt building, trace recording, ...)",
+}
+
+
+@dataclass
+class CostBreakdown:
+    """Where one run's time went, phase by phase, and what the model read and wrote.
+
+    ``seconds`` maps a phase (`PHASE_LABELS`' keys; a newer writer's unknown
+    key is shown by its name) to the seconds charged to it: each moment of
+    the run goes to the innermost phase open then (a model's prompt read
+    inside G_q building is prompt reading), and ``other`` holds the rest,
+    so the values sum to `Trace.seconds`.  ``entries`` counts how often each
+    phase was entered.  The counts: prompt tokens the model read beyond any
+    cached prefix, prompt tokens served from the prefix cache, tokens the
+    model generated (free text and triplets), and model calls.  Recorded by
+    `run_method` for every method (`kgqa_core.methods.phase_clock`); traces
+    written before it have none (``Trace.costs`` is None).
+    """
+
+    seconds: dict[str, float] = field(default_factory=dict)
+    entries: dict[str, int] = field(default_factory=dict)
+    prompt_tokens_read: int = 0
+    prompt_tokens_cached: int = 0
+    tokens_written: int = 0
+    model_calls: int = 0
+
+    @property
+    def total(self) -> float:
+        return sum(self.seconds.values())
+
+    def add(self, phase: str, seconds: float) -> None:
+        """Time spent around the run (a store's fetch before it), added to ``phase``."""
+        self.seconds[phase] = round(self.seconds.get(phase, 0.0) + seconds, 4)
+        self.entries[phase] = self.entries.get(phase, 0) + 1
+
+    def rows(self) -> list[tuple[str, str, float]]:
+        """(phase, its words, seconds) for every phase with time, known phases in `PHASE_LABELS` order."""
+        known = [k for k in PHASE_LABELS if k in self.seconds]
+        rest = sorted(k for k in self.seconds if k not in PHASE_LABELS)
+        return [(k, PHASE_LABELS.get(k, k), self.seconds[k]) for k in known + rest if self.seconds[k] > 0]
+
+
 @dataclass
 class Trace:
     """Everything one method did for one question."""
@@ -191,6 +248,7 @@ class Trace:
     seconds: float = 0.0
     graph_queries: int = 0  # queries sent to a graph store (a SPARQL endpoint); 0 for an upload
     graph_seconds: float = 0.0  # their wall time, part of `seconds`
+    costs: CostBreakdown | None = None  # where `seconds` went, phase by phase (None in traces written before it)
     error: str = ""
     stopped: bool = False  # the user stopped the run: the steps are the partial run (MethodRequest.should_stop)
     notes: list[str] = field(default_factory=list)

@@ -1,0 +1,222 @@
+"""What a question costs per method: prompt tokens read, tokens written, model calls, seconds, and where the time went.
+
+Run from the repository root (one process; the lead runs the 1.5B figures):
+
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/tokens.py --per-type 2 --out runs/tokens.json \\
+        --variant short=max_new_tokens=96
+
+For each domain of the multi-domain dev benchmark (datasets/multidomain, README there; MetaQA's whole
+KB too), the first ``--per-type`` questions of each type are asked over the domain's whole graph by
+each method (dog, direct, reads, rok by default), with the current defaults and with each
+``--variant NAME=PARAM=VALUE,PARAM=VALUE`` (repeatable: e.g. the previous defaults, to compare them
+with today's in one run).  A variant runs only for the methods that declare one of its parameters.
+Per question it records the trace's cost breakdown (`Trace.costs`): prompt tokens read beyond the
+cached prefix, tokens served from the cache, tokens written, model calls, wall seconds and seconds
+per phase.  It prints medians per method and domain, the median seconds per phase, and for every
+variant the ratios of its medians to the defaults' on the same questions.
+
+Both settings of one question run back to back, the defaults first on even questions and the variant
+first on odd ones, so neither always finds the other's prompt in the prefix cache; the question
+readings' cache is cleared before every run.  ``--shard K/N`` runs every N-th question (start K);
+``--out FILE`` keeps every row as JSON (a later run with ``--report FILE ...`` prints the tables of
+several shards' files together).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+DOMAINS = {
+    "dbpedia": ROOT / "datasets" / "multidomain" / "dbpedia_dev.jsonl",
+    "geography": ROOT / "datasets" / "multidomain" / "geography_dev.jsonl",
+    "wikidata": ROOT / "datasets" / "multidomain" / "wikidata_dev.jsonl",
+    "metaqa": ROOT / "datasets" / "metaqa_full_kb" / "metaqa_dev_full_kb_90.jsonl",
+}
+TYPES = ["1hop", "2hop", "3hop"]  # the readers plan at most 3 hops (as benchmarks/multidomain.py)
+METRICS = ["prompt_read", "written", "calls", "seconds"]
+DEFAULT = "default"
+
+
+def parse_variant(text: str) -> tuple[str, dict[str, str]]:
+    """``name=param=value,param=value`` -> (name, {param: value}); a clear message when malformed."""
+    name, sep, rest = text.partition("=")
+    if not sep or not name or not rest:
+        raise argparse.ArgumentTypeError(f"--variant {text!r}: expected NAME=PARAM=VALUE[,PARAM=VALUE]")
+    params = {}
+    for item in rest.split(","):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise argparse.ArgumentTypeError(f"--variant {text!r}: {item!r} is not PARAM=VALUE")
+        params[key.strip()] = value.strip()
+    if name == DEFAULT:
+        raise argparse.ArgumentTypeError(f"--variant: the name {DEFAULT!r} is the defaults' own")
+    return name, params
+
+
+def questions(domain: str, per_type: int) -> list[Any]:
+    from kgqa_core.eval.dataset import load_dataset
+
+    ds = load_dataset(DOMAINS[domain])
+    out = []
+    for qtype in TYPES:
+        out += [q for q in ds if q.type == qtype][:per_type]
+    return out
+
+
+def row_of(trace: Any, domain: str, q: Any, method: str, variant: str) -> dict[str, Any]:
+    c = trace.costs
+    return {
+        "domain": domain, "question": q.id, "type": q.type, "method": method, "variant": variant,
+        "prompt_read": c.prompt_tokens_read if c else None, "cached": c.prompt_tokens_cached if c else None,
+        "written": c.tokens_written if c else trace.tokens_out, "calls": trace.model_calls,
+        "seconds": round(trace.seconds, 3), "phases": dict(c.seconds) if c else {},
+        "error": trace.error, "answers": trace.answer_texts[:5],
+        "chain": [[t.head, t.relation, t.tail] for t in trace.best_chain],
+    }
+
+
+def run(args: argparse.Namespace) -> list[dict[str, Any]]:
+    from kgqa_core.methods.base import MethodRequest, applicable_params, method_spec, run_method
+    from kgqa_core.models import load_model
+    from kgqa_core.reading.guidance import clear_readings
+
+    model = load_model(args.model)
+    variants = [(DEFAULT, {})] + list(args.variant)
+    rows: list[dict[str, Any]] = []
+    k, n = args.shard
+    index = 0
+    for domain in args.domains:
+        for q in questions(domain, args.per_type):
+            index += 1
+            if (index - 1) % n != k - 1:
+                continue
+            graph = q.graph()
+            for method in args.methods:
+                spec = method_spec(method)
+                mine = [(name, applicable_params(spec, p)) for name, p in variants]
+                mine = [(name, p) for name, p in mine if name == DEFAULT or p]
+                if index % 2:
+                    mine = mine[:1] + mine[1:][::-1] if len(mine) > 2 else mine[::-1]
+                for name, params in mine:
+                    clear_readings()
+                    request = MethodRequest(graph=graph, question=q.question, model=model,
+                                            topic_entities=list(q.topic_entities), params=dict(params), seed=args.seed)
+                    t0 = time.perf_counter()
+                    trace = run_method(method, request)
+                    row = row_of(trace, domain, q, method, name)
+                    rows.append(row)
+                    print(f"{domain} {q.id} {method} {name}: {row['prompt_read']} read, {row['written']} written, "
+                          f"{row['calls']} calls, {time.perf_counter() - t0:.1f} s"
+                          + (f" (error: {trace.error[:80]})" if trace.error else ""), flush=True)
+                    if args.out:
+                        args.out.write_text(json.dumps({"model": args.model, "rows": rows}, indent=1))
+    return rows
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def report(rows: list[dict[str, Any]], model: str) -> None:
+    print(f"\n{model}: medians per question")
+    print("| variant | method | domain | n | prompt tokens read | tokens written | model calls | seconds |")
+    print("|---|---|---|---|---|---|---|---|")
+    keys = sorted({(r["variant"] != DEFAULT, r["variant"], r["method"]) for r in rows})
+    for _, variant, method in keys:
+        mine = [r for r in rows if r["variant"] == variant and r["method"] == method]
+        for domain in sorted({r["domain"] for r in mine}) + ["all"]:
+            sel = [r for r in mine if domain == "all" or r["domain"] == domain]
+            cells = [f"{median([r[m] for r in sel if r[m] is not None]):.1f}" for m in METRICS]
+            print(f"| {variant} | {method} | {domain} | {len(sel)} | " + " | ".join(cells) + " |")
+    print("\nmedian seconds per phase (all domains)")
+    phases = sorted({p for r in rows for p in r["phases"]})
+    print("| variant | method | " + " | ".join(phases) + " |")
+    print("|---|---|" + "---|" * len(phases))
+    for _, variant, method in keys:
+        sel = [r for r in rows if r["variant"] == variant and r["method"] == method]
+        print(f"| {variant} | {method} | "
+              + " | ".join(f"{median([r['phases'].get(p, 0.0) for r in sel]):.2f}" for p in phases) + " |")
+    by = {(r["variant"], r["method"], r["domain"], r["question"]): r for r in rows}
+    ratios = []
+    for _, variant, method in keys:
+        if variant == DEFAULT:
+            continue
+        pairs = [(by[(DEFAULT, method, d, q)], r) for (v, m, d, q), r in by.items()
+                 if v == variant and m == method and (DEFAULT, method, d, q) in by]
+        if not pairs:
+            continue
+        cells = []
+        for m in METRICS:
+            base = median([a[m] for a, _ in pairs if a[m] is not None])
+            new = median([b[m] for _, b in pairs if b[m] is not None])
+            cells.append(f"{new / base:.2f}" if base else "-")
+        same = sum(a["answers"][:1] == b["answers"][:1] for a, b in pairs)
+        ratios.append(f"| {variant} / {DEFAULT} | {method} | {len(pairs)} | " + " | ".join(cells)
+                      + f" | {same}/{len(pairs)} |")
+    if ratios:
+        print("\nratios of the medians, variant / defaults, on the same questions")
+        print("| runs | method | n | prompt tokens read | tokens written | model calls | seconds | same first answer |")
+        print("|---|---|---|---|---|---|---|---|")
+        print("\n".join(ratios))
+
+
+def _shard(text: str) -> tuple[int, int]:
+    try:
+        k, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--shard {text!r}: expected K/N, e.g. 1/2") from None
+    if not 1 <= k <= n:
+        raise argparse.ArgumentTypeError(f"--shard {text!r}: K must be between 1 and N")
+    return k, n
+
+
+def _list(choices: list[str], what: str):
+    def parse(text: str) -> list[str]:
+        items = [x.strip() for x in text.split(",") if x.strip()]
+        bad = [x for x in items if x not in choices]
+        if bad or not items:
+            raise argparse.ArgumentTypeError(f"--{what} {text!r}: choose from {', '.join(choices)}")
+        return items
+    return parse
+
+
+def main(argv: list[str] | None = None) -> int:
+    from kgqa_core.methods.base import METHODS
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", default="qwen2.5-coder-1.5b")
+    ap.add_argument("--methods", type=_list(list(METHODS), "methods"), default=["dog", "direct", "reads", "rok"])
+    ap.add_argument("--domains", type=_list(list(DOMAINS), "domains"), default=list(DOMAINS))
+    ap.add_argument("--per-type", type=int, default=2, help="questions of each type per domain")
+    ap.add_argument("--variant", type=parse_variant, action="append", default=[],
+                    help="NAME=PARAM=VALUE[,PARAM=VALUE]: the methods declaring one of the parameters run with them too")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--shard", type=_shard, default=(1, 1), help="K/N: every N-th question, starting at the K-th")
+    ap.add_argument("--out", type=Path, default=None, help="keep every row as JSON here")
+    ap.add_argument("--report", type=Path, nargs="*", default=None,
+                    help="print the tables of earlier --out files (several shards) and run nothing")
+    args = ap.parse_args(argv)
+    if args.report:
+        rows, model = [], ""
+        for path in args.report:
+            data = json.loads(path.read_text())
+            rows += data["rows"]
+            model = data.get("model", model)
+        report(rows, model)
+        return 0
+    rows = run(args)
+    report(rows, args.model)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
