@@ -26,6 +26,12 @@ class PromptParams(MethodParams):
         40, "Graph triplets placed in the prompt (pruned by similarity to the question); 40 was as accurate as "
         "120 on the dev sample and reads a third of the tokens (docs/benchmarks.md, 'Prompt budget').",
         min=1, max=5000)
+    context_pool: int = param(
+        1000, "Candidate triplets embedded to choose the prompt's triplets from: the nearest quarter and the rest "
+        "by their relation's closeness to the question and the words they share with it; 0 embeds every "
+        "candidate (up to 2,000, as before). Embedding 2,000 triplets to show 40 was most of a whole-KB "
+        "question's time outside the model; at 1,000 the kept 40 were 85-100% the same on the dev domains "
+        "(docs/benchmarks.md).", min=0, max=100_000, advanced=True)
     chat_template: bool = param(True, "Wrap the prompt in the model's chat template.", advanced=True)
     prompt_layout: str = param("turns", "turns: few-shot chat turns; single: one user turn; raw: no template.",
                                choices=LAYOUTS, advanced=True)
@@ -87,7 +93,8 @@ def prepare(request: Any, variant: str, params: PromptParams) -> DecodingContext
     notes: list[str] = []
     topics = topic_entities(request, notes)
     graph = request.graph
-    pruned = prune_to_budget(graph, request.question, topics, max_triplets=params.max_prompt_triplets)
+    pruned = prune_to_budget(graph, request.question, topics, max_triplets=params.max_prompt_triplets,
+                             embed_pool=getattr(params, "context_pool", 0) or None)
     ids = list(pruned.triplet_ids)
     context_graph = graph.subgraph(ids, name=f"{graph.name} (prompt context)") if len(ids) < len(graph) else graph
     if getattr(params, "local_visibility", False):

@@ -38,7 +38,8 @@ class CotParams(PromptParams):
         "grounded, else from the last triplet's relation (kgqa_core.answers.completion).", advanced=True)
 
     # the baseline as the DoG paper runs it: the model's own text, nothing forced or completed
-    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {"paper": {"force_conclusion": False, "complete_answers": False}}
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {"paper": {"force_conclusion": False, "complete_answers": False,
+                                                                   "context_pool": 0}}
 
 
 def run(request: MethodRequest, params: CotParams, rec: TraceRecorder) -> None:

@@ -10,6 +10,7 @@ the end of the answer line.  One step, ``direct.answer``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from .. import progress
 from ..decoding.context import PromptParams, decode_prompt_freely, describe_context, prepare, resolve_answers
@@ -26,6 +27,9 @@ from .recorder import TraceRecorder
 @dataclass(frozen=True)
 class DirectParams(PromptParams):
     max_new_tokens: int = param(64, "Tokens the model may write for its answer line.", min=1, max=4096)
+
+    # the baseline as the DoG paper ran it: every candidate triplet ranked for the prompt
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {"paper": {"context_pool": 0}}
 
 
 def run(request: MethodRequest, params: DirectParams, rec: TraceRecorder) -> None:

@@ -167,7 +167,7 @@ class DogParams(PromptParams):
         "reader": "none", "auto_steps": False, "walk_to_depth": False, "walk_out_first": False,
         "stay_at_depth": False, "question_relations": False, "hop_order": False, "complete_answers": False,
         "chain_answers_first": False, "force_conclusion": False, "repeat_triplets": True,
-        "reverse_readings": False, "skip_restatements": False}}
+        "reverse_readings": False, "skip_restatements": False, "context_pool": 0}}
 
 
 def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:

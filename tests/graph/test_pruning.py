@@ -100,3 +100,40 @@ def test_embedding_ranking_keeps_the_answer_path(embedder):
     assert connected_to_topics(g, res.triplet_ids, ["Triton"])
     # the ids follow the ranking: the best-scored triplet is added first
     assert res.scores[res.triplet_ids[0]] == max(res.scores.values())
+
+
+def test_an_embedding_pool_embeds_only_the_nearest_and_the_closest_by_relation_and_words():
+    """context_pool: the prompt's triplets come from a pool; the question's own facts are in it."""
+    from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+    from kgqa_core.graph.pruning import embedding_pool, prune_to_budget
+
+    rows = [("Heat", "directed_by", "Michael Mann"), ("Heat", "release_year", "1995")]
+    rows += [(f"Film {i}", "starred_actors", f"Actor {i % 7}") for i in range(60)]
+    rows += [("Heat", "starred_actors", f"Actor {i}") for i in range(7)]
+    g = KnowledgeGraph.from_triplets(rows, name="films")
+    cands = list(g)
+
+    class Counting:
+        name = "counting"
+
+        def __init__(self):
+            self.texts = 0
+
+        def encode(self, texts):
+            import numpy as np
+
+            self.texts += len(texts)
+            out = np.array([[1.0, float("Mann" in t or "direct" in t)] for t in texts], dtype=np.float32)
+            return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+    emb = Counting()
+    pool = embedding_pool("who directed Heat", cands, 12, {}, emb)
+    assert len(pool) == 12 and list(range(3)) == pool[:3]  # the nearest quarter, in BFS order
+    assert g.find("Heat", "directed_by", "Michael Mann").id in [cands[i].id for i in pool]
+    emb.texts = 0
+    kept = prune_to_budget(g, "who directed Heat", ["Heat"], max_triplets=5, embedder=emb, embed_pool=12)
+    assert g.find("Heat", "directed_by", "Michael Mann").id in kept.triplet_ids
+    assert "ranked 12 of" in kept.note
+    every = Counting()
+    prune_to_budget(g, "who directed Heat", ["Heat"], max_triplets=5, embedder=every)
+    assert every.texts > emb.texts  # the pool embedded fewer triplets
