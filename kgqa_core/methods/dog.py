@@ -52,6 +52,16 @@ with its other documented deviations:
   hop its own relation; a step where none is left is offered everything
   (never a dead end).
 
+Fewer tokens per question (issue 32), each off in the paper preset:
+``prompt_examples`` "terse" shows the three examples' chains without the
+commentary between triplets (a small model copies that commentary, which was
+most of what it wrote); ``free_text_cap`` cuts a step's free text at that
+many tokens unless it is writing its answer line (the chain then concludes;
+"free text cut at N tokens" on its answer step); ``sure_context_triplets``
+shows a sure reading's planned triplets first in a smaller prompt context
+(`kgqa_core.decoding.prompt_budget`; a "prompt budget:" note and
+``trace.extra["prompt_budget"]`` say how many and why).
+
 Each narrowing is said on its step, with the relations it left out, and
 summed up in the trace's notes.  ``preset=paper`` turns all of them off
 (and the other deviations: the paper's trie keeps repeats, offers no
