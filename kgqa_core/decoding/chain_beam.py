@@ -121,7 +121,8 @@ class FinishedChain:
 
     chain: BeamCandidate
     free_text: str  # its last stretch of text, a forced conclusion included
-    stop: str  # "eos", "stop", "repeat", "length", "cap" (free_text_cap), "limit" (would open past max_steps) or "constraint"
+    # "eos", "stop", "repeat", "length", "cap" (free_text_cap), "limit" (would open past max_steps) or "constraint"
+    stop: str
     forced_conclusion: bool = False
     failure: ConstraintFailure | None = None
     taken_back: "TakenBack | None" = None  # asked to go on, the chain answered again

@@ -111,7 +111,8 @@ class FreeText:
     committed), ``"eos"``, ``"stop"`` (answer line finished or runaway
     example), ``"repeat"`` (the model looped, see `is_looping`),
     ``"length"`` or ``"cap"`` (DoG's per-step free-text cap, set by
-    `chain_beam.ChainBeam`; the state as after ``"length"``).  After ``"open"``, ``"limit"``, ``"repeat"`` and ``"length"``
+    `chain_beam.ChainBeam`; the state as after ``"length"``).  After
+    ``"open"``, ``"limit"``, ``"repeat"`` and ``"length"``
     the state holds exactly ``ids``; after ``"eos"`` and ``"stop"`` all but
     the last token.  ``ids`` are the committed ids (the
     opener's included); ``text`` is the visible text without the opener.

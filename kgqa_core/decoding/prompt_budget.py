@@ -12,7 +12,9 @@ first (``sure_context_triplets``, e.g. 40 -> 15); an unsure reading, or the
 paper preset, keeps the pruned context as it was.  The chain's constraint
 (G_q) does not depend on what the prompt shows when G_q grows over the whole
 graph (``gq_scope="graph"``, the default), so a smaller prompt never takes a
-triplet away from the chain.
+triplet away from the chain -- but it takes it out of the model's sight: on
+the multi-domain dev benchmark (issue 32) a sure (0.58) but wrong reading
+hid the triplet the model answered from, so DoG's default is 0 (off).
 
 `sure_context` chooses the triplets and says why, in a `PromptBudget` the
 method records in the trace (a note and ``trace.extra["prompt_budget"]``).
@@ -45,8 +47,8 @@ class PromptBudget:
         """One line for the trace, in words a domain expert reads."""
         if not self.applied:
             return f"prompt budget: {self.shown} triplets shown ({self.why})"
-        return (f"prompt budget: {self.shown} of {self.of} triplets shown, the {self.planned} on the question's planned "
-                f"relations ({self.plan}) first, because the question's reading is sure "
+        return (f"prompt budget: {self.shown} of {self.of} triplets shown, the {self.planned} on the question's "
+                f"planned relations ({self.plan}) first, because the question's reading is sure "
                 f"({self.confidence:.2f} >= {self.sure_at:.2f}); budget sure_context_triplets={self.budget}")
 
     def to_dict(self) -> dict[str, Any]:
