@@ -43,7 +43,7 @@ from .beam import TripletHypothesis, TripletSearchResult
 from .constraint import ConstraintError
 from .decoders import force_conclusion, free_text, search_triplets
 from .dog_guide import DogGuides
-from .free_text import needs_conclusion
+from .free_text import FreeText, default_stop, needs_conclusion
 from .prompt import parse_answers
 from .query_subgraph import QueryCentricSubgraph
 from .step_filters import Narrowed, StepFilter, StepFilters, StepView, WalkOut
@@ -122,7 +122,8 @@ class FinishedChain:
 
     chain: BeamCandidate
     free_text: str  # its last stretch of text, a forced conclusion included
-    stop: str  # "eos", "stop", "repeat", "length", "limit" (would open past max_steps) or "constraint"
+    # "eos", "stop", "repeat", "length", "cap" (free_text_cap), "limit" (would open past max_steps) or "constraint"
+    stop: str
     forced_conclusion: bool = False
     failure: ConstraintFailure | None = None
     taken_back: "TakenBack | None" = None  # asked to go on, the chain answered again
@@ -171,7 +172,8 @@ class ChainBeam:
 
     def __init__(self, model: Any, graph: Any, guides: DogGuides, width: int, max_new_tokens: int,
                  force_conclusion: bool = True, strict: bool = False, reprompt: Reprompt | None = None,
-                 filters: Sequence[StepFilter] = (), walk_out: WalkOut | None = None) -> None:
+                 filters: Sequence[StepFilter] = (), walk_out: WalkOut | None = None,
+                 free_text_cap: int = 0) -> None:
         self.model = model
         self.graph = graph  # the prompt's context graph
         self.guides = guides
@@ -182,6 +184,7 @@ class ChainBeam:
         self.reprompt = reprompt  # local visibility: a kept chain's state from its re-read prompt
         self.filters = StepFilters(filters)  # what a step may offer beyond the paper (empty: the paper's loop)
         self.walk_out = walk_out  # take back answer lines written short of the reading's depth (None: never)
+        self.free_text_cap = free_text_cap  # tokens of free text a step may write before its answer line (0: no cap)
         self.rounds = 0
         self._next_beam = 0
 
@@ -209,7 +212,7 @@ class ChainBeam:
                                                                                      beam.chain))
                 guide, narrowed = self._narrow(beam, full)
             start = len(beam.state.ids)
-            free = free_text(self.model, beam.state, budget, guide.detector, allow_open=guide.may_open)
+            free = self._free_text(beam.state, budget, guide)
             taken_back = None
             if guide.may_open and self._answers_too_early(beam, free):
                 free, taken_back, guide = self._walk_on(beam, full, free, start, budget)
@@ -249,6 +252,37 @@ class ChainBeam:
                 self._attach_states(extensions)
             out.kept = kept
         return out
+
+    def _free_text(self, state: SequenceState, budget: int, guide: Any) -> FreeText:
+        """The step's free text, cut at `free_text_cap` tokens unless it is writing its answer line.
+
+        A stretch that reaches the cap without opening a triplet or finishing
+        ends with stop ``"cap"`` (the chain then concludes, as after a loop or
+        the budget; the trace notes the cut).  A stretch that has started its
+        answer line ("... the answer is") at the cap goes on to the line's end
+        under the chain's budget: a list answer is never cut.  The cap is a
+        token count passed to the decoder, so a model server's steps
+        (`server_steps`) cut at the same token.
+        """
+        cap = self.free_text_cap
+        if cap <= 0 or cap >= budget:
+            return free_text(self.model, state, budget, guide.detector, allow_open=guide.may_open)
+        free = free_text(self.model, state, cap, guide.detector, allow_open=guide.may_open)
+        if free.stop != "length":
+            return free
+        if not _ANSWER_PHRASE.search(free.text):
+            free.stop = "cap"
+            return free
+        head = free.text
+
+        def stop(text: str) -> int | None:  # the stop rules over the whole stretch, cut in the new part
+            cut = default_stop(head + text)
+            return None if cut is None else max(cut - len(head), 0)
+
+        rest = free_text(self.model, state, budget - len(free.ids), guide.detector, allow_open=guide.may_open,
+                         stop=stop)
+        return FreeText(head + rest.text, list(free.ids) + list(rest.ids), rest.stop, rest.opener,
+                        list(rest.opener_ids), free.forward_passes + rest.forward_passes)
 
     def _view(self, beam: BeamCandidate) -> StepView:
         return StepView(self.graph, beam.chain, beam.subgraph.topics, self.guides)
@@ -298,8 +332,7 @@ class ChainBeam:
         guide, narrowed = self._narrow(beam, guide, taken_back=True)
         if narrowed is not None:
             taken.offered, taken.of = narrowed.offered, narrowed.of
-        rest = free_text(model, state, max(budget - kept - len(written_ids), 1), guide.detector,
-                         allow_open=guide.may_open)
+        rest = self._free_text(state, max(budget - kept - len(written_ids), 1), guide)
         rest.text = kept_text + written + rest.text
         rest.ids = list(free.ids[:kept]) + list(written_ids) + list(rest.ids)
         return rest, taken, guide

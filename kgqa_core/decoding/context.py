@@ -108,8 +108,14 @@ def prepare(request: Any, variant: str, params: PromptParams) -> DecodingContext
     prompt = build_prompt(
         request.model, request.question, graph.triplets_by_ids(shown), variant,
         chat_template=params.chat_template, triplet_ids=shown, layout=params.prompt_layout,
+        examples=prompt_examples(params, variant),
     )
     return DecodingContext(params, topics, ids, context_graph, prompt, pruned.method, pruned.note, notes)
+
+
+def prompt_examples(params: Any, variant: str) -> str:
+    """The examples' style a method's parameters ask for ("paper" unless it declares ``prompt_examples``)."""
+    return getattr(params, "prompt_examples", "paper") if variant == "dog" else "paper"
 
 
 def context_prompt(ctx: DecodingContext, request: Any, subgraph_ids: Sequence[int]) -> PromptParts:
@@ -119,6 +125,27 @@ def context_prompt(ctx: DecodingContext, request: Any, subgraph_ids: Sequence[in
     return build_prompt(
         request.model, request.question, request.graph.triplets_by_ids(shown), ctx.prompt.variant,
         chat_template=ctx.params.chat_template, triplet_ids=shown, layout=ctx.params.prompt_layout,
+        examples=ctx.prompt.examples,
+    )
+
+
+def show_triplets(ctx: DecodingContext, request: Any, ids: Sequence[int]) -> None:
+    """Make the prompt show exactly `ids`, in that order (a prompt budget, `prompt_budget.sure_context`).
+
+    The context graph follows (it is what the prompt shows); G_q's walk graph
+    is left alone unless it was the context graph.
+    """
+    graph = request.graph
+    shown = list(ids)
+    was_context = ctx.walk_graph is ctx.context_graph
+    ctx.context_ids = shown
+    ctx.context_graph = graph.subgraph(shown, name=f"{graph.name} (prompt context)")
+    if was_context:
+        ctx.walk_graph = ctx.context_graph
+    ctx.prompt = build_prompt(
+        request.model, request.question, graph.triplets_by_ids(shown), ctx.prompt.variant,
+        chat_template=ctx.params.chat_template, triplet_ids=shown, layout=ctx.params.prompt_layout,
+        examples=ctx.prompt.examples,
     )
 
 
@@ -298,6 +325,7 @@ def describe_context(trace: Trace, ctx: DecodingContext) -> None:
             "prompt_variant": ctx.prompt.variant,
             "chat_template": ctx.prompt.chat_template,
             "prompt_layout": ctx.prompt.layout,
+            "prompt_examples": ctx.prompt.examples,
             "context_triplet_ids": list(ctx.context_ids),
             "prune_method": ctx.prune_method,
         }
@@ -370,6 +398,7 @@ def decode_prompt_freely(request: Any, ctx: DecodingContext, trace: Trace, stop:
 def conclusion_note(stop: str) -> str:
     """Why the answer line was forced, for the trace's notes."""
     why = {"repeat": "started repeating itself", "length": "used up its token budget",
+           "cap": "wrote more free text than the step's cap (free_text_cap)",
            "eos": "ended its text", "limit": "would have opened a triplet past its limit (max_steps)"}.get(
         stop, f"stopped ({stop})")
     return (f"the model {why} without writing the answer line, so 'Therefore, the answer is' was appended "

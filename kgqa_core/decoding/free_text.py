@@ -109,8 +109,10 @@ class FreeText:
     committed text up to ``<``), ``"limit"`` (the model would have opened a
     triplet but its chain holds its last one: nothing of the opener is
     committed), ``"eos"``, ``"stop"`` (answer line finished or runaway
-    example), ``"repeat"`` (the model looped, see `is_looping`) or
-    ``"length"``.  After ``"open"``, ``"limit"``, ``"repeat"`` and ``"length"``
+    example), ``"repeat"`` (the model looped, see `is_looping`),
+    ``"length"`` or ``"cap"`` (DoG's per-step free-text cap, set by
+    `chain_beam.ChainBeam`; the state as after ``"length"``).  After
+    ``"open"``, ``"limit"``, ``"repeat"`` and ``"length"``
     the state holds exactly ``ids``; after ``"eos"`` and ``"stop"`` all but
     the last token.  ``ids`` are the committed ids (the
     opener's included); ``text`` is the visible text without the opener.
@@ -207,7 +209,7 @@ def conclusion_line_end(text: str) -> int | None:
 
 def needs_conclusion(stop: str, text: str) -> bool:
     """Whether a finished text should get the forced answer line: it ended without one, and not by a cut."""
-    return stop in ("repeat", "length", "eos", "limit") and not parse_answers(text)
+    return stop in ("repeat", "length", "eos", "limit", "cap") and not parse_answers(text)
 
 
 def _done(model: Any, result: FreeText, passes_before: int) -> FreeText:

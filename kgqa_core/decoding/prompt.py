@@ -19,6 +19,15 @@ answer prefix "Let's break down the steps to find the answer to the
 question." opens the assistant turn, so the model *continues* it exactly as
 in the examples.  Without a chat template the whole Tab. 6 text is used raw.
 
+Terse examples (``examples="terse"``, DoG's workbench default; the paper
+preset keeps ``"paper"``): the same three examples and chains with the
+commentary between the triplets left out ("1. < h -> r -> t > 2. < ... >
+Therefore, the answer is * X."), and one sentence more in the instructions
+saying so.  A small model copies the examples' commentary ("This tells us
+...") between every two triplets, and that commentary was most of the tokens
+a DoG question wrote (issue 32); the triplets and the answer line, which the
+method reads, are unchanged.
+
 Direct variant (paper §3.3: "similar to the one used in DoG except that the
 triplet chains are omitted"): the same instructions' first sentence, the same
 three contexts and questions, and answers written straight after "Answer:"
@@ -42,6 +51,10 @@ INSTRUCTIONS = (
     "but have as fewer steps as possible. Do not include information irrelevant to the question."
 )
 
+# said after the instructions when the examples are terse
+TERSE_INSTRUCTION = "Write each step as its triplet alone, with no comment between the triplets, then the answer line."
+EXAMPLE_STYLES = ("paper", "terse")
+
 DIRECT_INSTRUCTIONS = (
     "You are a helpful assistant that can analyse the knowledge graphs in the contexts and then "
     "answer the questions based on the knowledge graphs. Give the answers directly, each one marked "
@@ -55,6 +68,7 @@ class Example:
     question: str
     reasoning: str  # the DoG/CoT answer after the answer prefix
     direct: str  # the Direct answer
+    terse: str = ""  # the same chain without the commentary between triplets (``examples="terse"``)
 
 
 EXAMPLES: tuple[Example, ...] = (
@@ -85,6 +99,7 @@ EXAMPLES: tuple[Example, ...] = (
             "located in Bahamas. Grand Bahama is in Bahamas. Therefore, the answer is * Bahamas."
         ),
         direct="* Bahamas.",
+        terse="1. < Grand Bahama -> location.location.containedby -> Bahamas > Therefore, the answer is * Bahamas.",
     ),
     Example(
         context=(
@@ -105,6 +120,10 @@ EXAMPLES: tuple[Example, ...] = (
             "Therefore, the answer is * playwright, and * poet."
         ),
         direct="* playwright, and * poet.",
+        terse=(
+            "1. < William Shakespeare -> people.person.profession -> Playwright > 2. < William Shakespeare -> "
+            "people.person.profession -> Poet > Therefore, the answer is * playwright, and * poet."
+        ),
     ),
     Example(
         context=(
@@ -130,6 +149,10 @@ EXAMPLES: tuple[Example, ...] = (
             "Therefore, the answer is * Ice Hockey."
         ),
         direct="* Ice Hockey.",
+        terse=(
+            "1. < Carlton the Bear -> sports.mascot.team -> Toronto Maple Leafs > 2. < Toronto Maple Leafs -> "
+            "sports.sports_team.sport -> Ice Hockey > Therefore, the answer is * Ice Hockey."
+        ),
     ),
 )
 
@@ -151,23 +174,38 @@ class PromptParts:
     chat_template: bool = True
     shared_prefix: str = ""  # the start of `text` every question shares (instructions + examples)
     layout: str = "turns"
+    examples: str = "paper"  # the examples' style: "paper" (Tab. 6) or "terse" (no commentary between triplets)
 
 
 def _example_block(n: int, context: str, question: str, answer: str) -> str:
     return f"**Example {n}:**\nContext: [ {context} ]\nQuestion: {question}\nAnswer: {answer}"
 
 
-def build_user_text(context: str, question: str, variant: str = "dog") -> tuple[str, str]:
+def _instructions(variant: str, examples: str) -> str:
+    if variant != "dog":
+        return DIRECT_INSTRUCTIONS
+    return INSTRUCTIONS + (" " + TERSE_INSTRUCTION if examples == "terse" else "")
+
+
+def _answer(ex: Example, variant: str, examples: str) -> str:
+    """An example's answer: the reasoning (paper or terse) after the answer prefix, or Direct's answer."""
+    if variant != "dog":
+        return ex.direct
+    return f"{ANSWER_PREFIX} {ex.terse if examples == 'terse' else ex.reasoning}"
+
+
+def build_user_text(context: str, question: str, variant: str = "dog", examples: str = "paper") -> tuple[str, str]:
     """(user text, assistant prefix) of the Tab. 6 prompt or its Direct variant."""
     if variant not in ("dog", "direct"):
         raise ValueError(f"unknown prompt variant {variant!r}; use 'dog' or 'direct'")
+    if examples not in EXAMPLE_STYLES:
+        raise ValueError(f"unknown example style {examples!r}; use one of {', '.join(EXAMPLE_STYLES)}")
     blocks = []
     for i, ex in enumerate(EXAMPLES, start=1):
-        answer = f"{ANSWER_PREFIX} {ex.reasoning}" if variant == "dog" else ex.direct
-        blocks.append(_example_block(i, ex.context, ex.question, answer))
+        blocks.append(_example_block(i, ex.context, ex.question, _answer(ex, variant, examples)))
     n = len(EXAMPLES) + 1
     blocks.append(f"**Example {n}:**\nContext: [ {context} ]\nQuestion: {question.strip()}\nAnswer:")
-    instructions = INSTRUCTIONS if variant == "dog" else DIRECT_INSTRUCTIONS
+    instructions = _instructions(variant, examples)
     user = instructions + "\n\n" + "\n\n".join(blocks)
     prefix = ANSWER_PREFIX if variant == "dog" else ""
     return user, prefix
@@ -176,12 +214,11 @@ def build_user_text(context: str, question: str, variant: str = "dog") -> tuple[
 LAYOUTS = ("turns", "single", "raw")
 
 
-def _messages(context: str, question: str, variant: str) -> list[dict[str, str]]:
+def _messages(context: str, question: str, variant: str, examples: str = "paper") -> list[dict[str, str]]:
     """Few-shot chat: instructions as system, each example a user/assistant exchange."""
-    instructions = INSTRUCTIONS if variant == "dog" else DIRECT_INSTRUCTIONS
-    msgs = [{"role": "system", "content": instructions}]
+    msgs = [{"role": "system", "content": _instructions(variant, examples)}]
     for ex in EXAMPLES:
-        answer = f"{ANSWER_PREFIX} {ex.reasoning}" if variant == "dog" else ex.direct
+        answer = _answer(ex, variant, examples)
         msgs.append({"role": "user", "content": f"Context: [ {ex.context} ]\nQuestion: {ex.question}"})
         msgs.append({"role": "assistant", "content": answer})
     msgs.append({"role": "user", "content": f"Context: [ {context} ]\nQuestion: {question.strip()}"})
@@ -196,6 +233,7 @@ def build_prompt(
     chat_template: bool = True,
     triplet_ids: Sequence[int] | None = None,
     layout: str = "turns",
+    examples: str = "paper",
 ) -> PromptParts:
     """The full model input for `question` over `triplets` (already pruned to the budget).
 
@@ -215,13 +253,13 @@ def build_prompt(
     if layout not in LAYOUTS:
         raise ValueError(f"unknown prompt layout {layout!r}; use one of {', '.join(LAYOUTS)}")
     context = linearize(triplets)
-    user, prefix = build_user_text(context, question, variant)
+    user, prefix = build_user_text(context, question, variant, examples)
     tok = getattr(model, "tokenizer", None)
     has_template = bool(getattr(tok, "chat_template", None))
     used_chat = chat_template and has_template and layout != "raw"
     text = ""
     if used_chat and layout == "turns":
-        msgs = _messages(context, question, variant)
+        msgs = _messages(context, question, variant, examples)
         try:
             text = tok.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True) + prefix
         except Exception:  # a template that rejects system/assistant turns: use one user turn
@@ -239,6 +277,7 @@ def build_prompt(
     shared = text[:cut] if cut > 0 else ""
     parts = PromptParts(variant, text, None, user, prefix, context, ids, used_chat, shared)
     parts.layout = layout
+    parts.examples = examples if variant == "dog" else "paper"
     return parts
 
 

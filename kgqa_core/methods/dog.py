@@ -52,6 +52,17 @@ with its other documented deviations:
   hop its own relation; a step where none is left is offered everything
   (never a dead end).
 
+Fewer tokens per question (issue 32), each off in the paper preset:
+``prompt_examples`` "terse" shows the three examples' chains without the
+commentary between triplets (a small model copies that commentary, which was
+most of what it wrote); ``free_text_cap`` cuts a step's free text at that
+many tokens unless it is writing its answer line (the chain then concludes;
+"free text cut at N tokens" on its answer step); ``sure_context_triplets`` (off by
+default: a sure but wrong reading hid the answer's triplet on the dev
+benchmark) shows a sure reading's planned triplets first in a smaller prompt context
+(`kgqa_core.decoding.prompt_budget`; a "prompt budget:" note and
+``trace.extra["prompt_budget"]`` say how many and why).
+
 Each narrowing is said on its step, with the relations it left out, and
 summed up in the trace's notes.  ``preset=paper`` turns all of them off
 (and the other deviations: the paper's trie keeps repeats, offers no
@@ -82,9 +93,11 @@ from ..decoding.context import (
     logprob_to_prob,
     prepare,
     resolve_answers,
+    show_triplets,
 )
 from ..decoding.dog_guide import DogGuides
-from ..decoding.prompt import PromptParts, parse_answers, parse_written_triplets
+from ..decoding.prompt import EXAMPLE_STYLES, PromptParts, parse_answers, parse_written_triplets
+from ..decoding.prompt_budget import sure_context
 from ..decoding.query_subgraph import QueryCentricSubgraph
 from ..graph.readings import is_reversed, reading_of, triplet_of
 from ..parameters import param
@@ -161,13 +174,27 @@ class DogParams(PromptParams):
         min=1, max=100_000, advanced=True)
     reader: str = reader_param()
     reading_sure_at: float = sure_param()
+    prompt_examples: str = param(
+        "terse", "terse: the prompt's three examples write their triplets and the answer line with no commentary "
+        "between them, and the instructions say so (fewer tokens written); paper: the examples of Tab. 6 "
+        "(not in the paper; noted).", choices=EXAMPLE_STYLES, advanced=True)
+    free_text_cap: int = param(
+        32, "Tokens of free text a chain may write between two triplets before its answer line; a stretch that "
+        "reaches it is cut there and the chain concludes (noted on its step); 0: no cap (the paper).",
+        min=0, max=4096, advanced=True)
+    sure_context_triplets: int = param(
+        0, "When the question's reading is sure (reading_sure_at), the prompt shows this many graph triplets "
+        "(e.g. 15), those on the reading's planned relations first, instead of max_prompt_triplets; 0: always the "
+        "pruned context (the default and the paper: a sure but wrong reading hid the answer's triplet on the "
+        "multi-domain dev benchmark). Noted with the reading's confidence.", min=0, max=5000, advanced=True)
 
     # the algorithm as published (§2-§4): no question reading, no guidance, the paper's trie and conclusion
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {"paper": {
         "reader": "none", "auto_steps": False, "walk_to_depth": False, "walk_out_first": False,
         "stay_at_depth": False, "question_relations": False, "hop_order": False, "complete_answers": False,
         "chain_answers_first": False, "force_conclusion": False, "repeat_triplets": True,
-        "reverse_readings": False, "skip_restatements": False, "context_pool": 0}}
+        "reverse_readings": False, "skip_restatements": False, "context_pool": 0, "prompt_examples": "paper",
+        "free_text_cap": 0, "sure_context_triplets": 0}}
 
 
 def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
@@ -184,6 +211,7 @@ def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
             if isinstance(rec.trace.parameters, dict):
                 rec.trace.parameters["max_steps"] = budget
     guidance = DogGuidance.from_reading(reading, params)
+    _budget_prompt(request, ctx, reading, params, rec)
     describe_context(rec.trace, ctx)
     walk = None
     if params.gq_scope == "graph":
@@ -197,6 +225,24 @@ def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
         _DogRun(request, ctx, rec, guidance).decode()
     if walk is not None and walk.cuts:
         rec.trace.notes.append(walk.cut_note())
+
+
+def _budget_prompt(request: MethodRequest, ctx: DecodingContext, reading: QuestionReading, params: DogParams,
+                   rec: TraceRecorder) -> None:
+    """A sure reading's smaller prompt context (`decoding.prompt_budget`), recorded in the trace's notes and extra."""
+    if not params.sure_context_triplets:
+        return
+    if params.local_visibility or params.gq_scope != "graph":
+        why = "local_visibility" if params.local_visibility else "gq_scope=prompt"
+        rec.trace.notes.append(f"prompt budget: sure_context_triplets not applied ({why}: the prompt's context "
+                               "is what the chain may write)")
+        return
+    shown, budget = sure_context(ctx.context_ids, request.graph, reading, params.reading_sure_at,
+                                 params.sure_context_triplets)
+    if budget.applied:
+        show_triplets(ctx, request, shown)
+    rec.trace.notes.append(budget.note())
+    rec.trace.extra["prompt_budget"] = budget.to_dict()
 
 
 @dataclass
@@ -272,7 +318,8 @@ class _DogRun:
             beam = ChainBeam(model, ctx.walk_graph, guides, params.beam_size, params.max_new_tokens,
                              force_conclusion=params.force_conclusion, strict=params.strict,
                              reprompt=self._reprompt if params.local_visibility else None,
-                             filters=self.guidance.filters, walk_out=self.guidance.walk_out)
+                             filters=self.guidance.filters, walk_out=self.guidance.walk_out,
+                             free_text_cap=params.free_text_cap)
             chains = beam.start(base, QueryCentricSubgraph(ctx.walk_graph, ctx.topics))
         finished: list[BeamCandidate] = []
         step = 0
@@ -416,6 +463,11 @@ class _DogRun:
         forced_note = conclusion_note(done.stop) if done.forced_conclusion else ""
         if forced_note:
             trace.extra["forced_conclusion"] = trace.extra.get("forced_conclusion", 0) + 1
+        if done.stop == "cap":
+            cut = f"free text cut at {self.params.free_text_cap} tokens (free_text_cap)"
+            forced_note = f"{cut}; {forced_note}" if forced_note else cut
+            trace.extra["free_text_cuts"] = trace.extra.get("free_text_cuts", 0) + 1
+        if forced_note:
             trace.notes.append(f"beam {beam.beam_id}: {forced_note}")
         answers = parse_answers(done.free_text) or parse_answers(beam.text)
         if done.taken_back is not None:

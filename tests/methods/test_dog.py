@@ -187,6 +187,10 @@ def test_a_looping_chain_is_cut_and_concluded_on_a_metaqa_question(backend_model
     q = load_dataset(sample).questions[0]
     assert q.question == "who is the author of Wish You Were Here"
     for method in ("dog", "cot"):
+        # this test holds the loop cut: DoG reads CoT's prompt (the paper's examples, whose commentary the
+        # 135M loops on), uncapped, with the whole context, as before issue 32's pieces
+        params = {**BUDGET_120, **({"prompt_examples": "paper", "free_text_cap": 0, "sure_context_triplets": 0}
+                                   if method == "dog" else {})}
         # the prompt read cold, as by a new process with no saved prefixes: after a cached prefix llama.cpp
         # reads the rest in other batch splits, and the 135M model's loop here is a near tie that the
         # prefixes of earlier runs (in memory or on disk) moved (CI, on an AVX2 CPU)
@@ -194,7 +198,7 @@ def test_a_looping_chain_is_cut_and_concluded_on_a_metaqa_question(backend_model
         if hasattr(backend_model, "_store"):  # the llama.cpp backend's saved prefixes
             monkeypatch.setattr(backend_model, "_store", None)
         trace = run_method(method, MethodRequest(graph=q.graph(), question=q.question, model=backend_model,
-                                                 topic_entities=list(q.topic_entities), params=BUDGET_120))
+                                                 topic_entities=list(q.topic_entities), params=params))
         assert trace.answer_texts[:1] == ["David Leland"], method
         assert trace.extra["forced_conclusion"] == 1 and trace.extra["stop"] == "repeat"
         assert any("Therefore, the answer is" in n and "repeating" in n for n in trace.notes)
@@ -202,7 +206,7 @@ def test_a_looping_chain_is_cut_and_concluded_on_a_metaqa_question(backend_model
         assert trace.faithfulness.ill_triplets == 0 or method == "cot"
         off = run_method(method, MethodRequest(graph=q.graph(), question=q.question, model=backend_model,
                                                topic_entities=list(q.topic_entities),
-                                               params={"force_conclusion": False, **BUDGET_120}))
+                                               params={"force_conclusion": False, **params}))
         # nothing is appended without force_conclusion (whether the looping 135M model ever writes an
         # answer line itself there is a near tie that depends on the KV cache's history in the process)
         assert "forced_conclusion" not in off.extra

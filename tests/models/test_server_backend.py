@@ -178,6 +178,21 @@ def test_a_chain_at_its_limit_concludes_in_one_request_as_in_process(server_mode
     assert list(state.ids) == ids + remote.ids  # the opener is not in the sequence
 
 
+def test_dog_free_text_cap_cuts_on_a_server_where_it_cuts_in_process(server_model, llama_model):
+    """Issue 32: the per-step free-text cap is a token count both paths decode to, so a server run is cut at the
+    same token, noted the same way, and concludes with the same answer line."""
+    params = {**DOG_PARAMS, "max_new_tokens": 96, "prompt_examples": "paper", "free_text_cap": 8}
+    local = _run("dog", llama_model, params)
+    remote = _run("dog", server_model, params)
+    assert not remote.error, remote.error
+    for trace in (local, remote):
+        answer = [s for s in trace.steps if s.kind == "dog.answer"][0]
+        assert answer.extra["stop"] == "cap" and answer.note.startswith("free text cut at 8 tokens")
+        assert trace.extra["free_text_cuts"] == 1 and trace.parameters["free_text_cap"] == 8
+    assert [c.triplet_id for c in remote.best_chain] == [c.triplet_id for c in local.best_chain]
+    assert remote.raw_output == local.raw_output and remote.answer_texts == local.answer_texts
+
+
 def _sample_question_trie(model, opener=" <"):
     """The trie over the 1-hop neighbourhood of the first sample question's topic (a large G_q: 50+ readings)."""
     from pathlib import Path

@@ -1,0 +1,120 @@
+"""How many graph triplets DoG's prompt shows, from how sure the question's reading is.
+
+Why: after the cached instructions and examples, reading the prompt's graph
+context is the largest part of a DoG question's prompt (issue 32: a median
+559 tokens beyond the cached prefix on held-out graphs, 40 triplets).  When
+the question's reading (`kgqa_core.reading`) is sure, it already says which
+relations lead from the topic entity to the answer; the triplets along its
+best plan, then the context's other triplets of its planned relations, are
+what the chain will write, and the rest of the context is mostly
+distraction.  So a sure reading gets a smaller context with those triplets
+first (``sure_context_triplets``, e.g. 40 -> 15); an unsure reading, or the
+paper preset, keeps the pruned context as it was.  The chain's constraint
+(G_q) does not depend on what the prompt shows when G_q grows over the whole
+graph (``gq_scope="graph"``, the default), so a smaller prompt never takes a
+triplet away from the chain -- but it takes it out of the model's sight: on
+the multi-domain dev benchmark (issue 32) a sure (0.58) but wrong reading
+hid the triplet the model answered from, so DoG's default is 0 (off).
+
+`sure_context` chooses the triplets and says why, in a `PromptBudget` the
+method records in the trace (a note and ``trace.extra["prompt_budget"]``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Sequence
+
+PLAN_WALK_CAP = 200  # entities followed per hop of the plan walk (a hub's triplets are not all shown anyway)
+
+
+@dataclass(frozen=True)
+class PromptBudget:
+    """The context the prompt shows for one question, and why."""
+
+    applied: bool  # False: the pruned context as it was (unsure reading, switched off, or already small)
+    shown: int  # triplets in the prompt
+    of: int  # triplets of the pruned context (max_prompt_triplets)
+    planned: int = 0  # of the shown, how many lie on the reading's planned relations (shown first)
+    budget: int = 0  # sure_context_triplets
+    confidence: float = 0.0
+    sure_at: float = 0.0
+    plan: str = ""  # the reading's best plan, as the workbench writes it
+    why: str = ""
+    added: list[int] = field(default_factory=list)  # plan triplets shown that the pruned context did not hold
+
+    def note(self) -> str:
+        """One line for the trace, in words a domain expert reads."""
+        if not self.applied:
+            return f"prompt budget: {self.shown} triplets shown ({self.why})"
+        return (f"prompt budget: {self.shown} of {self.of} triplets shown, the {self.planned} on the question's "
+                f"planned relations ({self.plan}) first, because the question's reading is sure "
+                f"({self.confidence:.2f} >= {self.sure_at:.2f}); budget sure_context_triplets={self.budget}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def plan_triplets(graph: Any, topic: str, hops: Sequence[Any], cap: int) -> list[int]:
+    """The triplets of `graph` along one relation plan from `topic`, hop by hop, at most `cap`.
+
+    `hops` are `kgqa_core.reading.reading.PlanHop`s (``relation``, ``forward``):
+    forward walks head -> tail, backward tail -> head.  Order: nearest hop first,
+    then the graph's own order, so the cut at `cap` keeps the first hops.
+    """
+    out: list[int] = []
+    seen: set[int] = set()
+    frontier = [topic]
+    for hop in hops:
+        nxt: list[str] = []
+        for entity in frontier[:PLAN_WALK_CAP]:
+            for t in graph.neighbours(entity):
+                if t.relation != hop.relation or t.id in seen:
+                    continue
+                if hop.forward and t.head == entity:
+                    nxt.append(t.tail)
+                elif not hop.forward and t.tail == entity:
+                    nxt.append(t.head)
+                else:
+                    continue
+                seen.add(t.id)
+                out.append(t.id)
+                if len(out) >= cap:
+                    return out
+        frontier = list(dict.fromkeys(nxt))
+    return out
+
+
+def sure_context(context_ids: Sequence[int], graph: Any, reading: Any, sure_at: float, budget: int) -> tuple[
+        list[int], PromptBudget]:
+    """The triplet ids the prompt shows (in prompt order) and the `PromptBudget` saying why.
+
+    With a sure reading (`QuestionReading.guides`) and ``budget`` > 0: the
+    triplets along the reading's best plan (walked in `graph` from its topic
+    entity), then the context's other triplets of the planned relations, then
+    the rest of the context in its pruned order, cut to ``budget``.  Else the
+    context unchanged.
+    """
+    ids = list(context_ids)
+    if budget <= 0:
+        return ids, PromptBudget(False, len(ids), len(ids), why="no budget for sure readings (sure_context_triplets=0)")
+    if not reading.guides(sure_at):
+        why = ("the question was not read" if not reading.read else
+               f"the question's reading is not sure ({reading.confidence:.2f} < {sure_at:.2f})")
+        return ids, PromptBudget(False, len(ids), len(ids), confidence=reading.confidence, sure_at=sure_at,
+                                 why=why + "; all of the pruned context is shown")
+    if len(ids) <= budget:
+        return ids, PromptBudget(False, len(ids), len(ids), budget=budget, confidence=reading.confidence,
+                                 sure_at=sure_at, why=f"the pruned context is within the budget of {budget}")
+    relations = set(reading.relations)
+    best = reading.plans[0] if reading.plans else None
+    walked = plan_triplets(graph, best.topic, best.hops, budget) if best is not None and graph.has_entity(
+        best.topic) else []
+    in_context = set(ids)
+    on_plan = list(dict.fromkeys(walked + [t for t in ids if graph.triplet(t).relation in relations]))[:budget]
+    chosen = set(on_plan)
+    shown = on_plan + [t for t in ids if t not in chosen][:budget - len(on_plan)]
+    return shown, PromptBudget(
+        True, len(shown), len(ids), planned=len(on_plan), budget=budget, confidence=reading.confidence,
+        sure_at=sure_at, plan=best.text if best is not None else ", ".join(sorted(relations)),
+        why="sure reading", added=[t for t in on_plan if t not in in_context])

@@ -1,0 +1,65 @@
+"""A sure reading's smaller prompt context: which triplets, in which order, and what the trace says why."""
+
+from __future__ import annotations
+
+from kgqa_core.decoding.prompt_budget import plan_triplets, sure_context
+from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+from kgqa_core.reading.reading import PlanHop, QuestionReading, RelationPlan
+
+GRAPH = KnowledgeGraph.from_triplets(
+    [
+        ("Heat", "release_year", "1995"),  # 0
+        ("Heat", "starred_actors", "Al Pacino"),  # 1
+        ("Heat", "directed_by", "Michael Mann"),  # 2
+        ("Collateral", "directed_by", "Michael Mann"),  # 3
+        ("Michael Mann", "born_in", "Chicago"),  # 4
+        ("Collateral", "release_year", "2004"),  # 5
+        ("Thief", "directed_by", "Michael Mann"),  # 6
+        ("Al Pacino", "born_in", "New York"),  # 7
+    ],
+    name="heat",
+)
+PLAN = RelationPlan("Heat", (PlanHop("directed_by"), PlanHop("born_in")), confidence=0.9)
+
+
+def _reading(confidence: float, sure: bool = True) -> QuestionReading:
+    return QuestionReading(reader="paths", hops=2, confidence=confidence, sure=sure,
+                           relations=["directed_by", "born_in"], uses={"directed_by": 1, "born_in": 1},
+                           order=["directed_by", "born_in"], plans=[PLAN])
+
+
+def test_plan_triplets_walk_the_plan_hop_by_hop():
+    assert plan_triplets(GRAPH, "Heat", PLAN.hops, cap=10) == [2, 4]
+    back = (PlanHop("directed_by", forward=False),)
+    assert plan_triplets(GRAPH, "Michael Mann", back, cap=10) == [2, 3, 6]
+    assert plan_triplets(GRAPH, "Michael Mann", back, cap=2) == [2, 3]
+
+
+def test_a_sure_reading_shows_its_planned_triplets_first_within_the_budget():
+    context = [0, 1, 5, 7, 3, 2, 6]  # the pruned order; the plan's second hop (4) was pruned away
+    shown, budget = sure_context(context, GRAPH, _reading(0.9), sure_at=0.5, budget=4)
+    assert shown[:2] == [2, 4]  # the walk along the best plan first, the pruned-away hop included
+    assert set(shown[2:4]) == {3, 7}  # then the context's other triplets of the planned relations
+    assert len(shown) == 4 and budget.applied and budget.planned == 4 and budget.of == 7
+    assert budget.added == [4]
+    note = budget.note()
+    assert "4 of 7 triplets" in note and "Heat -> directed_by -> born_in" in note and "0.90 >= 0.50" in note
+    assert budget.to_dict()["budget"] == 4
+
+
+def test_the_rest_of_the_context_fills_the_budget_in_pruned_order():
+    shown, budget = sure_context([0, 1, 5, 2], GRAPH, _reading(0.9), sure_at=0.5, budget=3)
+    assert shown == [2, 4, 0] and budget.planned == 2
+
+
+def test_an_unsure_or_unread_question_keeps_the_context():
+    context = [0, 1, 5, 7, 3, 2, 6]
+    for reading, why in ((_reading(0.3), "not sure (0.30 < 0.50)"), (_reading(0.9, sure=False), "not sure"),
+                         (QuestionReading.unread(), "not read")):
+        shown, budget = sure_context(context, GRAPH, reading, sure_at=0.5, budget=4)
+        assert shown == context and not budget.applied
+        assert why in budget.note() and "all of the pruned context" in budget.note()
+    shown, budget = sure_context(context, GRAPH, _reading(0.9), sure_at=0.5, budget=0)
+    assert shown == context and not budget.applied and "sure_context_triplets=0" in budget.note()
+    shown, budget = sure_context(context, GRAPH, _reading(0.9), sure_at=0.5, budget=40)
+    assert shown == context and not budget.applied and "within the budget of 40" in budget.note()

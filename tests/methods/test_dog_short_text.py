@@ -1,0 +1,135 @@
+"""Issue 32: DoG writes fewer tokens (terse examples, a free-text cap) and reads a smaller prompt when sure.
+
+Real 135M model.  Each piece is noted in the trace and recorded in its
+parameters; the paper preset writes exactly the chain it wrote before the
+pieces existed (recorded below from the commit before them).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kgqa_core.decoding.prompt import TERSE_INSTRUCTION
+from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+from kgqa_core.methods.base import MethodRequest, run_method
+from kgqa_core.trace.schema import Trace
+
+HEAT = KnowledgeGraph.from_triplets(
+    [
+        ("Heat", "directed_by", "Michael Mann"),
+        ("Heat", "starred_actors", "Al Pacino"),
+        ("Heat", "release_year", "1995"),
+        ("Collateral", "directed_by", "Michael Mann"),
+        ("Michael Mann", "born_in", "Chicago"),
+        ("Collateral", "starred_actors", "Tom Cruise"),
+    ],
+    name="heat",
+)
+BORN = "where was the director of Heat born?"
+STARRED = "who starred in Heat?"
+
+# preset=paper on the 135M (transformers, fp32), max_new_tokens 96, written by commit ee53192 (before issue 32)
+PAPER_BEFORE = {
+    BORN: "Let's break down the steps to find the answer to the question. 1. < Heat -> directed_by -> Michael Mann > "
+          "This tells us Heat was directed by Michael Mann. 2. < Heat -> starred_actors -> Al Pacino > This tells "
+          "us Al Pacino was starred by Michael Mann. 3. < Heat -> release_year -> 1995 > This tells us 1995 was "
+          "released by Michael Mann. 4. < Heat -> starred_actors -> Al Pacino >",
+    STARRED: "Let's break down the steps to find the answer to the question. 1. < Heat -> directed_by -> Michael "
+             "Mann > This tells us who Michael Mann is. 2. < Heat -> starred_actors -> Al Pacino > This tells us Al "
+             "Pacino is. 3. < Heat -> starred_actors -> Al Pacino > This tells us Al Pacino is. 4. < Heat -> "
+             "starred_actors -> Al Pacino > This tells us Al Pacino is. 5.",
+}
+
+
+def _ask(model, question: str, graph=HEAT, **params) -> Trace:
+    req = MethodRequest(graph=graph, question=question, model=model, topic_entities=["Heat"], params=params)
+    return run_method("dog", req)
+
+
+def test_the_paper_preset_writes_the_chains_it_wrote_before(small_model):
+    for question in (BORN, STARRED):  # two questions in one process: nothing carries over
+        trace = _ask(small_model, question, preset="paper", max_new_tokens=96)
+        assert not trace.error, trace.error
+        assert trace.raw_output == PAPER_BEFORE[question]
+        assert trace.parameters["free_text_cap"] == 0 and trace.parameters["sure_context_triplets"] == 0
+        assert trace.parameters["prompt_examples"] == "paper" and trace.extra["prompt_examples"] == "paper"
+        assert TERSE_INSTRUCTION not in trace.extra["prompt"] and "This tells us" in trace.extra["prompt"]
+        assert "prompt_budget" not in trace.extra and "free_text_cuts" not in trace.extra
+        assert not any("prompt budget" in n or "free text cut" in n for n in trace.notes)
+
+
+def test_the_free_text_cap_cuts_commentary_notes_it_and_survives_a_round_trip(llama_model):
+    # the paper's examples make the 135M comment after its first triplet; 8 tokens let "1. <" through
+    trace = _ask(llama_model, BORN, prompt_examples="paper", free_text_cap=8, max_new_tokens=96, reader="wording")
+    assert not trace.error, trace.error
+    assert trace.best_chain, trace.raw_output  # the first triplet was written
+    answer = [s for s in trace.steps if s.kind == "dog.answer"][0]
+    assert answer.extra["stop"] == "cap"
+    assert answer.note.startswith("free text cut at 8 tokens (free_text_cap)")
+    assert "'Therefore, the answer is' was appended" in answer.note  # the chain concluded (force_conclusion)
+    assert trace.extra["free_text_cuts"] == 1 and trace.extra["forced_conclusion"] == 1
+    assert any("free text cut at 8 tokens" in n for n in trace.notes)
+    again = Trace.from_json(trace.to_json())
+    assert again.parameters["free_text_cap"] == 8 and again.extra["free_text_cuts"] == 1
+    # the same question with the cap off writes on past those 8 tokens
+    free = _ask(llama_model, BORN, prompt_examples="paper", free_text_cap=0, max_new_tokens=96, reader="wording")
+    assert "free_text_cuts" not in free.extra and len(free.raw_output) > len(trace.raw_output.split("Therefore")[0])
+
+
+def test_the_answer_line_is_never_cut(llama_model):
+    # a cap shorter than the answer line: the terse chain's answer line still ends where the model ends it
+    trace = _ask(llama_model, BORN, free_text_cap=6, max_new_tokens=96, reader="wording")
+    assert not trace.error, trace.error
+    answer = [s for s in trace.steps if s.kind == "dog.answer"][0]
+    if answer.extra["stop"] != "cap":
+        assert trace.answers and "free text cut" not in answer.note
+
+
+def test_terse_examples_by_default_and_a_second_question_in_one_process(llama_model):
+    for question in (BORN, STARRED):
+        trace = _ask(llama_model, question, max_new_tokens=96)
+        assert not trace.error, trace.error
+        assert trace.parameters["prompt_examples"] == "terse" and TERSE_INSTRUCTION in trace.extra["prompt"]
+        assert "This tells us" not in trace.extra["prompt"]
+        assert "This tells us" not in trace.raw_output  # the model copies the examples' form
+        assert trace.best_chain
+
+
+def _wide_graph() -> KnowledgeGraph:
+    """The Heat graph and 30 other films of one director: more triplets than a sure reading's budget."""
+    triplets = list(HEAT.triplets)
+    rows = [(t.head, t.relation, t.tail) for t in triplets]
+    for i in range(30):
+        rows += [(f"Film {i}", "directed_by", f"Director {i}"), (f"Film {i}", "release_year", str(1950 + i))]
+    rows += [("Heat", "genre", "Crime"), ("Heat", "language", "English")]
+    return KnowledgeGraph.from_triplets(rows, name="heat-wide")
+
+
+@pytest.fixture(scope="module")
+def wide():
+    return _wide_graph()
+
+
+def test_a_sure_reading_shows_its_planned_triplets_first_in_a_smaller_prompt(llama_model, wide):
+    # the question read by the relations' names (no model call): "Heat -> directed_by -> born_in", 0.44 sure
+    sure = _ask(llama_model, BORN, graph=wide, sure_context_triplets=4, max_new_tokens=64, max_steps=2,
+                reader="lexicon", reading_sure_at=0.4)
+    reading = sure.extra["reading"]
+    assert reading["sure"] and reading["confidence"] >= sure.parameters["reading_sure_at"], reading
+    budget = sure.extra["prompt_budget"]
+    assert budget["applied"] and budget["shown"] == 4 and budget["of"] > 4 and budget["budget"] == 4
+    shown = sure.extra["context_triplet_ids"]
+    assert len(shown) == 4
+    first = [wide.triplet(t).as_tuple for t in shown[:2]]
+    assert first == [("Heat", "directed_by", "Michael Mann"), ("Michael Mann", "born_in", "Chicago")]
+    context = sure.extra["prompt"].rsplit("Context: [ ", 1)[1].split(" ]", 1)[0]
+    assert context.startswith("Heat -> directed_by -> Michael Mann | Michael Mann -> born_in -> Chicago")
+    assert context.count(" | ") == 3
+    note = [n for n in sure.notes if n.startswith("prompt budget:")]
+    assert len(note) == 1 and f"4 of {budget['of']} triplets" in note[0] and "is sure" in note[0]
+    # the same question again in the process, the reading now below the bar: the whole pruned context is shown
+    unsure = _ask(llama_model, BORN, graph=wide, sure_context_triplets=4, max_new_tokens=64, max_steps=2,
+                  reader="lexicon", reading_sure_at=0.9)
+    assert not unsure.extra["prompt_budget"]["applied"] and len(unsure.extra["context_triplet_ids"]) == budget["of"]
+    assert any("not sure" in n for n in unsure.notes if n.startswith("prompt budget:"))
+    assert sure.extra["prompt_tokens"] < unsure.extra["prompt_tokens"]
