@@ -48,14 +48,14 @@ import torch
 from ..models.interface import Sequence as PromptState
 from ..models.lookup import lookup_draft, lookup_draft_tokens
 from .constraint import OpeningDetector
-from .prompt import answer_line_done, find_runaway, parse_answers
+from .prompt import answer_line_done, answer_list_repeat, find_runaway, parse_answers
 
 StopFn = Callable[[str], int | None]
 
 
 def default_stop(text: str) -> int | None:
-    """Where DoG/CoT free text ends: a finished answer line, or the start of a new example."""
-    cuts = [c for c in (answer_line_done(text), find_runaway(text)) if c is not None]
+    """Where DoG/CoT free text ends: a finished answer line, its list written again, or a new example's start."""
+    cuts = [c for c in (answer_line_done(text), find_runaway(text), answer_list_repeat(text)) if c is not None]
     return min(cuts) if cuts else None
 
 

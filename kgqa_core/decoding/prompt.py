@@ -304,6 +304,61 @@ def answer_line_done(text: str) -> int | None:
     return None
 
 
+_LIST_ITEM_END = re.compile(r"\s*[,;*]\s*")
+REPEAT_MIN_CHARS = 8
+
+
+def answer_list_repeat(text: str) -> int | None:
+    """Where an answer line starts writing its list again (or None): the index of the repeated item.
+
+    A small model's answer line can loop over its own list ("* Forever Amber,
+    Forever Amber, Forever Amber, ..." or "austin, texas, laredo, texas, ...,
+    austin, texas, ...") until the token limit: hundreds of tokens that add
+    no answer.  Checked at each item's end after the last "the answer is":
+    when the item just finished, or it with the one before (a name with a
+    comma in it), at least `REPEAT_MIN_CHARS` long, was already written as
+    items of this line, the line is cut before it.  Never cuts a list that
+    names each item once.
+
+    Examples
+    --------
+    >>> t = "Therefore, the answer is * Forever Amber, Forever Amber,"
+    >>> t[:answer_list_repeat(t)]
+    'Therefore, the answer is * Forever Amber, '
+    >>> t = "the answer is * austin, texas, laredo, texas, austin, texas,"
+    >>> t[:answer_list_repeat(t)]
+    'the answer is * austin, texas, laredo, texas, '
+    >>> answer_list_repeat("the answer is * Heat, Thief, Collateral,") is None
+    True
+    """
+    m = None
+    for m in _ANSWER_IS.finditer(text):
+        pass
+    if m is None:
+        return None
+    line_end = text.find("\n", m.end())
+    if line_end >= 0:
+        return None  # a finished line: answer_line_done cuts it
+    items: list[tuple[str, int]] = []  # (normalised item, where it starts)
+    start = m.end()
+    for sep in _LIST_ITEM_END.finditer(text, m.end()):
+        piece = text[start:sep.start()].strip().lower()
+        if piece:
+            items.append((" ".join(piece.split()), start + (len(text[start:sep.start()]) - len(text[start:sep.start()].lstrip()))))
+        start = sep.end()
+    if len(items) < 2:
+        return None
+    names = [n for n, _ in items]
+    last = names[-1]
+    if len(last) >= REPEAT_MIN_CHARS and last in names[:-1]:
+        return items[-1][1]
+    if len(items) >= 3:
+        pair = names[-2:]
+        if len(", ".join(pair)) >= REPEAT_MIN_CHARS and any(names[i:i + 2] == pair for i in range(len(names) - 3)):
+            return items[-2][1]
+    return None
+
+
 def _clean_answer(piece: str) -> str:
     s = piece.strip()
     # Separators between markers: "playwright, and * poet." -> "playwright"
