@@ -115,6 +115,17 @@ def resolve_workers(value: Any, backend: str | None = None, server: bool = False
     return auto_workers(backend, server)
 
 
+def importable_methods(methods: Sequence[str]) -> bool:
+    """Whether a new process can import every method's module (one registered at run time from no file cannot)."""
+    from ..methods.base import METHODS
+
+    for m in methods:
+        module = sys.modules.get(METHODS.get(m, ""))
+        if module is not None and getattr(module, "__file__", None) is None:
+            return False
+    return True
+
+
 @dataclass
 class _Worker:
     """One worker process and what the parent knows of it."""

@@ -489,11 +489,11 @@ def run_eval(
     plan = plan_eval(dataset_path, methods, model_name, out_dir, limit, params, per_type=per_type, types=types,
                      shard=shard, model=model, seed=seed, vocabulary=vocabulary, on_warning=on_warning)
     summary = plan.summary
-    if plan.pending and workers > 1 and len({q.id for q, _ in plan.pending}) > 1:
+    if workers > 1 and len({q.id for q, _ in plan.pending}) > 1 and _in_workers(plan.methods):
         from .parallel import run_workers
 
-        run_workers(plan, workers, backend=backend, load_name=model_name, progress=progress, on_progress=on_progress, on_start=on_start,
-                    should_stop=should_stop, on_step=on_step, listener=listener)
+        run_workers(plan, workers, backend=backend, load_name=model_name, progress=progress, on_progress=on_progress,
+                    on_start=on_start, should_stop=should_stop, on_step=on_step, listener=listener)
     elif plan.pending:
         if model is None:
             from ..models import load_model
@@ -502,6 +502,13 @@ def run_eval(
         run_pairs(plan, plan.pending, model, progress=progress, on_progress=on_progress, on_start=on_start,
                   should_stop=should_stop, on_step=on_step, listener=listener)
     return finish_summary(plan, n_boot=n_boot)
+
+
+def _in_workers(methods: Sequence[str]) -> bool:
+    """Worker processes can run these methods (one registered at run time, from no file, runs here)."""
+    from .parallel import importable_methods
+
+    return importable_methods(methods)
 
 
 def run_pairs(
