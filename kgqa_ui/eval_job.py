@@ -135,9 +135,12 @@ class EvalJob(Job):
     def _work(self) -> None:
         from kgqa_core.eval.runner import run_eval
 
+        from kgqa_core.eval.parallel import importable_methods
+
         spec = self.spec
         model = None
-        if spec.workers <= 1:  # workers load their own model (its pages are shared through the mapped file)
+        workers = spec.workers if spec.workers > 1 and importable_methods(spec.methods) else 1
+        if workers <= 1:  # workers load their own model (its pages are shared through the mapped file)
             try:
                 model = self._load(self._load_model, spec.model_name, "evaluation")
             except Exception as exc:
@@ -157,7 +160,7 @@ class EvalJob(Job):
                 on_progress=self._on_pair, on_start=self._on_start, should_stop=self._stop.is_set,
                 on_step=self._on_step, listener=self, vocabulary=spec.vocabulary,
                 on_warning=lambda msg: self._say(f"note: {msg}"),  # shown in the panel's log, as text
-                workers=max(1, spec.workers), backend=self._backend_guess or None,
+                workers=workers, backend=self._backend_guess or None,
             )
         except Exception as exc:  # a bad dataset, a config clash: the page shows the message
             error = f"The evaluation stopped: {exc}"

@@ -150,9 +150,11 @@ def run_eval_command(args: argparse.Namespace) -> int:
 
     asked = parse_workers(args.workers)  # None: auto
     if asked is not None and asked > 1 and server is not None:
-        return fail("--workers: a model server runs its own requests in parallel; use --workers 1 (or auto) with --server")
+        return fail("--workers: a model server runs its own requests in parallel; "
+                    "use --workers 1 (or auto) with --server")
     if asked is not None and asked > 1 and shard is not None:
-        return fail("--workers: a --shard process runs its slice in one process; use --workers 1 (or auto) with --shard")
+        return fail("--workers: a --shard process runs its slice in one process; "
+                    "use --workers 1 (or auto) with --shard")
     workers = 1 if shard is not None else resolve_workers(args.workers, getattr(args, "backend", None),
                                                           server=server is not None)
     try:

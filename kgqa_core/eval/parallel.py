@@ -193,8 +193,9 @@ def run_workers(
     """Run ``plan``'s pending pairs on ``workers`` processes; counts, ``stopped`` and failures go to ``plan.summary``.
 
     Each worker loads ``load_name`` (default: the plan's model label) on ``backend`` with ``threads``
-    threads (default: `threads_per_worker`).  Raises `WorkerFailure` when every worker failed and nothing was recorded (the first worker's
-    message), and re-raises KeyboardInterrupt after stopping them all.
+    threads (default: `threads_per_worker`).  Raises `WorkerFailure` when every worker failed and
+    nothing was recorded (the first worker's message), and re-raises KeyboardInterrupt after
+    stopping them all.
     """
     from tqdm.auto import tqdm
 
@@ -282,7 +283,8 @@ def run_workers(
             elif kind == "step" and lead and on_step is not None:
                 from ..trace.schema import Step
 
-                on_step(Step(index=int(ev.get("index", 0)), kind=str(ev.get("kind", "")), title=str(ev.get("title", ""))))
+                on_step(Step(index=int(ev.get("index", 0)), kind=str(ev.get("kind", "")),
+                             title=str(ev.get("title", ""))))
             elif kind in ("stage", "activity", "measured") and lead and listener is not None:
                 _forward(listener, ev)
             elif kind == "end":

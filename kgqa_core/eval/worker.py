@@ -46,7 +46,7 @@ class _Channel:
 
 
 class _Relay:
-    """A `kgqa_core.progress.Listener` that passes phases to the parent (an activity's progress at most every 0.25 s)."""
+    """A `kgqa_core.progress.Listener` passing phases to the parent (an activity's progress at most every 0.25 s)."""
 
     def __init__(self, channel: _Channel) -> None:
         self._ch = channel
