@@ -8,6 +8,11 @@ Stop ends it after the current step (the question going on is not recorded,
 so running again redoes it), and the time left is this evaluation's own
 measured seconds per question, else this machine's rates for graphs of the
 same size (`kgqa_core.rates`).
+
+With ``workers`` > 1 the questions run in worker processes that each load the
+model (`kgqa_core.eval.parallel`): the job does not load it here, follows the
+phases of the first worker still running, lists every question going on in
+its title, and divides the time of the questions still queued by the workers.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ class EvalSpec:
     types: tuple[str, ...] | None = None
     graph_size: int | None = None  # the questions' typical graph size (what the rates are looked up by)
     vocabulary: Any = None  # the user's RelationVocabulary for every question (the Ask page's), or None
+    workers: int = 1  # worker processes running questions at once (`kgqa_core.eval.parallel`); 1: in this process
 
 
 def method_params(method: str, shared: dict[str, Any]) -> dict[str, Any]:
@@ -61,6 +67,7 @@ class EvalJob(Job):
         self._backend_guess = backend
         self._backend = backend
         self._pair: tuple[int, int, str, str] | None = None  # (i, pending pairs, question id, method)
+        self._going: dict[tuple[str, str], int] = {}  # (question id, method) of every pair going on -> its start index
         self._records: list[dict[str, Any]] = _existing_records(spec.out_dir)
         self.summary: Any = None
 
@@ -83,16 +90,22 @@ class EvalJob(Job):
             else:
                 i, total, qid, method = self._pair
                 title, index = f"evaluation · {method} on question {qid}", i
+                workers = max(1, self.spec.workers)
+                if workers > 1:
+                    going = ", ".join(f"{m} on {q}" for q, m in self._going) or f"{method} on {qid}"
+                    title = f"evaluation · {workers} workers · {going}"
             left = eta.TimeLeft(None, "")
             if method and self.finished is None:
                 methods = list(self.spec.methods)
+                workers = max(1, self.spec.workers)
                 remaining = max(0, total - index)  # pairs after this one, question by question, methods in order
                 later_methods = [methods[(methods.index(method) + k + 1) % len(methods)] for k in range(remaining)] \
                     if method in methods else []
                 expected = {m: self._expected(m) for m in set(later_methods) | {method}}
                 later = [e.seconds if (e := expected[m]) is not None else None for m in later_methods]
+                # the queued pairs are shared by the workers: each takes the next one when it is free
                 left = eta.time_left(expected[method], now - self._run_started,
-                                     sum(x for x in later if x is not None),
+                                     sum(x for x in later if x is not None) / workers,
                                      sum(x is None for x in later), act_left, self._first_now(now))
             return JobProgress(
                 phase=self._phase, title=title, method_index=index, methods_total=total, steps=len(self._steps),
@@ -107,6 +120,7 @@ class EvalJob(Job):
     def _on_start(self, i: int, total: int, question: Any, method: str) -> None:
         with self._lock:
             self._pair = (i, total, str(question.id), method)
+            self._going[(str(question.id), method)] = i
             self._new_run()
             self._steps, self._stage, self._phase = [], "", "running"
 
@@ -114,20 +128,26 @@ class EvalJob(Job):
         mark = "error" if record.get("error") else ("✓" if record["metrics"].get("hits1") else "✗")
         secs = record["metrics"].get("seconds") or 0.0
         with self._lock:
+            self._going.pop((str(record.get("id")), str(record.get("method"))), None)
             self._records.append(record)
             self._log.append(f"{done}/{total} · {record['method']} · {record['id']} · {mark} · {secs:.1f} s")
 
     def _work(self) -> None:
         from kgqa_core.eval.runner import run_eval
 
+        from kgqa_core.eval.parallel import importable_methods
+
         spec = self.spec
-        try:
-            model = self._load(self._load_model, spec.model_name, "evaluation")
-        except Exception as exc:
-            with self._lock:
-                self._outcomes.append(RunOutcome("evaluation", None, None,
-                                                 f"Could not load model {spec.model_name}: {exc}", title="evaluation"))
-            return
+        model = None
+        workers = spec.workers if spec.workers > 1 and importable_methods(spec.methods) else 1
+        if workers <= 1:  # workers load their own model (its pages are shared through the mapped file)
+            try:
+                model = self._load(self._load_model, spec.model_name, "evaluation")
+            except Exception as exc:
+                with self._lock:
+                    self._outcomes.append(RunOutcome("evaluation", None, None, f"Could not load model "
+                                                     f"{spec.model_name}: {exc}", title="evaluation"))
+                return
         with self._lock:
             self._backend = str(getattr(model, "backend", "") or self._backend_guess)
             self._rate_key = (spec.model_name, self._backend)
@@ -140,6 +160,7 @@ class EvalJob(Job):
                 on_progress=self._on_pair, on_start=self._on_start, should_stop=self._stop.is_set,
                 on_step=self._on_step, listener=self, vocabulary=spec.vocabulary,
                 on_warning=lambda msg: self._say(f"note: {msg}"),  # shown in the panel's log, as text
+                workers=workers, backend=self._backend_guess or None,
             )
         except Exception as exc:  # a bad dataset, a config clash: the page shows the message
             error = f"The evaluation stopped: {exc}"
@@ -148,6 +169,11 @@ class EvalJob(Job):
             s = self.summary
             self._say(f"evaluation: ran {s.ran}, resumed {s.skipped}, errors {s.failed}"
                       + ("; stopped by you (the question going on is not recorded)" if stopped else ""))
+            for problem in s.worker_errors:  # the other workers' questions are recorded; running again does the rest
+                self._say(f"note: {problem}")
+            if s.worker_errors and error is None:
+                error = ("A worker of the evaluation failed (" + "; ".join(s.worker_errors) + "). The other "
+                         "workers' questions are recorded: Run evaluation does the rest.")
         with self._lock:
             self._outcomes.append(RunOutcome("evaluation", None, None, error, stopped=stopped, title="evaluation"))
 

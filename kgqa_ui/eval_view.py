@@ -194,9 +194,48 @@ def expected_seconds(method: str, records: Sequence[dict], book: RateBook, model
     return None, ""
 
 
+AUTO_WORKERS = "auto"
+
+
+def worker_choices() -> list[str]:
+    """The Evaluate page's worker choices: auto, then 1 up to this machine's physical cores (at least 2)."""
+    from kgqa_core.eval.parallel import cores
+
+    return [AUTO_WORKERS] + [str(n) for n in range(1, max(2, cores()) + 1)]
+
+
+def workers_for(choice: str, backend: str) -> int:
+    """Worker processes for the page's choice: auto is one per core for in-process llama.cpp, else one.
+
+    ``backend`` is the backend the run will use (``server`` for a model server: its own parallelism,
+    and the workers could not load a server's model by its key, so it always gets one).
+    """
+    from kgqa_core.eval.parallel import resolve_workers
+
+    if backend == "server":
+        return 1
+    return resolve_workers(choice, backend)
+
+
+def workers_caption(choice: str, workers: int) -> str:
+    """What the chosen number of workers means here, in one line."""
+    from kgqa_core.eval.parallel import threads_per_worker
+
+    if workers <= 1:
+        why = " (a model server or this backend runs one)" if choice == AUTO_WORKERS else ""
+        return f"1 worker{why}: questions run one after another in the app's process, on its loaded model."
+    return (f"{workers} worker processes{' (auto: one per core)' if choice == AUTO_WORKERS else ''}, "
+            f"{threads_per_worker(workers)} thread(s) each: each loads the model (its weights are shared) and "
+            "takes the next question when it is free; one results file.")
+
+
 def time_estimate(methods: Sequence[str], n: int, records: Sequence[dict], book: RateBook, model: str, backend: str,
-                  params_of: Callable[[str], dict[str, Any]], size: int | None) -> str:
-    """Plain text: the expected duration before starting, per method, from measured times only."""
+                  params_of: Callable[[str], dict[str, Any]], size: int | None, workers: int = 1) -> str:
+    """Plain text: the expected duration before starting, per method, from measured times only.
+
+    With ``workers`` > 1 the questions are shared by the workers: the total is divided by them (each
+    question's own time is as measured, which with fewer threads per worker is measured longer).
+    """
     parts, total, unknown = [], 0.0, []
     for m in methods:
         secs, basis = expected_seconds(m, records, book, model, backend, params_of(m), size)
@@ -209,7 +248,10 @@ def time_estimate(methods: Sequence[str], n: int, records: Sequence[dict], book:
     if not parts:
         return (f"No time estimate yet: {', '.join(methods)} has not run with {model} ({backend}) on {where} here. "
                 "Try 1-2 questions first; the estimate is then measured.")
-    text = f"Estimated time: about {duration(total)} for {n} question(s) × {len(parts)} method(s); " + "; ".join(parts)
+    total /= max(1, workers)
+    on = f" on {workers} workers" if workers > 1 else ""
+    text = (f"Estimated time: about {duration(total)} for {n} question(s) × {len(parts)} method(s){on}; "
+            + "; ".join(parts))
     if unknown:
         text += f". Not measured yet on {where}: {', '.join(unknown)} (adds to this)."
     return text

@@ -27,7 +27,8 @@ from kgqa_ui.eval_charts import class_name, metric_figure, taxonomy_figure, time
 from kgqa_ui.eval_job import EvalSpec, method_params  # noqa: E402
 from kgqa_ui.eval_view import (  # noqa: E402
     generate_dataset, generator_available, lpkg_patterns, method_choices, question_frame, run_slug, runs_dir,
-    sample_question_sets, save_upload, summary_frame, time_estimate, typical_graph_size,
+    sample_question_sets, save_upload, summary_frame, time_estimate, typical_graph_size, worker_choices,
+    workers_caption, workers_for,
 )
 from kgqa_ui.html_utils import md_text  # noqa: E402
 from kgqa_ui.params_form import ASK_PRESET_KEY, DEFAULT_PRESET, PRESET_LABELS  # noqa: E402
@@ -217,10 +218,16 @@ def run_panel(path: Path, ds: Dataset) -> Path | None:
             help="Run only these kinds of question (the 2-hop ones, say); a later run with more types adds the rest.",
         ) or kinds
     n_selected = sum(1 for q in ds.questions if types is None or (q.type or "") in types)
-    c3, c4 = st.columns(2)
+    c3, c4, c7 = st.columns(3)
     limit = c3.number_input("Questions (first N of the chosen types)", 1, n_selected, min(10, n_selected),
                             key="eval_limit")
     beam = c4.number_input("Beam size (0 = each method's default)", 0, 16, 0, key="eval_beam")
+    workers_choice = c7.selectbox(
+        "Workers", worker_choices(), key="eval_workers",
+        help="Questions run at once, each worker a process with its share of the cores. auto: one per core for "
+             "the in-process llama.cpp model, one for a model server. Results are the same as one after another.")
+    workers = workers_for(workers_choice, backend_guess(model))
+    c7.caption(md_text(workers_caption(workers_choice, workers)))
     params = {"beam_size": int(beam)} if beam else {}
     preset, vocabulary = preset_and_vocabulary()
     if preset != DEFAULT_PRESET:
@@ -238,19 +245,19 @@ def run_panel(path: Path, ds: Dataset) -> Path | None:
         book = shared_book()
         book.reload()  # what other sessions and evaluations measured since
         st.info(time_estimate(runnable, int(limit), load_results(out_dir), book, model, backend_guess(model),
-                              lambda m: method_params(m, params), size),
+                              lambda m: method_params(m, params), size, workers),
                 icon=":material/schedule:")  # registry names and measured numbers only
 
     def make_job():
         return make_eval_job(EvalSpec(path, tuple(runnable), model, out_dir, int(limit), params, chosen_types, size,
-                                      vocabulary))
+                                      vocabulary, workers))
 
     def keep(outcomes: list[dict]) -> None:
         st.session_state["eval_outcome"] = outcomes[0] if outcomes else None
 
     run_controls("eval", "Run evaluation", lambda: [], keep, blocked="" if runnable else "Choose a method",
-                 make_job=make_job, help="Runs in the background: the page stays usable, Stop ends it after the "
-                                         "current step (that question is redone next time).")
+                 make_job=make_job, help="Runs in the background: the page stays usable, Stop ends it (every "
+                                         "worker) after the current step (those questions are redone next time).")
     outcome = st.session_state.get("eval_outcome")
     if outcome and outcome.get("error"):
         st.error(md_text(outcome["error"]))

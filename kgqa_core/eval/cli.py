@@ -44,6 +44,12 @@ def add_eval_parser(subparsers: "argparse._SubParsersAction") -> argparse.Argume
         help="run only the K-th of N slices of the questions; start N processes with the same --out "
              "(e.g. OMP_NUM_THREADS=1 each) to use N cores, then re-run without --shard for the full summary",
     )
+    p.add_argument(
+        "--workers", default="auto", metavar="N|auto",
+        help="run the questions on N worker processes at once, each with its share of the cores, into one "
+             "results file (default auto: one per physical core for an in-process llama.cpp model, over "
+             "$KGQA_THREADS threads each when set; 1 for a model server or the transformers backend)",
+    )
     p.add_argument("--beam-size", default=None, help="beam size for methods that use one (DoG)")
     p.add_argument(
         "--param", action="append", default=[], metavar="KEY=VALUE",
@@ -107,6 +113,12 @@ def run_eval_command(args: argparse.Namespace) -> int:
             shard = (int(k_text), int(n_text))
         except ValueError:
             return fail(f"--shard must look like K/N (e.g. 1/2), got {args.shard!r}")
+    from .parallel import WorkersError, parse_workers
+
+    try:
+        parse_workers(args.workers)
+    except WorkersError as exc:
+        return fail(str(exc))
     try:
         params = _parse_params(args)
     except ValueError as exc:
@@ -134,17 +146,28 @@ def run_eval_command(args: argparse.Namespace) -> int:
         return fail(str(exc))
     if server is not None:
         model_name = f"{server.name} @ {server.url}"
+    from .parallel import WorkerFailure, resolve_workers
+
+    asked = parse_workers(args.workers)  # None: auto
+    if asked is not None and asked > 1 and server is not None:
+        return fail("--workers: a model server runs its own requests in parallel; "
+                    "use --workers 1 (or auto) with --server")
+    if asked is not None and asked > 1 and shard is not None:
+        return fail("--workers: a --shard process runs its slice in one process; "
+                    "use --workers 1 (or auto) with --shard")
+    workers = 1 if shard is not None else resolve_workers(args.workers, getattr(args, "backend", None),
+                                                          server=server is not None)
     try:
         summary = run_eval(
             args.dataset, methods, model_name, args.out, limit=args.limit, params=params, model=server,
             progress=not args.no_progress, seed=args.seed, per_type=args.per_type, shard=shard,
             types=[t.strip() for t in args.types.split(",") if t.strip()] if args.types else None,
             backend=getattr(args, "backend", None), vocabulary=vocabulary,
-            on_warning=lambda msg: print(f"warning: {msg}", file=sys.stderr),
+            on_warning=lambda msg: print(f"warning: {msg}", file=sys.stderr), workers=workers,
         )
     except DatasetFormatError as exc:
         return fail(str(exc))
-    except (EvalConfigError, UnknownQuestionTypeError) as exc:
+    except (EvalConfigError, UnknownQuestionTypeError, WorkerFailure) as exc:
         return fail(str(exc))
     except KeyboardInterrupt:
         print("\ninterrupted; finished pairs are saved - re-run the same command to resume", file=sys.stderr)
@@ -163,7 +186,10 @@ def run_eval_command(args: argparse.Namespace) -> int:
     )
     print(summary.table(markdown=args.markdown))
     print(f"\nwritten to {summary.out_dir}/ (results.jsonl, summary.json, traces/)")
-    return 0
+    for problem in summary.worker_errors:  # the others' results are kept; re-running does what it left
+        print(f"error: {problem}; the other workers' results are kept - re-run the same command to resume",
+              file=sys.stderr)
+    return 1 if summary.worker_errors else 0
 
 
 def _unavailable(methods: list[str]) -> str:

@@ -73,6 +73,7 @@ class EvalSummary:
     preset: str = DEFAULT_PRESET  # the methods' preset (``params["preset"]``, else the workbench's)
     vocabulary: dict[str, Any] | None = None  # the user's relation vocabulary (`RelationVocabulary.to_dict`)
     stopped: bool = False  # the caller's should_stop ended it before every pending pair ran
+    worker_errors: list[str] = field(default_factory=list)  # a parallel run's workers that ended in an error
 
     def table(self, markdown: bool = False) -> str:
         parts = [format_table(self.overall, markdown)]
@@ -95,6 +96,7 @@ class EvalSummary:
             "failed": self.failed,
             "overall": [g.to_dict() for g in self.overall],
             "by_type": [g.to_dict() for g in self.by_type],
+            **({"worker_errors": list(self.worker_errors)} if self.worker_errors else {}),
         }
 
 
@@ -347,54 +349,36 @@ def _graph_of(trace: Trace, graph: Any) -> Any:
     return fetched_graph(trace) or graph
 
 
-def run_eval(
-    dataset_path: str | Path,
-    methods: Sequence[str],
-    model_name: str,
-    out_dir: str | Path,
-    limit: int | None = None,
-    params: dict[str, Any] | None = None,
-    progress: bool = True,
-    *,
-    per_type: int | None = None,
-    types: Sequence[str] | None = None,
-    shard: tuple[int, int] | None = None,
-    model: Any = None,
-    seed: int = 0,
-    on_progress: ProgressFn | None = None,
-    n_boot: int = 1000,
-    backend: str | None = None,
-    vocabulary: Any = None,
-    on_warning: Callable[[str], None] | None = None,
-    should_stop: Callable[[], bool] | None = None,
-    on_step: Callable[[Any], None] | None = None,
-    listener: Any = None,
-    on_start: Callable[[int, int, EvalQuestion, str], None] | None = None,
-) -> EvalSummary:
-    """Run every method on the selected questions of a dataset and write traces, results and a summary.
+@dataclass
+class EvalPlan:
+    """A checked evaluation before it runs: its questions, the pairs still to run, and where results go.
 
-    The selection is `select_questions` (``types``, ``per_type``, ``limit``).  With
-    ``shard=(k, n)`` this process runs only the k-th of n interleaved slices
-    of the pending pairs, so n processes on the same ``out_dir`` share the
-    work (one core each); every process still reports on the whole selection
-    from what is recorded so far, and a last run without ``shard`` gives the
-    complete summary.  ``model`` may be an already loaded model (the app passes its cached one);
-    otherwise ``model_name`` is loaded once, and only if some pair still has
-    to run, on ``backend`` (None: the default, see `models.backends`).
-    ``on_progress(done, total, record)`` is called after each pair, ``on_start(i, total, question,
-    method)`` before it.  ``should_stop()`` (the app's Stop) is asked between pairs and, through the
-    method, after every step: a pair stopped half-way is not recorded (running again redoes it) and
-    the summary says ``stopped``.  ``on_step`` hears each step of the pair going on and ``listener``
-    its phases (`kgqa_core.progress`).  Every activity and every finished pair is measured into this
-    machine's rates (`kgqa_core.rates`), which estimates and ETAs come from.
+    Why a value of its own: the parallel evaluation (`kgqa_core.eval.parallel`) checks the run once in
+    the parent and then hands each worker process single questions of the same plan.
+    """
 
-    ``params["preset"]`` chooses the methods' preset and ``vocabulary`` (a
-    `RelationVocabulary`) goes with every question's request; both are
-    recorded in ``run.json`` and ``summary.json`` (and each result line), and
-    an ``out_dir`` holding results of another preset or vocabulary is refused
-    like one of other parameters (``preset=workbench`` is the same run as no
-    preset).  ``on_warning`` gets the vocabulary's relations no question's
-    graph holds, before anything runs.
+    dataset_path: Path
+    questions: list[EvalQuestion]
+    methods: list[str]
+    params: dict[str, Any]
+    out_dir: Path
+    model_label: str
+    vocabulary: Any
+    seed: int
+    pending: list[tuple[EvalQuestion, str]]
+    summary: EvalSummary
+
+
+def plan_eval(
+    dataset_path: str | Path, methods: Sequence[str], model_name: str, out_dir: str | Path,
+    limit: int | None = None, params: dict[str, Any] | None = None, *, per_type: int | None = None,
+    types: Sequence[str] | None = None, shard: tuple[int, int] | None = None, model: Any = None, seed: int = 0,
+    vocabulary: Any = None, on_warning: Callable[[str], None] | None = None,
+) -> EvalPlan:
+    """Check an evaluation (methods, parameters, dataset, the ``out_dir``'s earlier runs) and list its pending pairs.
+
+    Every bad input is refused here, before a model loads or a worker starts; ``run.json`` is written
+    for a new ``out_dir``.  The arguments are `run_eval`'s.
     """
     from ..methods.base import METHODS, UnknownMethodError, read_shared_params
 
@@ -441,64 +425,160 @@ def run_eval(
         if unknown:
             shown = ", ".join(unknown[:10]) + (f" and {len(unknown) - 10} more" if len(unknown) > 10 else "")
             on_warning(f"{vocabulary.source}: relations no question's graph holds (their words match nothing): {shown}")
+    return EvalPlan(dataset_path, questions, methods, params, out_dir, model_label, vocabulary, seed, pending, summary)
 
-    if pending:
+
+def run_eval(
+    dataset_path: str | Path,
+    methods: Sequence[str],
+    model_name: str,
+    out_dir: str | Path,
+    limit: int | None = None,
+    params: dict[str, Any] | None = None,
+    progress: bool = True,
+    *,
+    per_type: int | None = None,
+    types: Sequence[str] | None = None,
+    shard: tuple[int, int] | None = None,
+    model: Any = None,
+    seed: int = 0,
+    on_progress: ProgressFn | None = None,
+    n_boot: int = 1000,
+    backend: str | None = None,
+    vocabulary: Any = None,
+    on_warning: Callable[[str], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    on_step: Callable[[Any], None] | None = None,
+    listener: Any = None,
+    on_start: Callable[[int, int, EvalQuestion, str], None] | None = None,
+    workers: int = 1,
+) -> EvalSummary:
+    """Run every method on the selected questions of a dataset and write traces, results and a summary.
+
+    The selection is `select_questions` (``types``, ``per_type``, ``limit``).  With
+    ``shard=(k, n)`` this process runs only the k-th of n interleaved slices
+    of the pending pairs, so n processes on the same ``out_dir`` share the
+    work (one core each); every process still reports on the whole selection
+    from what is recorded so far, and a last run without ``shard`` gives the
+    complete summary.  ``workers=n`` (n > 1) does that by itself: n worker
+    processes (`kgqa_core.eval.parallel`), each loading ``model_name`` with its
+    share of the cores, take the pending questions one at a time, and this
+    process reports their progress and writes the one summary (``model`` is
+    not used by them: each worker loads its own, the weights' pages are shared).
+    ``model`` may be an already loaded model (the app passes its cached one);
+    otherwise ``model_name`` is loaded once, and only if some pair still has
+    to run, on ``backend`` (None: the default, see `models.backends`).
+    ``on_progress(done, total, record)`` is called after each pair, ``on_start(i, total, question,
+    method)`` before it.  ``should_stop()`` (the app's Stop) is asked between pairs and, through the
+    method, after every step: a pair stopped half-way is not recorded (running again redoes it) and
+    the summary says ``stopped``.  ``on_step`` hears each step of the pair going on and ``listener``
+    its phases (`kgqa_core.progress`; with workers, those of the first worker still running).  Every
+    activity and every finished pair is measured into this machine's rates (`kgqa_core.rates`), which
+    estimates and ETAs come from.
+
+    ``params["preset"]`` chooses the methods' preset and ``vocabulary`` (a
+    `RelationVocabulary`) goes with every question's request; both are
+    recorded in ``run.json`` and ``summary.json`` (and each result line), and
+    an ``out_dir`` holding results of another preset or vocabulary is refused
+    like one of other parameters (``preset=workbench`` is the same run as no
+    preset).  ``on_warning`` gets the vocabulary's relations no question's
+    graph holds, before anything runs.
+    """
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a whole number of at least 1, got {workers!r}")
+    plan = plan_eval(dataset_path, methods, model_name, out_dir, limit, params, per_type=per_type, types=types,
+                     shard=shard, model=model, seed=seed, vocabulary=vocabulary, on_warning=on_warning)
+    summary = plan.summary
+    if workers > 1 and len({q.id for q, _ in plan.pending}) > 1 and _in_workers(plan.methods):
+        from .parallel import run_workers
+
+        run_workers(plan, workers, backend=backend, load_name=model_name, progress=progress, on_progress=on_progress,
+                    on_start=on_start, should_stop=should_stop, on_step=on_step, listener=listener)
+    elif plan.pending:
         if model is None:
             from ..models import load_model
 
             model = load_model(model_name, backend=backend)
-        summary.backend = getattr(model, "backend", "")
-        from tqdm.auto import tqdm
+        run_pairs(plan, plan.pending, model, progress=progress, on_progress=on_progress, on_start=on_start,
+                  should_stop=should_stop, on_step=on_step, listener=listener)
+    return finish_summary(plan, n_boot=n_boot)
 
-        from .. import progress as phases
-        from ..rates import RateListener, shared_book
 
-        book = shared_book()
-        measure = RateListener(book, model_label, summary.backend, forward=listener)
-        bar = tqdm(total=len(pending), disable=not progress, unit="run", desc="eval", dynamic_ncols=True)
-        results = _ResultsFile(out_dir / RESULTS_FILE)
-        try:
-            for i, (q, m) in enumerate(pending, start=1):
-                if should_stop is not None and should_stop():
-                    summary.stopped = True
-                    break
-                bar.set_postfix_str(f"{m} {q.id}", refresh=False)
-                if results.recorded(q.id, m):  # another process on this --out did it meanwhile
-                    summary.skipped += 1
-                    bar.update(1)
-                    continue
-                if on_start is not None:
-                    on_start(i, len(pending), q, m)
-                measure.reset()
-                with phases.listening(measure):
-                    record, trace = _evaluate_pair(q, m, model, params, seed, out_dir, vocabulary,
-                                                   on_step, should_stop)
-                if trace.stopped:  # stopped half-way: not a result (running again redoes this pair)
-                    summary.stopped = True
-                    break
-                if not trace.error:
-                    book.observe_run(model_label, summary.backend, m, trace.parameters, _size_of(q),
-                                     measure.typical(record["metrics"].get("seconds") or trace.seconds),
-                                     measure.first_prompt)
-                if results.append(record):
-                    summary.ran += 1
-                    summary.failed += bool(record["error"])
-                else:
-                    summary.skipped += 1
+def _in_workers(methods: Sequence[str]) -> bool:
+    """Worker processes can run these methods (one registered at run time, from no file, runs here)."""
+    from .parallel import importable_methods
+
+    return importable_methods(methods)
+
+
+def run_pairs(
+    plan: EvalPlan, pending: Sequence[tuple[EvalQuestion, str]], model: Any, *, progress: bool = False,
+    on_progress: ProgressFn | None = None, on_start: Callable[[int, int, EvalQuestion, str], None] | None = None,
+    should_stop: Callable[[], bool] | None = None, on_step: Callable[[Any], None] | None = None,
+    listener: Any = None,
+) -> None:
+    """Run ``pending`` pairs of ``plan`` on a loaded ``model`` one after another; counts go to ``plan.summary``."""
+    from tqdm.auto import tqdm
+
+    from .. import progress as phases
+    from ..rates import RateListener, shared_book
+
+    summary, out_dir = plan.summary, plan.out_dir
+    summary.backend = getattr(model, "backend", "")
+    book = shared_book()
+    measure = RateListener(book, plan.model_label, summary.backend, forward=listener)
+    bar = tqdm(total=len(pending), disable=not progress, unit="run", desc="eval", dynamic_ncols=True)
+    results = _ResultsFile(out_dir / RESULTS_FILE)
+    try:
+        for i, (q, m) in enumerate(pending, start=1):
+            if should_stop is not None and should_stop():
+                summary.stopped = True
+                break
+            bar.set_postfix_str(f"{m} {q.id}", refresh=False)
+            if results.recorded(q.id, m):  # another process on this --out did it meanwhile
+                summary.skipped += 1
                 bar.update(1)
-                if on_progress is not None:
-                    on_progress(i, len(pending), record)
-        finally:
-            bar.close()
-            book.flush()
+                continue
+            if on_start is not None:
+                on_start(i, len(pending), q, m)
+            measure.reset()
+            with phases.listening(measure):
+                record, trace = _evaluate_pair(q, m, model, plan.params, plan.seed, out_dir, plan.vocabulary,
+                                               on_step, should_stop)
+            if trace.stopped:  # stopped half-way: not a result (running again redoes this pair)
+                summary.stopped = True
+                break
+            if not trace.error:
+                book.observe_run(plan.model_label, summary.backend, m, trace.parameters, _size_of(q),
+                                 measure.typical(record["metrics"].get("seconds") or trace.seconds),
+                                 measure.first_prompt)
+            if results.append(record):
+                summary.ran += 1
+                summary.failed += bool(record["error"])
+            else:
+                summary.skipped += 1
+            bar.update(1)
+            if on_progress is not None:
+                on_progress(i, len(pending), record)
+    finally:
+        bar.close()
+        book.flush()
 
-    wanted = {(q.id, m) for q in questions for m in methods}
+
+def finish_summary(plan: EvalPlan, n_boot: int = 1000) -> EvalSummary:
+    """The summary of everything recorded for the plan's selection, in dataset order, written to ``summary.json``.
+
+    Records are ordered by question (dataset order), then method (the order asked for), whatever order
+    the lines of ``results.jsonl`` were appended in: a parallel run appends them as its workers finish.
+    """
+    summary, out_dir = plan.summary, plan.out_dir
+    order = {(q.id, m): i for i, (q, m) in enumerate((q, m) for q in plan.questions for m in plan.methods)}
     latest: dict[tuple[str, str], dict[str, Any]] = {}
     for r in load_results(out_dir):
-        if (r["id"], r["method"]) in wanted:
+        if (r["id"], r["method"]) in order:
             latest[(r["id"], r["method"])] = r
-    summary.records = list(latest.values())
-    summary.overall, summary.by_type = summarize_records(summary.records, methods, n_boot=n_boot, seed=seed)
+    summary.records = [latest[k] for k in sorted(latest, key=order.__getitem__)]
+    summary.overall, summary.by_type = summarize_records(summary.records, plan.methods, n_boot=n_boot, seed=plan.seed)
     atomic_write_text(out_dir / SUMMARY_FILE, json.dumps(summary.to_dict(), indent=2, ensure_ascii=False))
     return summary
 
