@@ -10,13 +10,16 @@ Domains (datasets/multidomain, built by `python -m kgqa_core.datasets`; README t
 dev, 2-3 hops), US geography (GeoQuery), Wikidata fact chains (MQuAKE), and MetaQA's whole KB.  Each
 question is asked over its domain's whole graph.  Types up to 3 hops (the readers plan at most 3).
 ``dog`` runs with the workbench defaults, ``dog-paper`` with ``preset=paper`` (a second eval folder).
-The report prints one table: per domain and method, n, Hits@1, F1, ill-triplet rate and p50 seconds,
-the per-domain rows first, then per hop.
+The report prints one table: per domain and method, n, Hits@1, F1, ill-triplet rate, p50 seconds,
+and the medians of the prompt tokens the model read beyond its cached prefix and of the tokens it wrote
+(from each trace's cost breakdown, `Trace.costs`), the per-domain rows first, then per hop.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import statistics
 import sys
 from pathlib import Path
 
@@ -24,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from kgqa_core.eval.dataset import load_dataset  # noqa: E402
-from kgqa_core.eval.runner import run_eval  # noqa: E402
+from kgqa_core.eval.runner import load_results, run_eval  # noqa: E402
 
 DOMAINS = {
     "dbpedia": ROOT / "datasets" / "multidomain" / "dbpedia_dev.jsonl",
@@ -33,7 +36,11 @@ DOMAINS = {
     "metaqa": ROOT / "datasets" / "metaqa_full_kb" / "metaqa_dev_full_kb_90.jsonl",
 }
 TYPES = ["1hop", "2hop", "3hop"]
-RUNS = {"main": (["dog", "direct", "reads", "rok"], {}), "paper": (["dog"], {"preset": "paper"})}
+# "previous": DoG without this session's pieces (issue 32's terse examples, free-text cap and embedding pool;
+# issue 29's skip_restatements), to show what they changed on the same questions in one run
+PREVIOUS = {"prompt_examples": "paper", "free_text_cap": 0, "context_pool": 0, "skip_restatements": False}
+RUNS = {"main": (["dog", "direct", "reads", "rok"], {}), "paper": (["dog"], {"preset": "paper"}),
+        "previous": (["dog"], PREVIOUS)}
 
 
 def _shard(text: str | None) -> tuple[int, int] | None:
@@ -50,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--domains", default=",".join(DOMAINS))
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--shard", default=None)
+    ap.add_argument("--workers", type=int, default=1, help="worker processes per evaluation (eval --workers)")
+    ap.add_argument("--runs", default=",".join(RUNS), help="which of the runs: " + ", ".join(RUNS))
     ap.add_argument("--report", action="store_true",
                     help="after the shards: print the table (runs whatever is still missing, unsharded)")
     args = ap.parse_args(argv)
@@ -57,22 +66,50 @@ def main(argv: list[str] | None = None) -> int:
     for domain in [d for d in args.domains.split(",") if d]:
         types = [t for t in TYPES if t in load_dataset(DOMAINS[domain]).types]
         for run, (methods, params) in RUNS.items():
+            if run not in args.runs.split(","):
+                continue
             summary = run_eval(DOMAINS[domain], methods, args.model, args.out / domain / run, params=params or None,
                                progress=False, per_type=args.per_type, types=types,
-                               shard=None if args.report else _shard(args.shard))
+                               shard=None if args.report else _shard(args.shard),
+                               workers=1 if args.report or args.shard else args.workers)
+            costs = _costs(args.out / domain / run)
             for g in summary.by_type + summary.overall:
-                name = "dog-paper" if run == "paper" else g.method
-                rows.append((domain, g.type or "all", name, g))
+                name = g.method if run == "main" else f"{g.method}-{run}"
+                rows.append((domain, g.type or "all", name, g, _medians(costs, g.method, g.type)))
     print(f"{args.model}, --per-type {args.per_type}")
-    print("| domain | type | method | n | Hits@1 | F1 | ill% | p50 s |")
-    print("|---|---|---|---|---|---|---|---|")
-    order = {"dog": 0, "dog-paper": 1, "direct": 2, "reads": 3, "rok": 4}
-    for domain, qtype, name, g in sorted(rows, key=lambda r: (r[1] != "all", r[0], r[1], order.get(r[2], 9))):
+    print("| domain | type | method | n | Hits@1 | F1 | ill% | p50 s | prompt tokens read | tokens written |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    order = {"dog": 0, "dog-previous": 1, "dog-paper": 2, "direct": 3, "reads": 4, "rok": 5}
+    for domain, qtype, name, g, (read, written) in sorted(
+            rows, key=lambda r: (r[1] != "all", r[0], r[1], order.get(r[2], 9))):
         hits = f"{g.hits1.value:.2f}" if g.hits1 else "-"
         f1 = f"{g.f1.value:.2f}" if g.f1 else "-"
         ill = f"{100 * g.ill_triplet_rate.value:.0f}" if g.ill_triplet_rate else "-"
-        print(f"| {domain} | {qtype} | {name} | {g.n} | {hits} | {f1} | {ill} | {g.seconds_p50:.0f} |")
+        print(f"| {domain} | {qtype} | {name} | {g.n} | {hits} | {f1} | {ill} | {g.seconds_p50:.0f} | {read} | "
+              f"{written} |")
     return 0
+
+
+def _costs(out: Path) -> list[tuple[str, str, dict]]:
+    """(method, question type, the trace's cost breakdown) for every answered pair of an eval folder."""
+    found = []
+    for r in load_results(out):
+        path = out / str(r.get("trace") or "")
+        if not r.get("trace") or not path.is_file():
+            continue
+        costs = json.loads(path.read_text()).get("costs")
+        if costs:
+            found.append((r.get("method", ""), r.get("type", ""), costs))
+    return found
+
+
+def _medians(costs: list[tuple[str, str, dict]], method: str, qtype: str | None) -> tuple[str, str]:
+    """Median prompt tokens read beyond the cached prefix and median tokens written ("-" without breakdowns)."""
+    mine = [c for m, t, c in costs if m == method and (not qtype or t == qtype)]
+    if not mine:
+        return "-", "-"
+    return (f"{statistics.median(c.get('prompt_tokens_read', 0) for c in mine):.0f}",
+            f"{statistics.median(c.get('tokens_written', 0) for c in mine):.0f}")
 
 
 if __name__ == "__main__":
