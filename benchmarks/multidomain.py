@@ -105,7 +105,7 @@ def _costs(out: Path) -> list[tuple[str, str, dict]]:
 
 def _medians(costs: list[tuple[str, str, dict]], method: str, qtype: str | None) -> tuple[str, str]:
     """Median prompt tokens read beyond the cached prefix and median tokens written ("-" without breakdowns)."""
-    mine = [c for m, t, c in costs if m == method and (not qtype or t == qtype)]
+    mine = [c for m, t, c in costs if m == method and (qtype in (None, "", "all") or t == qtype)]
     if not mine:
         return "-", "-"
     return (f"{statistics.median(c.get('prompt_tokens_read', 0) for c in mine):.0f}",
