@@ -50,6 +50,15 @@ def page_env(tmp_path, monkeypatch, fake_model):
     return tmp_path / "runs"
 
 
+def _run_and_wait(at: AppTest, timeout: float = 120) -> None:
+    """Press Run evaluation and wait for its job (it runs in a worker thread: a loaded machine is slower)."""
+    at.button(key="eval_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.session_state["eval_job"].wait(timeout), "the evaluation did not finish in time"
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+
+
 def test_the_preset_and_the_sessions_vocabulary_go_with_the_run(page_env):
     at = AppTest.from_file(PAGE, default_timeout=60)
     vocab = RelationVocabulary.parse("directed_by: director, made by", "words.txt")
@@ -61,8 +70,7 @@ def test_the_preset_and_the_sessions_vocabulary_go_with_the_run(page_env):
     assert at.checkbox(key="eval_use_vocabulary").value is True
     at.multiselect(key="eval_methods").set_value(["presetted"]).run()
     at.number_input(key="eval_limit").set_value(2).run()
-    at.button(key="eval_run").click().run()
-    assert not at.exception and not at.error, [e.value for e in at.error]
+    _run_and_wait(at)
     assert [(p, g, v.entries if v else None) for p, g, v in _run.seen] == [
         ("paper", False, vocab.entries)] * 2
     (out,) = [p.parent for p in (page_env / "eval").glob("*/run.json")]
@@ -72,7 +80,6 @@ def test_the_preset_and_the_sessions_vocabulary_go_with_the_run(page_env):
     # the workbench's preset without the vocabulary is another run, in another folder
     at.radio(key="eval_preset").set_value("workbench").run()
     at.checkbox(key="eval_use_vocabulary").uncheck().run()
-    at.button(key="eval_run").click().run()
-    assert not at.exception and not at.error, [e.value for e in at.error]
+    _run_and_wait(at)
     assert [(p, g, v) for p, g, v in _run.seen[2:]] == [("workbench", True, None)] * 2
     assert len(list((page_env / "eval").glob("*/run.json"))) == 2
