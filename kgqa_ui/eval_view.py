@@ -205,7 +205,7 @@ def worker_choices() -> list[str]:
 
 
 def workers_for(choice: str, backend: str) -> int:
-    """Worker processes for the page's choice: auto is one per core for in-process llama.cpp, else one.
+    """Worker processes for the page's choice: auto is one per four cores for in-process llama.cpp, else one.
 
     ``backend`` is the backend the run will use (``server`` for a model server: its own parallelism,
     and the workers could not load a server's model by its key, so it always gets one).
@@ -222,9 +222,10 @@ def workers_caption(choice: str, workers: int) -> str:
     from kgqa_core.eval.parallel import threads_per_worker
 
     if workers <= 1:
-        why = " (a model server or this backend runs one)" if choice == AUTO_WORKERS else ""
+        why = (" (auto: one process per four cores, or a model server or this backend: two workers on two cores "
+               "were no faster than one process)") if choice == AUTO_WORKERS else ""
         return f"1 worker{why}: questions run one after another in the app's process, on its loaded model."
-    return (f"{workers} worker processes{' (auto: one per core)' if choice == AUTO_WORKERS else ''}, "
+    return (f"{workers} worker processes{' (auto: one per four cores)' if choice == AUTO_WORKERS else ''}, "
             f"{threads_per_worker(workers)} thread(s) each: each loads the model (its weights are shared) and "
             "takes the next question when it is free; one results file.")
 

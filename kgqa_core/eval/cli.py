@@ -47,8 +47,8 @@ def add_eval_parser(subparsers: "argparse._SubParsersAction") -> argparse.Argume
     p.add_argument(
         "--workers", default="auto", metavar="N|auto",
         help="run the questions on N worker processes at once, each with its share of the cores, into one "
-             "results file (default auto: one per physical core for an in-process llama.cpp model, over "
-             "$KGQA_THREADS threads each when set; 1 for a model server or the transformers backend)",
+             "results file (default auto: one per four physical cores for an in-process llama.cpp model, so "
+             "one on two cores, where two workers were no faster; 1 for a model server or the transformers backend)",
     )
     p.add_argument("--beam-size", default=None, help="beam size for methods that use one (DoG)")
     p.add_argument(

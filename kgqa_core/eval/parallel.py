@@ -87,15 +87,22 @@ def cores() -> int:
     return physical_cores()
 
 
-def auto_workers(backend: str, server: bool = False) -> int:
-    """How many workers ``auto`` means: the cores over the threads a worker uses, for an in-process llama.cpp model.
+CORES_PER_WORKER = 4  # physical cores a worker process must have to itself before ``auto`` starts a second
 
-    A model server has its own parallelism (one worker feeds it), and the transformers backend already
-    spreads one forward pass over every core, so both get one worker.
+
+def auto_workers(backend: str, server: bool = False) -> int:
+    """How many workers ``auto`` means: one per `CORES_PER_WORKER` physical cores, for an in-process llama.cpp model.
+
+    Measured on the idle 2-core machine (benchmarks/parallel_eval.py, docs/benchmarks.md): two one-thread
+    workers answered 0.88x the questions per minute of one two-thread process; llama.cpp already keeps both
+    cores busy (decoding is memory-bound: a second process shares the same memory bandwidth), and each
+    worker loads its own context.  So ``auto`` runs one process below `CORES_PER_WORKER` * 2 cores, where a
+    process's threads stop scaling.  A model server has its own parallelism (one worker feeds it), and the
+    transformers backend already spreads one forward pass over every core, so both get one worker.
     """
     if server or backend != "llama.cpp":
         return 1
-    return max(1, cores() // (explicit_threads() or 1))
+    return max(1, cores() // max(CORES_PER_WORKER, explicit_threads() or 1))
 
 
 def threads_per_worker(workers: int) -> int:
