@@ -108,7 +108,7 @@ def test_show_prints_control_characters_as_escapes(tmp_path, capsys):
     assert "answer: Paris\\x1b]52;c;ZXZpbA==\\x07 (not a graph entity), x\\r\\nfaithfulness: 9/9" in out
     assert [ln.split(":")[0] for ln in out.splitlines()] == ["cot on 'who \\x1b]0;pwned\\x07?' (m\\x1b[2J\\x1b[H, 0 steps)",
                                                              "answer", "preset", "chain", "  < Heat\\x1b[2J\\x1b[H -> r\\x9b31m -> t\\x07 >  [ILL",
-                                                             "faithfulness", "error"]
+                                                             "faithfulness", "time by phase", "error"]
 
 
 def test_errors_and_other_printers_escape_control_characters(tmp_path, capsys):

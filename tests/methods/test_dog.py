@@ -234,7 +234,9 @@ def test_a_chain_never_rewrites_its_own_triplets_unless_asked(backend_model):
         return trace, [t.triplet_id for t in trace.chains[0]]
 
     # the paper's G_q at each step: the question's relations, its depth and the way out leave no repeat to write
-    _, repeated = chain(repeat_triplets=True, question_relations=False, stay_at_depth=False, walk_out_first=False)
+    # (skip_restatements off: a repeat is the same two entities by the same relation; the paper's examples)
+    _, repeated = chain(repeat_triplets=True, question_relations=False, stay_at_depth=False, walk_out_first=False,
+                        skip_restatements=False, prompt_examples="paper", free_text_cap=0)
     assert len(set(repeated)) < len(repeated), repeated
     # the same offer without repeats: the steps that would have re-written a triplet record what they left out
     trace, distinct = chain(question_relations=False, stay_at_depth=False, walk_out_first=False)

@@ -95,15 +95,18 @@ def test_an_unsure_reading_never_narrows_a_step():
 
     unsure = QuestionReading("paths", hops=2, confidence=0.3, sure=True, relations=["spouse", "ethnicity"],
                              uses={"spouse": 1, "ethnicity": 1}, order=["spouse", "ethnicity"])
-    assert DogGuidance.from_reading(unsure, DogParams()).filters == []
+    # only the piece that reads the graph, not the question (skip_restatements), is left
+    assert [f.name for f in DogGuidance.from_reading(unsure, DogParams()).filters] == ["skip_restatements"]
     assert DogGuidance.from_reading(unsure, DogParams()).walk_out is None
     assert "not sure enough" in guidance_words(unsure, 0.5)
     sure = QuestionReading("paths", hops=2, confidence=0.8, sure=True, relations=["spouse", "ethnicity"],
                            uses={"spouse": 1, "ethnicity": 1}, order=["spouse", "ethnicity"])
     g = DogGuidance.from_reading(sure, DogParams())
-    assert [f.name for f in g.filters] == ["stay_at_depth", "question_relations"] and g.walk_out.min_depth == 2
+    assert [f.name for f in g.filters] == ["skip_restatements", "stay_at_depth", "question_relations"]
+    assert g.walk_out.min_depth == 2
     assert DogGuidance.from_reading(sure, parse_params(DogParams, {"preset": "paper"})).filters == []
-    assert DogGuidance.from_reading(QuestionReading.unread(), DogParams()).filters == []
+    assert [f.name for f in DogGuidance.from_reading(QuestionReading.unread(), DogParams()).filters] == [
+        "skip_restatements"]
 
 
 DOMAINS = sorted((ROOT / "datasets" / "multidomain").glob("*_dev.jsonl"))  # each line names its relation path
