@@ -26,15 +26,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from kgqa_core.datasets.multidomain import DEV_DOMAINS  # noqa: E402
+
 from kgqa_core.eval.dataset import load_dataset  # noqa: E402
 from kgqa_core.eval.runner import load_results, run_eval  # noqa: E402
 
-DOMAINS = {
-    "dbpedia": ROOT / "datasets" / "multidomain" / "dbpedia_dev.jsonl",
-    "geography": ROOT / "datasets" / "multidomain" / "geography_dev.jsonl",
-    "wikidata": ROOT / "datasets" / "multidomain" / "wikidata_dev.jsonl",
-    "metaqa": ROOT / "datasets" / "metaqa_full_kb" / "metaqa_dev_full_kb_90.jsonl",
-}
+DOMAINS = {name: ROOT / path for name, path in DEV_DOMAINS.items()}
 TYPES = ["1hop", "2hop", "3hop"]
 # "previous": DoG without this session's pieces (issue 32's terse examples, free-text cap and embedding pool;
 # issue 29's skip_restatements), to show what they changed on the same questions in one run

@@ -35,12 +35,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-DOMAINS = {
-    "dbpedia": ROOT / "datasets" / "multidomain" / "dbpedia_dev.jsonl",
-    "geography": ROOT / "datasets" / "multidomain" / "geography_dev.jsonl",
-    "wikidata": ROOT / "datasets" / "multidomain" / "wikidata_dev.jsonl",
-    "metaqa": ROOT / "datasets" / "metaqa_full_kb" / "metaqa_dev_full_kb_90.jsonl",
-}
+from kgqa_core.datasets.multidomain import DEV_DOMAINS  # noqa: E402
+
+DOMAINS = {name: ROOT / path for name, path in DEV_DOMAINS.items()}
 TYPES = ["1hop", "2hop", "3hop"]  # the readers plan at most 3 hops (as benchmarks/multidomain.py)
 METRICS = ["prompt_read", "written", "calls", "seconds"]
 DEFAULT = "default"

@@ -43,6 +43,16 @@ class MultiDomainError(ValueError):
 
 
 # ------------------------------------------------------------------ names
+# the multi-domain dev benchmark's question files, relative to the repository (benchmarks/multidomain.py,
+# tokens.py, context_pool.py): each domain's questions with its whole graph; MetaQA's whole KB is one of them
+DEV_DOMAINS = {
+    "dbpedia": Path("datasets") / "multidomain" / "dbpedia_dev.jsonl",
+    "geography": Path("datasets") / "multidomain" / "geography_dev.jsonl",
+    "wikidata": Path("datasets") / "multidomain" / "wikidata_dev.jsonl",
+    "metaqa": Path("datasets") / "metaqa_full_kb" / "metaqa_dev_full_kb_90.jsonl",
+}
+
+
 def clean_name(text: str) -> str:
     """One line of text with single spaces: a safe TSV field (no tabs or newlines) and a readable name."""
     return " ".join(text.replace("\t", " ").split())

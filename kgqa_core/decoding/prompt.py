@@ -285,6 +285,14 @@ def build_prompt(
 _ANSWER_IS = re.compile(r"answers?\s+(?:is|are)\b", re.IGNORECASE)
 
 
+def _last_answer_is(text: str) -> "re.Match[str] | None":
+    """The last "answer is" / "answers are" of `text` (None when it has none)."""
+    m = None
+    for m in _ANSWER_IS.finditer(text):
+        pass
+    return m
+
+
 def find_runaway(text: str) -> int | None:
     """Index where the model started a new example (or None)."""
     hits = [text.find(m) for m in RUNAWAY_MARKERS if m in text]
@@ -293,9 +301,7 @@ def find_runaway(text: str) -> int | None:
 
 def answer_line_done(text: str) -> int | None:
     """If `text` has a finished "... the answer is ..." line, the index where that line ends."""
-    m = None
-    for m in _ANSWER_IS.finditer(text):
-        pass
+    m = _last_answer_is(text)
     if m is None:
         return None
     nl = text.find("\n", m.end())
@@ -331,9 +337,7 @@ def answer_list_repeat(text: str) -> int | None:
     >>> answer_list_repeat("the answer is * Heat, Thief, Collateral,") is None
     True
     """
-    m = None
-    for m in _ANSWER_IS.finditer(text):
-        pass
+    m = _last_answer_is(text)
     if m is None:
         return None
     line_end = text.find("\n", m.end())

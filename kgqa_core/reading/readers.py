@@ -242,16 +242,18 @@ def _option_text(plan: RelationPlan) -> str:
     return plan.example_text
 
 
+def _relations_told(vocabulary: RelationVocabulary | None, plans: Sequence[RelationPlan]) -> str:
+    """What the user's vocabulary says the walks' relations mean, as a prompt paragraph ("" when nothing)."""
+    lines = vocabulary.describe({h.relation for p in plans for h in p.hops}) if vocabulary else []
+    return "What the relations mean:\n" + "\n".join(lines) + "\n\n" if lines else ""
+
+
 def plan_prompt(question: str, topics: Sequence[str], vocabulary: RelationVocabulary | None,
                 plans: Sequence[RelationPlan]):
     """The option prompt for the path choice: the question, its entities, what the relations mean (when told)."""
     from ..reads.scoring import PromptParts
 
-    told = ""
-    if vocabulary:
-        lines = vocabulary.describe({h.relation for p in plans for h in p.hops})
-        if lines:
-            told = "What the relations mean:\n" + "\n".join(lines) + "\n\n"
+    told = _relations_told(vocabulary, plans)
     names = ", ".join(t for t in topics if t)
     head = (
         "Below is a question and some walks through a knowledge graph that start at the question's entity "
@@ -269,11 +271,7 @@ def unlisted_prompt(question: str, topics: Sequence[str], vocabulary: RelationVo
     """The prompt whose reply is one walk, written out entity by entity (no list of walks)."""
     from ..reads.scoring import PromptParts
 
-    told = ""
-    if vocabulary:
-        lines = vocabulary.describe({h.relation for p in plans for h in p.hops})
-        if lines:
-            told = "What the relations mean:\n" + "\n".join(lines) + "\n\n"
+    told = _relations_told(vocabulary, plans)
     names = ", ".join(t for t in topics if t)
     head = (
         f"Walk through a knowledge graph from the question's entity ({names}) to an answer of the question. "
