@@ -172,17 +172,17 @@ class NoRestatement:
             return guide, ""
         held = {(t.relation, frozenset((t.head, t.tail))) for t in view.graph.triplets_by_ids(view.chain)}
         allowed = list(guide.allowed_ids)
-        ids = [i for i, t in zip(allowed, view.graph.triplets_by_ids(allowed))
-               if (t.relation, frozenset((t.head, t.tail))) not in held]
-        if len(ids) == len(allowed) or not ids:
+        ids, gone = [], []
+        for i, t in zip(allowed, view.graph.triplets_by_ids(allowed)):
+            (gone if (t.relation, frozenset((t.head, t.tail))) in held else ids).append((i, t))
+        if not gone or not ids:
             return guide, ""
         self.steps += 1
-        self.left_out += len(allowed) - len(ids)
-        gone = [t for t in view.graph.triplets_by_ids([i for i in allowed if i not in set(ids)])][:2]
-        said = "; ".join(f"{t.head} -{t.relation}-> {t.tail}" for t in gone)
-        return view.guides.restricted(guide, ids), (
-            f"{len(allowed) - len(ids)} triplet(s) that say again what the chain holds, read the other way, were "
-            f"not offered ({said}{'; ...' if len(allowed) - len(ids) > 2 else ''})")
+        self.left_out += len(gone)
+        said = "; ".join(f"{t.head} -{t.relation}-> {t.tail}" for _, t in gone[:2])
+        return view.guides.restricted(guide, [i for i, _ in ids]), (
+            f"{len(gone)} triplet(s) that say again what the chain holds, read the other way, were "
+            f"not offered ({said}{'; ...' if len(gone) > 2 else ''})")
 
     def summary(self) -> str:
         if not self.steps:

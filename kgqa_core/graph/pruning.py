@@ -176,21 +176,19 @@ def prune_to_budget(
     else:
         candidates = list(graph)[:max_candidates]  # type: ignore[call-overload]
         notes.append("no topic entity in the graph: kept the top-ranked triplets without connectivity")
-    if emb is not None and embed_pool is not None and len(candidates) > embed_pool:
-        pool = embedding_pool(question, candidates, embed_pool, relevance, emb)
+    if emb is not None:
+        pooled = embed_pool is not None and len(candidates) > embed_pool
+        pool = (embedding_pool(question, candidates, embed_pool, relevance, emb) if pooled
+                else list(range(len(candidates))))
         vecs = emb.encode([triplet_text(candidates[i]) for i in pool])
         qvec = emb.encode([question])[0]
         scores = np.full(len(candidates), -2.0, dtype=np.float32)  # below every cosine: kept only as a path
         scores[pool] = vecs @ qvec
         method = "embedding"
         notes.insert(0, f"ranked {len(pool)} of {len(candidates)} candidate triplets by cosine similarity with "
-                        f"the question ({emb.name}): the nearest, and those whose relation and words are closest")
-    elif emb is not None:
-        vecs = emb.encode([triplet_text(t) for t in candidates])
-        qvec = emb.encode([question])[0]
-        scores = vecs @ qvec
-        method = "embedding"
-        notes.insert(0, f"ranked {len(candidates)} triplets by cosine similarity with the question ({emb.name})")
+                        f"the question ({emb.name}): the nearest, and those whose relation and words are closest"
+                     if pooled else
+                     f"ranked {len(candidates)} triplets by cosine similarity with the question ({emb.name})")
     else:
         scores = lexical_scores(question, candidates)
         method = "lexical"
