@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from kgqa_core.eval.cli import add_eval_parser, run_eval_command
-from kgqa_core.eval.runner import load_results, run_eval
+from kgqa_core.eval.runner import load_results, run_eval, summarize_records
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "datasets" / "metaqa_sample" / "metaqa_dev_50.jsonl"
@@ -50,13 +50,13 @@ def _answers(out: Path) -> dict[tuple[str, str], list[str]]:
     return {(r["id"], r["method"]): r["answers"] for r in records}
 
 
-def _without_times(summary: dict) -> dict:
-    """summary.json less what a clock measures (seconds) and which process ran it."""
-    def strip(group: dict) -> dict:
-        return {k: v for k, v in group.items() if "second" not in k}
+ANSWER_METRICS = ("n", "errors", "hits1", "hits_any", "precision", "recall", "f1", "mean_f1", "exact_match")
 
-    return {**{k: v for k, v in summary.items() if k not in ("overall", "by_type")},
-            "overall": [strip(g) for g in summary["overall"]], "by_type": [strip(g) for g in summary["by_type"]]}
+
+def _answer_metrics(summary: dict) -> list[dict]:
+    """summary.json's groups, each with only the figures its questions' answers decide."""
+    return [{"method": g["method"], "type": g["type"], **{k: g[k] for k in ANSWER_METRICS}}
+            for g in summary["overall"] + summary["by_type"]]
 
 
 # Two questions whose answers the 135M writes short.  Free text that wanders (a year written as "2008.2.22")
@@ -90,7 +90,16 @@ def test_two_workers_write_the_results_of_a_sequential_run(tmp_path):
     assert [(r["id"], r["method"]) for r in par.records] == [(q, m) for q in STABLE for m in METHODS]
     assert [(r["id"], r["method"]) for r in par.records] == [(r["id"], r["method"]) for r in seq.records]
     summaries = [json.loads((tmp_path / d / "summary.json").read_text()) for d in ("seq", "par")]
-    assert _without_times(summaries[1]) == _without_times(summaries[0])
+    # the parallel summary is the summary of its own records (the merge lost or doubled nothing) ...
+    overall, by_type = summarize_records(par.records, METHODS, n_boot=50, seed=0)
+    assert summaries[1]["overall"] == [g.to_dict() for g in overall]
+    assert summaries[1]["by_type"] == [g.to_dict() for g in by_type]
+    # ... and what the answers decide is the sequential run's.  The chain's wording (tokens written, the
+    # triplets cited next to the same answer) may move at a near tie with each worker's own prompt-cache
+    # history (issue 32, "the same answer whatever was cached before"), so it is not compared here.
+    assert _answer_metrics(summaries[1]) == _answer_metrics(summaries[0])
+    assert {k: v for k, v in summaries[1].items() if k not in ("overall", "by_type")} == \
+        {k: v for k, v in summaries[0].items() if k not in ("overall", "by_type")}
 
 
 def test_a_stopped_parallel_run_resumes_and_a_killed_worker_is_reported(tmp_path):
