@@ -8,7 +8,11 @@ the best few as one READS-style option choice scored by log-probabilities
 (`kgqa_core.reads.scoring.ModelChooser`: debiased for length and listing
 order).  Nothing is generated freely and nothing comes from a word list:
 the plan is a path the graph holds, chosen by the model's reading of the
-question.  Its confidence is the model's probability of the chosen relation
+question.  The model's probabilities are then weighed by each walk's hop
+alignment (`alignment.hop_alignment`: every hop matched to a different word
+of the question), so a walk with hops the question never names loses to
+one whose hops it does name (``align=0`` leaves the model's choice alone).
+Its confidence is the resulting probability of the chosen relation
 sequence.
 
 ``lexicon``: the same ranking without the model (no model call); its
@@ -27,6 +31,7 @@ import re
 import time
 from typing import Any, Sequence
 
+from .alignment import hop_alignment, weigh
 from .paths import relation_paths
 from .reading import QuestionReading, RelationPlan, uses_of
 from .vocabulary import RelationVocabulary
@@ -35,6 +40,9 @@ READERS = ("paths", "lexicon", "wording", "none")
 PER_LENGTH = 4  # the best paths of each length the model is offered
 MAX_OPTIONS = 12
 _LEXICON_TEMPERATURE = 0.05
+# How much a walk's hop alignment (`alignment.hop_alignment`) weighs against the model's choice: a walk whose
+# hops match question words 0.1 better in all gets exp(ALIGN_WEIGHT * 0.1) times the model's odds.
+ALIGN_WEIGHT = 8.0
 
 
 def _masked(question: str, topics: Sequence[str]) -> str:
@@ -89,6 +97,22 @@ def shortlist(plans: Sequence[RelationPlan], scores: Sequence[float], per_length
         if i not in picked:
             picked.append(i)
     return sorted(picked[:limit], key=lambda i: -scores[i])
+
+
+def offered(plans: Sequence[RelationPlan], scores: Sequence[float], aligned: Sequence[float] | None,
+            limit: int = MAX_OPTIONS) -> list[int]:
+    """The walks the model chooses among: the lexicon's shortlist, and the best-aligned walks it missed.
+
+    Without an alignment, the lexicon's `shortlist`.  With one, a third of
+    the places (one per length first) go to the walks whose hops match the
+    question's words best, so a walk the mean closeness ranks low (a short
+    relation name next to a longer one) can still be chosen.
+    """
+    if aligned is None:
+        return shortlist(plans, scores, limit=limit)
+    by_alignment = shortlist(plans, aligned, per_length=1, limit=max(1, limit // 3))
+    rest = [i for i in shortlist(plans, scores, limit=limit) if i not in by_alignment]
+    return by_alignment + rest[: limit - len(by_alignment)]
 
 
 def _grouped(plans: Sequence[RelationPlan], probs: Sequence[float]) -> list[tuple[float, RelationPlan]]:
@@ -180,8 +204,9 @@ class ModelPathReader:
 
     def __init__(self, model: Any, vocabulary: RelationVocabulary | None = None, embedder: Any = None,
                  max_hops: int = 3, permutations: int = 2, listed: bool = True,
-                 max_options: int = MAX_OPTIONS) -> None:
+                 max_options: int = MAX_OPTIONS, align: float = ALIGN_WEIGHT) -> None:
         self.model = model
+        self.align = align
         self.lexicon = LexiconReader(vocabulary, embedder, max_hops)
         self.permutations = permutations
         self.listed = listed
@@ -194,7 +219,9 @@ class ModelPathReader:
         plans, scores = self.lexicon.candidates(question, graph, topics)
         if not plans:
             return reading_from_plans(self.name, [], topics, "the graph's paths")
-        picked = [plans[i] for i in shortlist(plans, scores, limit=self.max_options)]
+        aligned_all = hop_alignment(question, topics, plans, self.lexicon.vocabulary, self.lexicon.embedder) \
+            if self.align else None
+        picked = [plans[i] for i in offered(plans, scores, aligned_all, self.max_options)]
         options = list(dict.fromkeys(_option_text(p) for p in picked))
         picked = [next(p for p in picked if _option_text(p) == o) for o in options]
         if self.listed:
@@ -204,7 +231,13 @@ class ModelPathReader:
         else:
             decision = _unlisted_choice(self.model, question, topics, self.lexicon.vocabulary, picked, options)
         probs = [o.prob for o in decision.options]
-        reading = reading_from_plans(self.name, _grouped(picked, probs), topics, "the model chose the path")
+        how = "the model chose the path"
+        if aligned_all is not None:
+            where = {id(p): i for i, p in enumerate(plans)}
+            aligned = [aligned_all[where[id(p)]] for p in picked]
+            probs = weigh(probs, aligned, self.align)
+            how = "the model's choice of path, weighed by how its hops match words of the question"
+        reading = reading_from_plans(self.name, _grouped(picked, probs), topics, how)
         reading.seconds = time.perf_counter() - started
         reading.calls = list(decision.calls)
         reading.forward_passes = decision.forward_passes
@@ -284,7 +317,7 @@ def unlisted_prompt(question: str, topics: Sequence[str], vocabulary: RelationVo
 
 
 READER_OPTIONS = {"permutations": int, "listed": lambda v: str(v).lower() in ("1", "true", "yes"),
-                  "max_options": int}
+                  "max_options": int, "align": float}
 
 
 def make_reader(name: str, model: Any = None, vocabulary: RelationVocabulary | None = None) -> Any:

@@ -1,0 +1,109 @@
+"""How well a walk's hops line up with the question's own words, one word per hop.
+
+Why: a small model choosing among the graph's walks likes long walks that
+repeat one relation ("texas -borders-> louisiana -borders-> ... -borders->")
+even when the question names that relation once and another one not at all
+("the capitals of the states that border texas").  The lexicon's mean
+closeness of each hop to the whole question cannot see this: a repeated hop
+is as close as its first use.  Here each hop must be matched to a different
+content word of the question (an optimal one-to-one assignment over
+sentence-embedding similarities), so a hop the question does not ask for
+finds no word left to match and costs the walk, and a relation the question
+names twice may be walked twice.
+
+Nothing here is written from a dataset's wording: the words are the
+question's (its entity names masked, English function words left out), the
+relations' words are the graph's (and the user's aliases), and the
+similarities come from the sentence-embedding model.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..graph.words import STOP_WORDS
+from .reading import RelationPlan
+from .vocabulary import RelationVocabulary
+
+# A hop matched to a word this close to it or closer adds to a walk; one matched less closely (or to nothing)
+# takes away.  The cosine of unrelated single words in MiniLM's space lies around 0.1-0.3, of a relation's
+# words and a paraphrase of them around 0.5 and up.
+BASELINE = 0.35
+_WORD = re.compile(r"[^\W_]+")
+
+
+def question_words(question: str, topics: Sequence[str]) -> list[str]:
+    """The question's content words in order, with its topic entities' names left out.
+
+    A word the question repeats is kept each time: "states that border states that border X" names two hops.
+
+    >>> question_words("what are the capital cities of the states which border Texas", ["texas"])
+    ['capital', 'cities', 'states', 'border']
+    >>> question_words("which state has the capital Atlanta", ["atlanta, georgia"])  # the graph's qualifier aside
+    ['state', 'capital']
+    """
+    from ..answers.chain_entities import bare_name
+    from .readers import _masked
+
+    masked = _masked(question, [*topics, *filter(None, (bare_name(t) for t in topics))])
+    return [w for w in _WORD.findall(masked.casefold()) if w not in STOP_WORDS and w != "it" and not w.isdigit()]
+
+
+def hop_alignment(question: str, topics: Sequence[str], plans: Sequence[RelationPlan],
+                  vocabulary: RelationVocabulary | None = None, embedder: Any = None,
+                  baseline: float = BASELINE) -> list[float] | None:
+    """Each plan's alignment: the sum over its hops of (similarity to the word assigned to it - `baseline`).
+
+    Parameters
+    ----------
+    question, topics : the question and its topic entities (whose names are not words to match).
+    plans : the walks to score.
+    vocabulary : the user's relation aliases, read with each relation's words.
+    embedder : the sentence-embedding model; without one there is no alignment (None is returned).
+    baseline : the similarity at which a matched hop neither adds nor takes away.
+
+    Returns
+    -------
+    One score per plan (higher: its hops are named by more, and closer, words of the question), or None when
+    there is no embedder, no plan or no content word.
+    """
+    from scipy.optimize import linear_sum_assignment
+
+    from .readers import _relation_text
+
+    words = question_words(question, topics)
+    if embedder is None or not plans or not words:
+        return None
+    relations = sorted({h.relation for p in plans for h in p.hops})
+    rel_vecs = embedder.encode([_relation_text(r, vocabulary) for r in relations])
+    word_vecs = embedder.encode(words)
+    sim = rel_vecs @ word_vecs.T  # relations x words
+    row = {r: i for i, r in enumerate(relations)}
+    scores = []
+    for p in plans:
+        m = sim[[row[h.relation] for h in p.hops]]  # hops x words
+        hops_i, words_i = linear_sum_assignment(-m)
+        matched = float(np.sum(m[hops_i, words_i] - baseline))
+        unmatched = len(p.hops) - len(hops_i)  # more hops than words: nothing names them
+        scores.append(matched - unmatched * baseline)
+    return scores
+
+
+def weigh(probs: Sequence[float], alignment: Sequence[float], weight: float) -> list[float]:
+    """The model's probabilities of the walks re-weighed by their alignment: p_i * exp(weight * a_i), renormalised.
+
+    A product of the two judges: the model's reading of the question, and how
+    the walk's hops line up with the question's words.  ``weight`` 0 gives
+    back the model's probabilities.
+
+    >>> [round(p, 2) for p in weigh([0.6, 0.4], [0.0, 0.2], 5.0)]
+    [0.36, 0.64]
+    """
+    logits = [np.log(max(p, 1e-12)) + weight * a for p, a in zip(probs, alignment)]
+    top = max(logits)
+    exps = [float(np.exp(x - top)) for x in logits]
+    z = sum(exps)
+    return [e / z for e in exps]
