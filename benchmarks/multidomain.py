@@ -36,8 +36,10 @@ TYPES = ["1hop", "2hop", "3hop"]
 # "previous": DoG without this session's pieces (issue 32's terse examples, free-text cap and embedding pool;
 # issue 29's skip_restatements), to show what they changed on the same questions in one run
 PREVIOUS = {"prompt_examples": "paper", "free_text_cap": 0, "context_pool": 0, "skip_restatements": False}
+# "unsure": DoG whose unsure readings narrow each step to their likely plans' relations (unsure_relations, an
+# ablation of that switch against the defaults)
 RUNS = {"main": (["dog", "direct", "reads", "rok"], {}), "paper": (["dog"], {"preset": "paper"}),
-        "previous": (["dog"], PREVIOUS)}
+        "previous": (["dog"], PREVIOUS), "unsure": (["dog"], {"unsure_relations": 0.8})}
 
 
 def _shard(text: str | None) -> tuple[int, int] | None:
@@ -76,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.model}, --per-type {args.per_type}")
     print("| domain | type | method | n | Hits@1 | F1 | ill% | p50 s | prompt tokens read | tokens written |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    order = {"dog": 0, "dog-previous": 1, "dog-paper": 2, "direct": 3, "reads": 4, "rok": 5}
+    order = {"dog": 0, "dog-previous": 1, "dog-unsure": 1.5, "dog-paper": 2, "direct": 3, "reads": 4, "rok": 5}
     for domain, qtype, name, g, (read, written) in sorted(
             rows, key=lambda r: (r[1] != "all", r[0], r[1], order.get(r[2], 9))):
         hits = f"{g.hits1.value:.2f}" if g.hits1 else "-"

@@ -110,6 +110,7 @@ class PlannedRelations:
     order: list[str] = field(default_factory=list)
     min_depth: int = 0
     name: str = "question_relations"
+    whose: str = "the relations the question's reading plans"  # in the notes: where the relations come from
     seen: int = 0
     narrowed: int = 0
     fell_back: int = 0
@@ -127,12 +128,12 @@ class PlannedRelations:
                 "offered, so it concludes")
         if not ids:
             self.fell_back += 1
-            return guide, ("no triplet of the planned relations leads on from here: every triplet was offered "
+            return guide, (f"no triplet of {self.whose} leads on from here: every triplet was offered "
                            "(the plan was set aside for this step)")
         if len(ids) == len(guide.allowed_ids):
             return guide, ""
         self.narrowed += 1
-        note = (f"offered only the planned relations ({', '.join(sorted(self.relations))}): "
+        note = (f"offered only {self.whose} ({', '.join(sorted(self.relations))}): "
                 f"{len(guide.allowed_ids) - len(ids)} of {len(guide.allowed_ids)} triplets left out "
                 f"({_left_out(view.graph, guide.allowed_ids, ids)})")
         return view.guides.restricted(guide, ids), note
@@ -141,13 +142,37 @@ class PlannedRelations:
         if not self.narrowed and not self.fell_back:
             return ""
         said = ", ".join(f"{r} x{self.uses[r]}" if r in self.uses else r for r in sorted(self.relations))
-        out = (f"{self.name}: {self.narrowed} of {self.seen} step(s) offered only triplets of the relations the "
-               f"question's reading plans ({said})")
+        out = f"{self.name}: {self.narrowed} of {self.seen} step(s) offered only triplets of {self.whose} ({said})"
         if self.order and self.uses:
             out += f", each hop its own in the planned order ({' -> '.join(self.order)}; hop_order)"
         if self.fell_back:
             out += f"; {self.fell_back} step(s) found none of them and were offered everything"
         return out
+
+
+def likely_relations(plans: Sequence[Any], mass: float) -> tuple[frozenset[str], int, float]:
+    """The relations of the reading's most probable plans that together hold at least `mass` of its probability.
+
+    An unsure reading spreads its probability over several plans; the
+    relations of all of them (``unsure_relations``) narrow a step less the
+    less sure it is, and not at all once the plans cover every relation the
+    step offers.  Returns the relations, how many plans were taken and the
+    probability they hold.
+
+    >>> from kgqa_core.reading.reading import PlanHop, RelationPlan
+    >>> plans = [RelationPlan("x", (PlanHop("borders"), PlanHop("capital")), 0.4),
+    ...          RelationPlan("x", (PlanHop("borders"),) * 3, 0.35), RelationPlan("x", (PlanHop("area"),), 0.25)]
+    >>> likely_relations(plans, 0.7)
+    (frozenset({'borders', 'capital'}), 2, 0.75)
+    """
+    taken, held, relations = 0, 0.0, set()
+    for p in plans:
+        if held >= mass:
+            break
+        relations.update(h.relation for h in p.hops)
+        held += p.confidence
+        taken += 1
+    return frozenset(relations), taken, round(held, 4)
 
 
 @dataclass

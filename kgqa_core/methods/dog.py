@@ -83,7 +83,8 @@ from typing import Any, ClassVar
 from .. import progress
 from ..decoding.beam import token_view
 from ..decoding.chain_beam import BeamCandidate, BeamRound, ChainBeam, FinishedChain, SearchedChain, TakenBack
-from ..decoding.step_filters import Narrowed, NoRestatement, PlannedRelations, WalkOut, WithinDepth
+from ..decoding.step_filters import (Narrowed, NoRestatement, PlannedRelations, WalkOut, WithinDepth,
+                                     likely_relations)
 from ..decoding.context import (
     DecodingContext,
     PromptParams,
@@ -130,6 +131,11 @@ class DogParams(PromptParams):
         True, "Do not offer a triplet that links two entities by a relation the chain already links them by "
         "(a symmetric fact stored both ways: 'oklahoma borders texas' after 'texas borders oklahoma'); "
         "from the graph, not the question (not in the paper; noted).", advanced=True)
+    unsure_relations: float = param(
+        0.0, "When the question's reading is not sure (under reading_sure_at), each step offers only the relations "
+        "of the reading's most likely plans that together hold this share of its probability (e.g. 0.8), so the "
+        "less sure the reading, the less a step is narrowed; a step with none of them is offered everything. "
+        "0: an unsure reading narrows nothing (not in the paper; noted).", min=0.0, max=1.0, advanced=True)
     auto_steps: bool = param(
         True, "Raise max_steps to two triplets per hop the question names (the question's reading, kgqa_core.reading); noted.",
         advanced=True)
@@ -193,7 +199,7 @@ class DogParams(PromptParams):
         "reader": "none", "auto_steps": False, "walk_to_depth": False, "walk_out_first": False,
         "stay_at_depth": False, "question_relations": False, "hop_order": False, "complete_answers": False,
         "chain_answers_first": False, "force_conclusion": False, "repeat_triplets": True,
-        "reverse_readings": False, "skip_restatements": False, "context_pool": 0, "prompt_examples": "paper",
+        "reverse_readings": False, "skip_restatements": False, "unsure_relations": 0.0, "context_pool": 0, "prompt_examples": "paper",
         "free_text_cap": 0, "sure_context_triplets": 0}}
 
 
@@ -260,6 +266,11 @@ class DogGuidance:
     def from_reading(cls, reading: QuestionReading, params: "DogParams") -> "DogGuidance":
         filters: list = [NoRestatement()] if params.skip_restatements else []
         if not reading.guides(params.reading_sure_at):
+            if params.unsure_relations and reading.read and reading.plans:
+                relations, taken, held = likely_relations(reading.plans, params.unsure_relations)
+                filters.append(PlannedRelations(relations, name="unsure_relations", whose=(
+                    f"the relations of the question reading's {taken} most likely plan(s), {held:.0%} of its "
+                    "probability")))
             return cls(filters)
         hops = reading.hops
         order = list(reading.order) if params.hop_order and reading.uses else []

@@ -175,3 +175,36 @@ def test_skip_restatements_is_a_workbench_piece_the_paper_preset_turns_off():
     assert DogParams.PRESETS["paper"]["skip_restatements"] is False
     off = DogParams(skip_restatements=False)
     assert DogGuidance.from_reading(unsure, off).filters == []
+
+
+def test_an_unsure_reading_narrows_a_step_to_its_likely_plans_relations_and_less_the_less_sure_it_is(backend_model):
+    """unsure_relations: the relations of the plans that hold the given share of an unsure reading's probability."""
+    from kgqa_core.methods.dog import DogGuidance, DogParams
+    from kgqa_core.reading.reading import PlanHop, QuestionReading, RelationPlan
+
+    def reading(*plans):
+        best = plans[0]
+        return QuestionReading("paths", hops=len(best.hops), confidence=best.confidence, sure=True,
+                               relations=best.relations, plans=list(plans))
+
+    spread = reading(RelationPlan("texas", (PlanHop("borders"), PlanHop("capital")), 0.45),
+                     RelationPlan("texas", (PlanHop("borders"),) * 3, 0.4),
+                     RelationPlan("texas", (PlanHop("largest city"),), 0.15))
+    assert not spread.guides(0.5)
+    g = DogGuidance.from_reading(spread, DogParams(unsure_relations=0.8))
+    assert [f.name for f in g.filters] == ["skip_restatements", "unsure_relations"] and g.walk_out is None
+    f = g.filters[-1]
+    assert f.relations == {"borders", "capital"} and not f.uses and not f.order  # no count, no order: plans differ
+    guides = DogGuides(backend_model, BORDERS, max_steps=4)
+    full = guides.for_chain(QueryCentricSubgraph(BORDERS, ["texas"]).triplet_ids, [])
+    guide, note = f.apply(StepView(BORDERS, [], ["texas"], guides), full)
+    kept = {BORDERS.triplet(triplet_of(t)).relation for t in guide.allowed_ids}
+    assert kept <= {"borders", "capital"} and len(guide.allowed_ids) < len(full.allowed_ids)
+    assert "2 most likely plan(s), 85% of its probability" in note and "largest city" in note
+    assert "unsure_relations: 1 of 1 step(s)" in f.summary()
+    # asked for all of its probability, the plans name every relation the step offers: nothing is narrowed
+    everything = DogGuidance.from_reading(spread, DogParams(unsure_relations=1.0)).filters[-1]
+    assert everything.apply(StepView(BORDERS, [], ["texas"], guides), full) == (full, "")
+    # off (the default until measured, and the paper preset): an unsure reading narrows nothing
+    assert [f.name for f in DogGuidance.from_reading(spread, DogParams()).filters] == ["skip_restatements"]
+    assert DogParams.PRESETS["paper"]["unsure_relations"] == 0.0
