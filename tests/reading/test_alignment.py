@@ -59,3 +59,21 @@ def test_no_embedder_or_no_words_means_no_alignment_and_weight_zero_is_the_model
     assert hop_alignment("who is it", ["x"], [_plan("r")], embedder=None) is None
     assert weigh([0.7, 0.3], [0.0, 1.0], 0.0) == pytest.approx([0.7, 0.3])
     assert sum(weigh([0.2, 0.5, 0.3], [0.3, -0.1, 0.0], 8.0)) == pytest.approx(1.0)
+
+
+def test_the_model_reader_weighs_its_choice_by_alignment_and_align_0_leaves_the_models_choice(backend_model):
+    from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+    from kgqa_core.reading.readers import make_reader
+
+    graph = KnowledgeGraph.from_triplets([
+        ("texas", "borders", "oklahoma"), ("oklahoma", "borders", "kansas"), ("kansas", "borders", "nebraska"),
+        ("oklahoma", "capital", "oklahoma city"), ("texas", "capital", "austin"),
+    ], name="states")
+    q = "what are the capital cities of the states which border texas"
+    weighed = make_reader("paths", backend_model).read(q, graph, ["texas"])
+    plain = make_reader("paths:align=0", backend_model).read(q, graph, ["texas"])
+    assert "weighed by how its hops match words of the question" in weighed.explanation
+    assert "weighed" not in plain.explanation
+    # whatever the 135M model prefers, the walk whose hops the question names (borders, then capital) leads
+    assert weighed.plans[0].relations == ["borders", "capital"], weighed.explanation
+    assert {p.text for p in weighed.plans} == {p.text for p in plain.plans}  # the same walks were offered
