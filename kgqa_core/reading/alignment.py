@@ -92,6 +92,31 @@ def hop_alignment(question: str, topics: Sequence[str], plans: Sequence[Relation
     return scores
 
 
+def hop_words(question: str, topics: Sequence[str], plan: RelationPlan,
+              vocabulary: RelationVocabulary | None = None, embedder: Any = None) -> list[tuple[str, str, float]]:
+    """For each hop of `plan`, the question word the alignment matched it to and their similarity ("" if none).
+
+    What the trace shows a domain expert: which of their words the reading took each hop of its walk from.
+    """
+    from scipy.optimize import linear_sum_assignment
+
+    from .readers import _relation_text
+
+    words = question_words(question, topics)
+    if embedder is None or not words or not plan.hops:
+        return []
+    m = embedder.encode([_relation_text(h.relation, vocabulary) for h in plan.hops]) @ embedder.encode(words).T
+    out = [(h.relation, "", 0.0) for h in plan.hops]
+    for i, j in zip(*linear_sum_assignment(-m)):
+        out[i] = (plan.hops[i].relation, words[j], float(m[i, j]))
+    return out
+
+
+def hop_words_text(matches: Sequence[tuple[str, str, float]]) -> str:
+    """``borders ~ 'border' (0.92), capital ~ 'capital' (1.00)``; a hop no word matched says so."""
+    return ", ".join(f"{r} ~ '{w}' ({s:.2f})" if w else f"{r} ~ no word of the question" for r, w, s in matches)
+
+
 def weigh(probs: Sequence[float], alignment: Sequence[float], weight: float) -> list[float]:
     """The model's probabilities of the walks re-weighed by their alignment: p_i * exp(weight * a_i), renormalised.
 

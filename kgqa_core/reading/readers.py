@@ -31,7 +31,7 @@ import re
 import time
 from typing import Any, Sequence
 
-from .alignment import hop_alignment, weigh
+from .alignment import hop_alignment, hop_words, hop_words_text, weigh
 from .paths import relation_paths
 from .reading import QuestionReading, RelationPlan, uses_of
 from .vocabulary import RelationVocabulary
@@ -238,6 +238,10 @@ class ModelPathReader:
             probs = weigh(probs, aligned, self.align)
             how = "the model's choice of path, weighed by how its hops match words of the question"
         reading = reading_from_plans(self.name, _grouped(picked, probs), topics, how)
+        if aligned_all is not None and reading.plans:
+            matches = hop_words(question, topics, reading.plans[0], self.lexicon.vocabulary, self.lexicon.embedder)
+            if matches:
+                reading.explanation += f"; its hops and the question's words: {hop_words_text(matches)}"
         reading.seconds = time.perf_counter() - started
         reading.calls = list(decision.calls)
         reading.forward_passes = decision.forward_passes

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kgqa_core.graph.embeddings import load_embedder
-from kgqa_core.reading.alignment import hop_alignment, question_words, weigh
+from kgqa_core.reading.alignment import hop_alignment, hop_words, hop_words_text, question_words, weigh
 from kgqa_core.reading.reading import PlanHop, RelationPlan
 
 
@@ -55,6 +55,12 @@ def test_the_users_alias_lets_a_hop_match_its_word(embedder):
     assert told[0] > plain[0] and told[0] > told[1]
 
 
+def test_a_hop_no_word_is_left_for_says_so(embedder):
+    matches = hop_words("who borders texas", ["texas"], _plan("borders", "capital"), embedder=embedder)
+    assert [m[:2] for m in matches] == [("borders", "borders"), ("capital", "")]
+    assert hop_words_text(matches).endswith("capital ~ no word of the question")
+
+
 def test_no_embedder_or_no_words_means_no_alignment_and_weight_zero_is_the_model():
     assert hop_alignment("who is it", ["x"], [_plan("r")], embedder=None) is None
     assert weigh([0.7, 0.3], [0.0, 1.0], 0.0) == pytest.approx([0.7, 0.3])
@@ -76,4 +82,7 @@ def test_the_model_reader_weighs_its_choice_by_alignment_and_align_0_leaves_the_
     assert "weighed" not in plain.explanation
     # whatever the 135M model prefers, the walk whose hops the question names (borders, then capital) leads
     assert weighed.plans[0].relations == ["borders", "capital"], weighed.explanation
+    # the trace says which of the question's words each hop was taken from
+    assert "its hops and the question's words: borders ~ 'border' (0.9" in weighed.explanation
+    assert "capital ~ 'capital' (1.00)" in weighed.explanation
     assert {p.text for p in weighed.plans} == {p.text for p in plain.plans}  # the same walks were offered
