@@ -33,6 +33,9 @@ from .vocabulary import RelationVocabulary
 # words and a paraphrase of them around 0.5 and up.
 BASELINE = 0.35
 _WORD = re.compile(r"[^\W_]+")
+# English pronouns, modal verbs and the like: they name no relation in any graph ("can you tell me ...")
+_FUNCTION = frozenset("i me my we us our you your he him his she her they them their there can could would "
+                      "will shall should may might must please all any some many much also".split())
 
 
 def question_words(question: str, topics: Sequence[str]) -> list[str]:
@@ -49,7 +52,8 @@ def question_words(question: str, topics: Sequence[str]) -> list[str]:
     from .readers import _masked
 
     masked = _masked(question, [*topics, *filter(None, (bare_name(t) for t in topics))])
-    return [w for w in _WORD.findall(masked.casefold()) if w not in STOP_WORDS and w != "it" and not w.isdigit()]
+    return [w for w in _WORD.findall(masked.casefold())
+            if w not in STOP_WORDS and w not in _FUNCTION and w != "it" and not w.isdigit()]
 
 
 def hop_alignment(question: str, topics: Sequence[str], plans: Sequence[RelationPlan],
