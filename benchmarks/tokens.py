@@ -19,7 +19,9 @@ Both settings of one question run back to back, the defaults first on even quest
 first on odd ones, so neither always finds the other's prompt in the prefix cache; the question
 readings' cache is cleared before every run.  ``--shard K/N`` runs every N-th question (start K);
 ``--out FILE`` keeps every row as JSON (a later run with ``--report FILE ...`` prints the tables of
-several shards' files together).
+several shards' files together).  ``--reask`` asks each question a second time right after its
+default run, with nothing cleared (variant ``re-ask``: what Explore's re-ask and a second look cost, the
+question's reading and the prompt served from the session's caches).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ DOMAINS = {name: ROOT / path for name, path in DEV_DOMAINS.items()}
 TYPES = ["1hop", "2hop", "3hop"]  # the readers plan at most 3 hops (as benchmarks/multidomain.py)
 METRICS = ["prompt_read", "written", "calls", "seconds"]
 DEFAULT = "default"
+REASK = "re-ask"  # the default run again, the readings and the prefix cache as the first left them
 
 
 def parse_variant(text: str) -> tuple[str, dict[str, str]]:
@@ -103,8 +106,13 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                 mine = [(name, p) for name, p in mine if name == DEFAULT or p]
                 if index % 2:
                     mine = mine[:1] + mine[1:][::-1] if len(mine) > 2 else mine[::-1]
-                for name, params in mine:
-                    clear_readings()
+                runs = [(name, params, True) for name, params in mine]
+                if args.reask:  # the same question again, straight after: Explore's re-ask, the session's caches warm
+                    at = next(i for i, (name, _, _) in enumerate(runs) if name == DEFAULT)
+                    runs.insert(at + 1, (REASK, {}, False))
+                for name, params, cold_reading in runs:
+                    if cold_reading:
+                        clear_readings()
                     request = MethodRequest(graph=graph, question=q.question, model=model,
                                             topic_entities=list(q.topic_entities), params=dict(params), seed=args.seed)
                     t0 = time.perf_counter()
@@ -196,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--per-type", type=int, default=2, help="questions of each type per domain")
     ap.add_argument("--variant", type=parse_variant, action="append", default=[],
                     help="NAME=PARAM=VALUE[,PARAM=VALUE]: the methods declaring one of the parameters run with them too")
+    ap.add_argument("--reask", action="store_true",
+                    help="ask each question again right after its default run (Explore's re-ask): variant 're-ask'")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--shard", type=_shard, default=(1, 1), help="K/N: every N-th question, starting at the K-th")
     ap.add_argument("--out", type=Path, default=None, help="keep every row as JSON here")
