@@ -145,3 +145,23 @@ def test_show_prints_the_breakdown_escaped(tmp_path, capsys):
     old = save_trace(Trace(method="dog", question="q"), tmp_path / "old.json")
     assert main(["show", str(old)]) == 0
     assert "time by phase: not recorded" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("method", ["dog", "direct"])
+def test_a_question_asked_again_reads_nothing_again(llama_model, method):
+    """Explore's re-ask (issue 32, reuse): the reading and the whole prompt come from the session's caches."""
+    from kgqa_core.reading.guidance import clear_readings
+
+    clear_readings()
+    first = _run(method, llama_model)
+    again = _run(method, llama_model)
+    for trace in (first, again):
+        _check_sums(trace)
+    # the first reads at least its graph context and question (the instructions may be cached by earlier runs)
+    assert first.costs.prompt_tokens_read > 20
+    # asked again, the prompt is served from the prefix cache but for its last token (whose logits start the answer)
+    assert again.costs.prompt_tokens_read <= 1
+    assert again.costs.prompt_tokens_cached > first.costs.prompt_tokens_read / 2
+    assert again.costs.model_calls == 1  # the answer only: the question was read once for this graph
+    if method == "dog":
+        assert first.costs.model_calls > 1 and "read once for this question" in again.steps[0].note
