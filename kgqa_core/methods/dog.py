@@ -36,7 +36,9 @@ reading is the first step of the trace.  What DoG layers on the paper's
 loop comes from it, as step filters (`kgqa_core.decoding.step_filters`),
 and only when it is sure (``reading_sure_at``); an unsure reading only
 raises the step budget (``auto_steps``), so DoG then runs as the paper does
-with its other documented deviations:
+with its other documented deviations (``unsure_relations``, off by default,
+lets an unsure reading narrow each step to the relations of its likely plans
+instead: the less sure, the wider the offer):
 
 * ``walk_to_depth``: an answer line written fewer hops out than the
   reading says is taken back (text and KV cells, to the end of the sentence
@@ -199,8 +201,8 @@ class DogParams(PromptParams):
         "reader": "none", "auto_steps": False, "walk_to_depth": False, "walk_out_first": False,
         "stay_at_depth": False, "question_relations": False, "hop_order": False, "complete_answers": False,
         "chain_answers_first": False, "force_conclusion": False, "repeat_triplets": True,
-        "reverse_readings": False, "skip_restatements": False, "unsure_relations": 0.0, "context_pool": 0, "prompt_examples": "paper",
-        "free_text_cap": 0, "sure_context_triplets": 0}}
+        "reverse_readings": False, "skip_restatements": False, "unsure_relations": 0.0, "context_pool": 0,
+        "prompt_examples": "paper", "free_text_cap": 0, "sure_context_triplets": 0}}
 
 
 def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:

@@ -24,7 +24,7 @@ GRAPH = KnowledgeGraph.from_triplets([
 QUESTION = "where was the director of Heat born"
 PARAMS = {  # small budgets: a fast run, every phase still taken
     "dog": {"max_new_tokens": 48}, "cot": {"max_new_tokens": 32}, "direct": {"max_new_tokens": 8},
-    "reads": {"max_search_steps": 2},
+    "reads": {"max_search_steps": 2, "reader": "none"},  # a sure reading's walk needs no model call at all
     "rok": {"cot_max_tokens": 16, "filter_max_tokens": 8, "answer_max_tokens": 8},
     "lpkg": {"max_new_tokens": 32, "patterns": "1p,2p"},
 }
