@@ -41,7 +41,9 @@ PER_LENGTH = 4  # the best paths of each length the model is offered
 MAX_OPTIONS = 12
 _LEXICON_TEMPERATURE = 0.05
 # How much a walk's hop alignment (`alignment.hop_alignment`) weighs against the model's choice: a walk whose
-# hops match question words 0.1 better in all gets exp(ALIGN_WEIGHT * 0.1) times the model's odds.
+# hops match question words 0.1 better in all gets exp(ALIGN_WEIGHT * 0.1) times the model's odds.  Chosen
+# (with alignment.BASELINE) on recorded readings of 45 questions of the four dev domains, among 1-16 (and
+# 0.25-0.45); 8 to 16 read alike there, 8 lost nothing on any domain (docs/benchmarks.md, "Question reading").
 ALIGN_WEIGHT = 8.0
 
 
