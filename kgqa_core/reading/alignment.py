@@ -56,6 +56,17 @@ def question_words(question: str, topics: Sequence[str]) -> list[str]:
             if w not in STOP_WORDS and w not in _FUNCTION and w != "it" and not w.isdigit()]
 
 
+def _similarities(question: str, topics: Sequence[str], relations: Sequence[str],
+                  vocabulary: RelationVocabulary | None, embedder: Any) -> tuple[list[str], Any]:
+    """The question's words and the cosine of each relation's words (and aliases) with each (None: nothing to match)."""
+    from .readers import _relation_text
+
+    words = question_words(question, topics)
+    if embedder is None or not words or not relations:
+        return words, None
+    return words, embedder.encode([_relation_text(r, vocabulary) for r in relations]) @ embedder.encode(words).T
+
+
 def hop_alignment(question: str, topics: Sequence[str], plans: Sequence[RelationPlan],
                   vocabulary: RelationVocabulary | None = None, embedder: Any = None,
                   baseline: float = BASELINE) -> list[float] | None:
@@ -76,15 +87,10 @@ def hop_alignment(question: str, topics: Sequence[str], plans: Sequence[Relation
     """
     from scipy.optimize import linear_sum_assignment
 
-    from .readers import _relation_text
-
-    words = question_words(question, topics)
-    if embedder is None or not plans or not words:
-        return None
     relations = sorted({h.relation for p in plans for h in p.hops})
-    rel_vecs = embedder.encode([_relation_text(r, vocabulary) for r in relations])
-    word_vecs = embedder.encode(words)
-    sim = rel_vecs @ word_vecs.T  # relations x words
+    _, sim = _similarities(question, topics, relations, vocabulary, embedder)  # relations x words
+    if sim is None:
+        return None
     row = {r: i for i, r in enumerate(relations)}
     scores = []
     for p in plans:
@@ -104,12 +110,9 @@ def hop_words(question: str, topics: Sequence[str], plan: RelationPlan,
     """
     from scipy.optimize import linear_sum_assignment
 
-    from .readers import _relation_text
-
-    words = question_words(question, topics)
-    if embedder is None or not words or not plan.hops:
+    words, m = _similarities(question, topics, [h.relation for h in plan.hops], vocabulary, embedder)
+    if m is None:
         return []
-    m = embedder.encode([_relation_text(h.relation, vocabulary) for h in plan.hops]) @ embedder.encode(words).T
     out = [(h.relation, "", 0.0) for h in plan.hops]
     for i, j in zip(*linear_sum_assignment(-m)):
         out[i] = (plan.hops[i].relation, words[j], float(m[i, j]))
