@@ -129,8 +129,11 @@ def test_generation_and_scores_match_in_process(server_model, llama_model):
     assert ga.text == gb.text and gb.forward_passes == 1
 
 
-def test_dog_chain_and_scores_match_in_process(server_model, llama_model):
-    llama_model.clear_prefix_cache()  # a cold cache, as the server's first request of a question
+def test_dog_chain_and_scores_match_in_process(server_model, llama_model, monkeypatch):
+    # a cold cache, as the server's first request of a question: none in memory, and no prefix saved on disk
+    # by an earlier test (the suite's order decided whether the instructions came from disk: a near tie moved)
+    llama_model.clear_prefix_cache()
+    monkeypatch.setattr(llama_model, "_store", None)
     local = _run("dog", llama_model, DOG_PARAMS)
     before = server_model.client.requests_made
     remote = _run("dog", server_model, DOG_PARAMS)
