@@ -373,8 +373,10 @@ def split_listed_answer(text: str, graph: object, also_names: Callable[[str], bo
     pieces are joined again when together they name an entity ("Heaven
     Knows, Mr. Allison"), and a piece is split at "and" / "or" only when every
     part names an entity ("Sex and the City" stays whole).  The split is
-    taken when at least two pieces name graph entities; pieces that name none
-    (a list cut off mid-name) stay in place as written.  Callers try the
+    taken when at least two pieces name graph entities, or when the first
+    piece names one `also_names` vouches for; pieces that name none (a list
+    cut off mid-name, a name in the model's own words) stay in place as
+    written.  Callers try the
     whole text as one name first, so "Cat Island, Bahamas" is never cut.
     ``also_names(piece)`` counts a piece that names no graph entity by itself
     but one the caller knows it stands for (an entity the chain reached,
@@ -411,4 +413,7 @@ def split_listed_answer(text: str, graph: object, also_names: Callable[[str], bo
             else:
                 out.append(raw[i])
             i += 1
-    return out if resolved >= 2 and len(out) >= 2 else None
+    # a list when two pieces name graph entities, or when its first names one the caller vouches for (an
+    # entity the chain reached): the model's own words after it are then answers of their own, ranked after
+    reached_first = also_names is not None and bool(out) and also_names(out[0])
+    return out if (resolved >= 2 or reached_first) and len(out) >= 2 else None

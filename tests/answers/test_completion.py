@@ -376,3 +376,21 @@ def test_the_chains_end_leads_only_when_its_path_walks_the_relations_in_the_ques
     got = complete_from_chain(answers, right, g, ["Jeffrey Kramer"], hops=2, rank_by_chain=True,
                               question_uses=uses, question_order=order)
     assert got.from_chain and [a.text for a in got.answers] == ["Michael Ritchie", "Jeffrey Kramer"]
+
+
+def test_a_list_led_by_an_entity_the_chain_reached_is_split_and_the_models_own_names_follow_it():
+    """'Colorado River, Neva River, Arizona River': one list, its first name the chain's; the rest the model's words."""
+    g = KnowledgeGraph.from_triplets([
+        ("colorado river", "flows through", "colorado"), ("colorado river", "flows through", "nevada"),
+        ("north platte river", "flows through", "colorado"),
+    ], name="rivers")
+    notes: list[str] = []
+    got = resolve_answers(["Colorado River, Neva River, Arizona River"], g, ["colorado"], notes,
+                          chain_entities=["colorado river", "colorado", "nevada"],
+                          question="name all the rivers in colorado")
+    assert [(a.entity, a.in_graph) for a in got] == [("colorado river", True), (None, False), (None, False)]
+    assert [a.text for a in got[1:]] == ["Neva River", "Arizona River"]
+    assert any("names no graph entity" in n for n in notes)
+    # without the chain's word for it, one named piece is no evidence of a list: the text stays whole
+    whole = resolve_answers(["Colorado River, Neva River, Arizona River"], g, ["colorado"], [])
+    assert len(whole) == 1

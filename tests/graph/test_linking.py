@@ -147,6 +147,10 @@ def test_a_list_under_one_marker_splits_into_entities():
     assert split_listed_answer("Sex and the City; 2008", g) == ["Sex and the City", "2008"]
     # only one piece names a graph entity: not evidently a list, the answer stays as written
     assert split_listed_answer("Robert Ryan, John Wayne", g) is None
+    # ... unless the first is one the chain reached: then the rest, in the model's own words, follow it
+    reached = {"Robert Ryan"}.__contains__
+    assert split_listed_answer("Robert Ryan, John Wayne", g, also_names=reached) == ["Robert Ryan", "John Wayne"]
+    assert split_listed_answer("John Wayne, Robert Ryan", g, also_names=reached) is None
     # names with a comma are joined back; a piece cut off mid-name stays as written, in place
     g2 = KnowledgeGraph.from_triplets(
         [("Anne Suzuki", "starred_in", "Returner"), ("Anne Suzuki", "starred_in", "Heaven Knows, Mr. Allison"),
