@@ -162,8 +162,9 @@ def likely_relations(plans: Sequence[Any], mass: float) -> tuple[frozenset[str],
     >>> from kgqa_core.reading.reading import PlanHop, RelationPlan
     >>> plans = [RelationPlan("x", (PlanHop("borders"), PlanHop("capital")), 0.4),
     ...          RelationPlan("x", (PlanHop("borders"),) * 3, 0.35), RelationPlan("x", (PlanHop("area"),), 0.25)]
-    >>> likely_relations(plans, 0.7)
-    (frozenset({'borders', 'capital'}), 2, 0.75)
+    >>> relations, taken, held = likely_relations(plans, 0.7)
+    >>> sorted(relations), taken, held
+    (['borders', 'capital'], 2, 0.75)
     """
     taken, held, relations = 0, 0.0, set()
     for p in plans:
