@@ -223,9 +223,11 @@ class ModelPathReader:
             return reading_from_plans(self.name, [], topics, "the graph's paths")
         aligned_all = hop_alignment(question, topics, plans, self.lexicon.vocabulary, self.lexicon.embedder) \
             if self.align else None
-        picked = [plans[i] for i in offered(plans, scores, aligned_all, self.max_options)]
-        options = list(dict.fromkeys(_option_text(p) for p in picked))
-        picked = [next(p for p in picked if _option_text(p) == o) for o in options]
+        first: dict[str, int] = {}  # each walk's text once, for the first plan offered that writes it
+        for i in offered(plans, scores, aligned_all, self.max_options):
+            first.setdefault(_option_text(plans[i]), i)
+        options, kept = list(first), list(first.values())
+        picked = [plans[i] for i in kept]
         if self.listed:
             chooser = ModelChooser(self.model, permutations=self.permutations)
             decision = chooser.choose("reading", plan_prompt(question, topics, self.lexicon.vocabulary, picked),
@@ -235,9 +237,7 @@ class ModelPathReader:
         probs = [o.prob for o in decision.options]
         how = "the model chose the path"
         if aligned_all is not None:
-            where = {id(p): i for i, p in enumerate(plans)}
-            aligned = [aligned_all[where[id(p)]] for p in picked]
-            probs = weigh(probs, aligned, self.align)
+            probs = weigh(probs, [aligned_all[i] for i in kept], self.align)
             how = "the model's choice of path, weighed by how its hops match words of the question"
         reading = reading_from_plans(self.name, _grouped(picked, probs), topics, how)
         if aligned_all is not None and reading.plans:
