@@ -9,7 +9,8 @@ type and reader: n, hops exact (the reading's hop count equals the type's
 "Nhop"), plan reaches gold (walking the best plan from the topic entity
 reaches a gold answer: the reading found a path that answers), sure (share
 of readings at least --sure-at), sure and right (of the sure ones, how many
-reach gold: what a hard filter would cost), and seconds per reading.  No
+reach gold: what a hard filter would cost), seconds per reading and prompt
+tokens read per reading (each reading starts from an empty prefix cache).  No
 reader was written from these datasets' questions except ``wording``
 (MetaQA's templates).
 """
@@ -63,7 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sure-at", type=float, default=0.5)
     ap.add_argument("--show", action="store_true", help="print each question's readings")
     args = ap.parse_args(argv)
-    names = [r for r in args.readers.split(",") if r]
+    # readers are separated by ";" when a variant sets several options ("paths;paths:permutations=1,max_options=8")
+    names = [r for r in args.readers.split(";" if ";" in args.readers else ",") if r]
     model = None
     if any(n.startswith("paths") for n in names):
         from kgqa_core.models import load_model
@@ -82,27 +84,31 @@ def main(argv: list[str] | None = None) -> int:
             gold = {_norm(a) for a in q.answers}
             want = int(q.type[0]) if q.type[:1].isdigit() else 0
             for n, reader in readers.items():
+                if model is not None:  # each reader reads cold: one's listing must not serve another's from the cache
+                    model.clear_prefix_cache()
                 t0 = time.perf_counter()
+                before = model.counter.snapshot()[1] if model is not None else 0
                 r = reader.read(q.question, graph, q.topic_entities)
                 secs = time.perf_counter() - t0
+                read = (model.counter.snapshot()[1] - before) if model is not None else 0
                 reaches = bool(r.plans) and bool(gold & {_norm(e) for e in walk_plan(graph, r.plans[0])})
                 if n.startswith("wording"):  # no plan: its named relations walked in its order
                     reaches = False
                 sure = r.guides(args.sure_at)
                 rows[(ds.name, q.type, n)].append(
-                    {"hops": r.hops == want, "reach": reaches, "sure": sure, "s": secs})
+                    {"hops": r.hops == want, "reach": reaches, "sure": sure, "s": secs, "tokens": read})
                 if args.show:
                     print(f"[{ds.name} {q.type} {n}] {q.question!r} -> {r.explanation} | reaches gold: {reaches}",
                           flush=True)
-    print("| dataset | type | reader | n | hops exact | plan reaches gold | sure | sure and reaches | s/reading |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| dataset | type | reader | n | hops exact | plan reaches gold | sure | sure and reaches | s/reading | tokens read |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for (dname, qtype, n), rs in sorted(rows.items()):
         k = len(rs)
         sure = [r for r in rs if r["sure"]]
         sr = f"{sum(r['reach'] for r in sure)}/{len(sure)}" if n != "wording" else "-"
         reach = f"{sum(r['reach'] for r in rs) / k:.2f}" if n != "wording" else "-"
         print(f"| {dname} | {qtype} | {n} | {k} | {sum(r['hops'] for r in rs) / k:.2f} | {reach} | "
-              f"{len(sure) / k:.2f} | {sr} | {statistics.median(r['s'] for r in rs):.2f} |")
+              f"{len(sure) / k:.2f} | {sr} | {statistics.median(r['s'] for r in rs):.2f} | {statistics.median(r['tokens'] for r in rs):.0f} |")
     return 0
 
 

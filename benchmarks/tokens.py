@@ -73,13 +73,16 @@ def questions(domain: str, per_type: int) -> list[Any]:
 
 
 def row_of(trace: Any, domain: str, q: Any, method: str, variant: str) -> dict[str, Any]:
+    from kgqa_core.eval.metrics import predicted_answer_forms, score_answers
+
     c = trace.costs
+    scores = score_answers(predicted_answer_forms(trace), q.answers)
     return {
         "domain": domain, "question": q.id, "type": q.type, "method": method, "variant": variant,
         "prompt_read": c.prompt_tokens_read if c else None, "cached": c.prompt_tokens_cached if c else None,
         "written": c.tokens_written if c else trace.tokens_out, "calls": trace.model_calls,
         "seconds": round(trace.seconds, 3), "phases": dict(c.seconds) if c else {},
-        "error": trace.error, "answers": trace.answer_texts[:5],
+        "error": trace.error, "answers": trace.answer_texts[:5], "hits1": scores.hits1, "f1": round(scores.f1, 4),
         "chain": [[t.head, t.relation, t.tail] for t in trace.best_chain],
     }
 
@@ -165,12 +168,16 @@ def report(rows: list[dict[str, Any]], model: str) -> None:
             new = median([b[m] for _, b in pairs if b[m] is not None])
             cells.append(f"{new / base:.2f}" if base else "-")
         same = sum(a["answers"][:1] == b["answers"][:1] for a, b in pairs)
+        hits = [(a.get("hits1"), b.get("hits1")) for a, b in pairs]
+        hits_cell = (f"{sum(b for _, b in hits):g} / {sum(a for a, _ in hits):g}"
+                     if all(a is not None and b is not None for a, b in hits) else "-")
         ratios.append(f"| {variant} / {DEFAULT} | {method} | {len(pairs)} | " + " | ".join(cells)
-                      + f" | {same}/{len(pairs)} |")
+                      + f" | {same}/{len(pairs)} | {hits_cell} |")
     if ratios:
         print("\nratios of the medians, variant / defaults, on the same questions")
-        print("| runs | method | n | prompt tokens read | tokens written | model calls | seconds | same first answer |")
-        print("|---|---|---|---|---|---|---|---|")
+        print("| runs | method | n | prompt tokens read | tokens written | model calls | seconds | same first answer "
+              "| Hits@1, variant / defaults |")
+        print("|---|---|---|---|---|---|---|---|---|")
         print("\n".join(ratios))
 
 

@@ -5,7 +5,7 @@ runs the method's reader (``reader``), or takes the reading the caller
 already made for this question (an evaluation reads a question once for
 all its methods), records it as a ``reading.plan`` step with the plans and
 their probabilities, and says in plain words what the reading will change.
-`reader_param` and `sure_param` (and `kgqa_core.parameters.preset_param`) declare the parameters each
+`reader_param`, `sure_param` and `quick_param` (and `kgqa_core.parameters.preset_param`) declare the parameters each
 guided method shares, so a new method declares them the same way.
 """
 
@@ -21,7 +21,7 @@ from .. import progress
 from ..models.interface import BackendCapabilityError
 from ..parameters import param
 from .reading import QuestionReading
-from .readers import READERS, make_reader
+from .readers import QUICK_SURE_AT, READERS, make_reader
 
 SURE_AT = 0.5
 
@@ -38,6 +38,21 @@ def sure_param() -> Any:
                  "step offers; below it the reading only sets step budgets.", min=0.0, max=1.0, advanced=True)
 
 
+def quick_param() -> Any:
+    return param(QUICK_SURE_AT, "paths reader: how sure the model's first, short look must be (each walk scored as "
+                 "its reply to the question, no walks listed) to stand; below it the walks are listed and the model "
+                 "chooses among them (a prompt three to four times as long). 0 lists them always.",
+                 min=0.0, max=1.0, advanced=True)
+
+
+def reader_spec(params: Any) -> str:
+    """The reader `params` ask for, with its options (``paths:quick=0.9``): what `make_reader` builds and a reading
+    is cached under."""
+    name = getattr(params, "reader", "none")
+    quick = getattr(params, "reading_quick_at", None)
+    return f"{name}:quick={quick:g}" if name == "paths" and quick is not None else name
+
+
 @progress.in_phase(progress.QUESTION_READING)
 def read_question(request: Any, params: Any, rec: Any, topics: Sequence[str]) -> QuestionReading:
     """The question's reading for this run (`params.reader`), recorded as a step; the empty reading for ``none``."""
@@ -49,7 +64,7 @@ def read_question(request: Any, params: Any, rec: Any, topics: Sequence[str]) ->
         return QuestionReading.unread()
     given = getattr(request, "reading", None)
     topics = [t for t in topics if t]
-    key = _cache_key(request, name, topics, vocabulary)
+    key = _cache_key(request, reader_spec(params), topics, vocabulary)
     if isinstance(given, QuestionReading) and given.reader == name:
         reading = given
     elif key is not None and key in _READ:
@@ -58,7 +73,7 @@ def read_question(request: Any, params: Any, rec: Any, topics: Sequence[str]) ->
         reading.explanation += " (read once for this question and graph, by an earlier run of this session)"
     else:
         progress.stage("reading the question: which relations and how many hops it asks for")
-        reader = make_reader(name, getattr(request, "model", None), vocabulary)
+        reader = make_reader(reader_spec(params), getattr(request, "model", None), vocabulary)
         try:
             reading = reader.read(request.question, request.graph, topics)
         except BackendCapabilityError as exc:  # a server without log-probabilities: the relations' names alone
@@ -99,7 +114,8 @@ def _cache_key(request: Any, name: str, topics: Sequence[str], vocabulary: Any) 
     fingerprint = getattr(graph, "fingerprint", "")
     if not fingerprint:
         return None
-    model_key = (getattr(model, "name", ""), getattr(model, "backend", ""), id(model)) if name == "paths" else ()
+    model_key = (getattr(model, "name", ""), getattr(model, "backend", ""), id(model)) \
+        if name.partition(":")[0] == "paths" else ()
     words = vocabulary.to_text() if vocabulary else ""
     return (name, model_key, fingerprint, request.question, tuple(topics), words)
 

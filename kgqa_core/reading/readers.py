@@ -15,6 +15,14 @@ one whose hops it does name (``align=0`` leaves the model's choice alone).
 Its confidence is the resulting probability of the chosen relation
 sequence.
 
+The model reads in two looks (``quick``): first each walk is scored as the
+model's own reply to the question, with no list (one short prompt, no
+listing order to debias); when that reading, weighed by the alignment, is
+at least ``quick`` sure (`QUICK_SURE_AT`), it stands.  Only a less sure
+one lists the walks and has the model choose among them in two listing
+orders, three to four times the prompt (``quick=0`` always lists them, the
+reader before).
+
 ``lexicon``: the same ranking without the model (no model call); its
 confidence is a softmax over the similarities, so it is rarely sure.
 
@@ -45,6 +53,11 @@ _LEXICON_TEMPERATURE = 0.05
 # (with alignment.BASELINE) on recorded readings of 45 questions of the four dev domains, among 1-16 (and
 # 0.25-0.45); 8 to 16 read alike there, 8 lost nothing on any domain (docs/benchmarks.md, "Question reading").
 ALIGN_WEIGHT = 8.0
+# How sure the quick look (each walk scored as the model's reply to the question, no list) must be to stand without
+# the listed choice.  On 35 dev questions of four domains (benchmarks/reading.py, docs/benchmarks.md, "Question
+# reading") thresholds from 0.6 to 0.95 all reached gold at least as often as listing always (30-31 of 35); 0.9
+# kept the quick look for 19 of them.
+QUICK_SURE_AT = 0.9
 
 
 def _masked(question: str, topics: Sequence[str]) -> str:
@@ -200,15 +213,20 @@ class ModelPathReader:
     model's reply to the question alone, renormalised where the walks branch
     (`trie_logprobs`), like DoG's constrained decoding of one path: no list
     means no listing order to debias and a prompt a third as long.
+    ``quick`` (default `QUICK_SURE_AT`): the unlisted look first, and the
+    listed choice only when that look is less sure than ``quick``; 0 lists
+    the walks always.
     """
 
     name = "paths"
 
     def __init__(self, model: Any, vocabulary: RelationVocabulary | None = None, embedder: Any = None,
                  max_hops: int = 3, permutations: int = 2, listed: bool = True,
-                 max_options: int = MAX_OPTIONS, align: float = ALIGN_WEIGHT) -> None:
+                 max_options: int = MAX_OPTIONS, align: float = ALIGN_WEIGHT,
+                 quick: float = QUICK_SURE_AT) -> None:
         self.model = model
         self.align = align
+        self.quick = quick
         self.lexicon = LexiconReader(vocabulary, embedder, max_hops)
         self.permutations = permutations
         self.listed = listed
@@ -228,26 +246,42 @@ class ModelPathReader:
             first.setdefault(_option_text(plans[i]), i)
         options, kept = list(first), list(first.values())
         picked = [plans[i] for i in kept]
-        if self.listed:
+        aligned = [aligned_all[i] for i in kept] if aligned_all is not None else None
+        weighed = " weighed by how its hops match words of the question" if aligned is not None else ""
+        looks = []  # (decision, ranked plans, how) of each look the model took
+        if not self.listed or self.quick > 0:
+            decision = _unlisted_choice(self.model, question, topics, self.lexicon.vocabulary, picked, options)
+            how = "the model's reply to the question (each walk scored as its answer, none listed)" + \
+                (f",{weighed}" if weighed else "")
+            looks.append((decision, _grouped(picked, self._probs(decision, aligned)), how))
+        if self.listed and (not looks or looks[0][1][0][0] < self.quick):
             chooser = ModelChooser(self.model, permutations=self.permutations)
             decision = chooser.choose("reading", plan_prompt(question, topics, self.lexicon.vocabulary, picked),
                                       options)
-        else:
-            decision = _unlisted_choice(self.model, question, topics, self.lexicon.vocabulary, picked, options)
-        probs = [o.prob for o in decision.options]
-        how = "the model chose the path"
-        if aligned_all is not None:
-            probs = weigh(probs, [aligned_all[i] for i in kept], self.align)
-            how = "the model's choice of path, weighed by how its hops match words of the question"
-        reading = reading_from_plans(self.name, _grouped(picked, probs), topics, how)
+            how = "the model's choice among the walks listed" + (f",{weighed}" if weighed else "")
+            looks.append((decision, _grouped(picked, self._probs(decision, aligned)), how))
+        decision, ranked, how = looks[-1]
+        reading = reading_from_plans(self.name, ranked, topics, how)
+        if self.listed and self.quick > 0:
+            first_conf = looks[0][1][0][0]
+            reading.explanation += (
+                f"; the model's reply to the question alone was {first_conf:.0%} sure (at least "
+                f"{self.quick:.0%} needed), so the walks were not listed" if len(looks) == 1 else
+                f"; the model's reply to the question alone was only {first_conf:.0%} sure (under "
+                f"{self.quick:.0%}), so the walks were listed for it to choose among")
         if aligned_all is not None and reading.plans:
             matches = hop_words(question, topics, reading.plans[0], self.lexicon.vocabulary, self.lexicon.embedder)
             if matches:
                 reading.explanation += f"; its hops and the question's words: {hop_words_text(matches)}"
         reading.seconds = time.perf_counter() - started
-        reading.calls = list(decision.calls)
-        reading.forward_passes = decision.forward_passes
+        reading.calls = [c for d, _, _ in looks for c in d.calls]
+        reading.forward_passes = sum(d.forward_passes for d, _, _ in looks)
         return reading
+
+    def _probs(self, decision: Any, aligned: Sequence[float] | None) -> list[float]:
+        """The model's probability of each walk, weighed by its hop alignment when there is one."""
+        probs = [o.prob for o in decision.options]
+        return weigh(probs, aligned, self.align) if aligned is not None else probs
 
 
 def _unlisted_choice(model: Any, question: str, topics: Sequence[str], vocabulary: RelationVocabulary | None,
@@ -323,7 +357,7 @@ def unlisted_prompt(question: str, topics: Sequence[str], vocabulary: RelationVo
 
 
 READER_OPTIONS = {"permutations": int, "listed": lambda v: str(v).lower() in ("1", "true", "yes"),
-                  "max_options": int, "align": float}
+                  "max_options": int, "align": float, "quick": float}
 
 
 def make_reader(name: str, model: Any = None, vocabulary: RelationVocabulary | None = None) -> Any:

@@ -173,3 +173,44 @@ def test_a_question_is_read_once_for_the_methods_that_ask_it(small_model):
     clear_readings()
     third = run_method("reads", MethodRequest(**ask, params={"max_search_steps": 1}))
     assert third.steps[0].model_calls  # forgotten: read again
+
+
+def _purposes(reading) -> list[str]:
+    return [c.purpose for c in reading.calls]
+
+
+def test_a_sure_first_look_stands_and_an_unsure_one_lists_the_walks(backend_model):
+    """The quick look (walks scored as replies, none listed) stands when sure enough; else the walks are listed."""
+    question = "what is the ethnicity of Ann's wife"
+    kept = make_reader("paths:quick=0.0001", backend_model).read(question, PEOPLE, ["Ann"])
+    assert _purposes(kept) == ["reads.reading (walks scored as replies)"]
+    assert "so the walks were not listed" in kept.explanation and "none listed" in kept.explanation
+    relisted = make_reader("paths:quick=1", backend_model).read(question, PEOPLE, ["Ann"])
+    purposes = _purposes(relisted)
+    assert purposes[0] == "reads.reading (walks scored as replies)" and len(purposes) >= 2
+    assert all("order" in p for p in purposes[1:])  # the listed choice, in its listing orders
+    assert "so the walks were listed for it to choose among" in relisted.explanation
+    always = make_reader("paths:quick=0", backend_model).read(question, PEOPLE, ["Ann"])
+    assert all("order" in p for p in _purposes(always)) and "alone" not in always.explanation
+    for r in (kept, relisted, always):
+        assert r.plans[0].text in {p.text for p in relation_paths(PEOPLE, ["Ann"])}
+        assert abs(sum(p.confidence for p in r.plans) - 1) < 1e-6
+
+
+def test_the_quick_look_setting_is_a_checked_parameter_and_keys_the_reading(small_model):
+    """``reading_quick_at`` is recorded in the trace; a reading made under one setting is not reused under another."""
+    from kgqa_core.methods.base import MethodRequest, method_spec, run_method
+    from kgqa_core.parameters import ParameterError
+    from kgqa_core.reading.guidance import clear_readings
+
+    with pytest.raises(ParameterError, match="reading_quick_at"):
+        parse_params(method_spec("dog"), {"reading_quick_at": 2})
+    clear_readings()
+    ask = dict(graph=PEOPLE, question="what is the ethnicity of Ann's wife", model=small_model, topic_entities=["Ann"])
+    runs = [run_method("dog", MethodRequest(**ask, params={"max_new_tokens": 8, "max_steps": 1,
+                                                           "reading_quick_at": q})) for q in (0.0, 1.0, 1.0)]
+    assert [t.parameters["reading_quick_at"] for t in runs] == [0.0, 1.0, 1.0]
+    first, second, third = (t.steps[0] for t in runs)
+    assert first.model_calls and second.model_calls and not third.model_calls  # the third reuses the second's
+    assert "read once" in third.note and "read once" not in second.note
+    clear_readings()
