@@ -16,8 +16,9 @@ per phase.  It prints medians per method and domain, the median seconds per phas
 variant the ratios of its medians to the defaults' on the same questions.
 
 Both settings of one question run back to back, the defaults first on even questions and the variant
-first on odd ones, so neither always finds the other's prompt in the prefix cache; the question
-readings' cache is cleared before every run.  ``--shard K/N`` runs every N-th question (start K);
+first on odd ones; the question readings' cache and the prompts held in memory are cleared before every
+run, so neither finds the other's prompt (the instructions and examples are loaded from the prefix cache
+on disk, as for any new question of a session).  ``--shard K/N`` runs every N-th question (start K);
 ``--out FILE`` keeps every row as JSON (a later run with ``--report FILE ...`` prints the tables of
 several shards' files together).  ``--reask`` asks each question a second time right after its
 default run, with nothing cleared (variant ``re-ask``: what Explore's re-ask and a second look cost, the
@@ -114,8 +115,9 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                     at = next(i for i, (name, _, _) in enumerate(runs) if name == DEFAULT)
                     runs.insert(at + 1, (REASK, {}, False))
                 for name, params, cold_reading in runs:
-                    if cold_reading:
+                    if cold_reading:  # as a new question: nothing of another run's reading or prompt in memory
                         clear_readings()
+                        model.clear_prefix_cache()
                     request = MethodRequest(graph=graph, question=q.question, model=model,
                                             topic_entities=list(q.topic_entities), params=dict(params), seed=args.seed)
                     t0 = time.perf_counter()
