@@ -169,17 +169,19 @@ def test_dog_answers_agree_on_a_fixture_question(small_model, llama_model):
     ], name="heat")
     traces = []
     for m in (small_model, llama_model):
-        # the paper's offer at each step: with the question's relations the chain stops after Heat's director and
-        # the 135M model's answer line is a near tie (" Michael" -1.52 vs " Al" -1.85 nats on a fresh llama.cpp
-        # read, inside its 0.4-nat batch-shape noise; docs/benchmarks.md, "Backends")
+        # the workbench defaults: the question's reading (its quick look, 99% sure on both backends) plans one hop,
+        # directed_by, and the chain takes it.  With the paper's offer at each step the 135M model's second triplet
+        # is a near tie that flips with llama.cpp's cache state (issue 32's cold = warm), and so is its answer line
+        # after the director (" Michael" -1.52 vs " Al" -1.85 nats): the answer the chain reached leads either way,
+        # and what the model lists after it may differ (docs/benchmarks.md, "Backends").
         req = MethodRequest(graph=heat, question="who directed the movie Heat?", model=m, topic_entities=["Heat"],
-                            params={"max_new_tokens": 48, "max_steps": 2, "question_relations": False,
-                                    "stay_at_depth": False})
+                            params={"max_new_tokens": 48})
         traces.append(run_method("dog", req))
     t, l = traces
     assert t.backend == "transformers" and l.backend == "llama.cpp"
-    assert [c.triplet_id for c in t.best_chain] == [c.triplet_id for c in l.best_chain]
-    assert t.answer_texts == l.answer_texts
+    assert t.extra["reading"]["relations"] == l.extra["reading"]["relations"] == ["directed_by"]
+    assert [c.triplet_id for c in t.best_chain] == [c.triplet_id for c in l.best_chain] == [0]
+    assert t.answer_texts[:1] == l.answer_texts[:1] == ["Michael Mann"]
 
 
 def test_stable_prompt_prefix_is_saved_and_read_by_a_new_process(llama_model, tmp_path, monkeypatch):
