@@ -247,18 +247,17 @@ class ModelPathReader:
         options, kept = list(first), list(first.values())
         picked = [plans[i] for i in kept]
         aligned = [aligned_all[i] for i in kept] if aligned_all is not None else None
-        weighed = " weighed by how its hops match words of the question" if aligned is not None else ""
+        weighed = ", weighed by how its hops match words of the question" if aligned is not None else ""
         looks = []  # (decision, ranked plans, how) of each look the model took
         if not self.listed or self.quick > 0:
             decision = _unlisted_choice(self.model, question, topics, self.lexicon.vocabulary, picked, options)
-            how = "the model's reply to the question (each walk scored as its answer, none listed)" + \
-                (f",{weighed}" if weighed else "")
+            how = "the model's reply to the question (each walk scored as its answer, none listed)" + weighed
             looks.append((decision, _grouped(picked, self._probs(decision, aligned)), how))
         if self.listed and (not looks or looks[0][1][0][0] < self.quick):
             chooser = ModelChooser(self.model, permutations=self.permutations)
             decision = chooser.choose("reading", plan_prompt(question, topics, self.lexicon.vocabulary, picked),
                                       options)
-            how = "the model's choice among the walks listed" + (f",{weighed}" if weighed else "")
+            how = "the model's choice among the walks listed" + weighed
             looks.append((decision, _grouped(picked, self._probs(decision, aligned)), how))
         decision, ranked, how = looks[-1]
         reading = reading_from_plans(self.name, ranked, topics, how)
