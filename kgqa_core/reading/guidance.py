@@ -64,7 +64,8 @@ def read_question(request: Any, params: Any, rec: Any, topics: Sequence[str]) ->
         return QuestionReading.unread()
     given = getattr(request, "reading", None)
     topics = [t for t in topics if t]
-    key = _cache_key(request, reader_spec(params), topics, vocabulary)
+    spec = reader_spec(params)
+    key = _cache_key(request, spec, topics, vocabulary)
     if isinstance(given, QuestionReading) and given.reader == name:
         reading = given
     elif key is not None and key in _READ:
@@ -73,7 +74,7 @@ def read_question(request: Any, params: Any, rec: Any, topics: Sequence[str]) ->
         reading.explanation += " (read once for this question and graph, by an earlier run of this session)"
     else:
         progress.stage("reading the question: which relations and how many hops it asks for")
-        reader = make_reader(reader_spec(params), getattr(request, "model", None), vocabulary)
+        reader = make_reader(spec, getattr(request, "model", None), vocabulary)
         try:
             reading = reader.read(request.question, request.graph, topics)
         except BackendCapabilityError as exc:  # a server without log-probabilities: the relations' names alone

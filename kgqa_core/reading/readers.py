@@ -253,7 +253,8 @@ class ModelPathReader:
             decision = _unlisted_choice(self.model, question, topics, self.lexicon.vocabulary, picked, options)
             how = "the model's reply to the question (each walk scored as its answer, none listed)" + weighed
             looks.append((decision, _grouped(picked, self._probs(decision, aligned)), how))
-        if self.listed and (not looks or looks[0][1][0][0] < self.quick):
+        quick_sure = looks[0][1][0][0] if looks else 0.0  # the quick look's probability of its best walk
+        if self.listed and (not looks or quick_sure < self.quick):
             chooser = ModelChooser(self.model, permutations=self.permutations)
             decision = chooser.choose("reading", plan_prompt(question, topics, self.lexicon.vocabulary, picked),
                                       options)
@@ -262,11 +263,10 @@ class ModelPathReader:
         decision, ranked, how = looks[-1]
         reading = reading_from_plans(self.name, ranked, topics, how)
         if self.listed and self.quick > 0:
-            first_conf = looks[0][1][0][0]
             reading.explanation += (
-                f"; the model's reply to the question alone was {first_conf:.0%} sure (at least "
+                f"; the model's reply to the question alone was {quick_sure:.0%} sure (at least "
                 f"{self.quick:.0%} needed), so the walks were not listed" if len(looks) == 1 else
-                f"; the model's reply to the question alone was only {first_conf:.0%} sure (under "
+                f"; the model's reply to the question alone was only {quick_sure:.0%} sure (under "
                 f"{self.quick:.0%}), so the walks were listed for it to choose among")
         if aligned_all is not None and reading.plans:
             matches = hop_words(question, topics, reading.plans[0], self.lexicon.vocabulary, self.lexicon.embedder)
