@@ -35,6 +35,7 @@ from .. import progress
 from .backend_fields import BackendFields
 from .base import ModelBase, common_prefix
 from .interface import PromptTooLongError
+from .option_trie import OptionTrie
 from .prompt_cache import PromptStateStore
 
 DEFAULT_N_CTX = 8192  # prompt (at most half) + beams + cached prefixes; KGQA_LLAMA_CTX overrides
@@ -175,13 +176,14 @@ class LlamaCppModel(BackendFields, ModelBase):
         self._store = PromptStateStore.for_model(self.backend, self.name, self.revision, "llama")
 
     def __del__(self) -> None:  # the batch is ours; model and context free themselves
-        batch = getattr(self, "_batch", None)
-        if batch is not None:
-            try:
-                self._ll.llama_batch_free(batch)
-            except Exception:
-                pass
-            self._batch = None
+        for name in ("_batch", "_shared_batch"):
+            batch = getattr(self, name, None)
+            if batch is not None:
+                try:
+                    self._ll.llama_batch_free(batch)
+                except Exception:
+                    pass
+                setattr(self, name, None)
 
     # ------------------------------------------------------------- info
     @property
@@ -353,6 +355,66 @@ class LlamaCppModel(BackendFields, ModelBase):
             seq = self._alloc()
             self._ll.llama_memory_seq_cp(self._mem, state.seq_id, seq, -1, -1)
             return LlamaSequence(self, seq, list(state.ids), state.logits.clone())
+
+    # ---------------------------------------------------------- scoring
+    def _score_batch(self, state: LlamaSequence, options: list[list[int]]) -> list[list[float]]:
+        """Tokens 2.. of each option, a prefix the options share read once.
+
+        Options written after one prompt mostly begin alike (walks from one entity,
+        answers of one list); scored one fork each, their shared tokens were read
+        once per option.  Here the options' tokens form a trie (`OptionTrie`) and
+        each trie node is one KV cell that belongs to every option through it
+        (llama.cpp's multi-sequence tokens), so a shared prefix costs its tokens once.
+        """
+        trie = OptionTrie.of(options)
+        out: list[list[float]] = [[] for _ in options]
+        if not trie.nodes:
+            return out
+        with self.lock:
+            self._drain()
+            seqs: list[int] = []
+            try:
+                for _ in trie.members:
+                    seqs.append(self._alloc())
+                    self._ll.llama_memory_seq_cp(self._mem, state.seq_id, seqs[-1], -1, -1)
+                base = len(state.ids)
+                items = [(n, tok, base + depth, [seqs[m] for m in members], True)
+                         for n, (tok, depth, members) in enumerate(trie.nodes)]
+                wanted = trie.next_tokens(options)
+                logprob: dict[tuple[int, int], float] = {}
+                batch = self._multi_batch()
+                for chunk in _decode_chunks(items):
+                    for i, (_, tok, pos, seq_ids, _) in enumerate(chunk):
+                        batch.token[i] = tok
+                        batch.pos[i] = pos
+                        batch.n_seq_id[i] = len(seq_ids)
+                        for k, seq in enumerate(seq_ids):
+                            batch.seq_id[i][k] = seq
+                        batch.logits[i] = True
+                    batch.n_tokens = len(chunk)
+                    self._decode(batch)
+                    self.counter.forward_passes += 1
+                    self.counter.tokens_in += len(chunk)
+                    for i, (n, *_rest) in enumerate(chunk):
+                        ptr = self._ll.llama_get_logits_ith(self._ctx, i)
+                        row = torch.from_numpy(np.ctypeslib.as_array(ptr, shape=(self._n_vocab,)))
+                        lse = float(torch.logsumexp(row, dim=0))
+                        for tok in wanted[n]:
+                            logprob[(n, tok)] = float(row[tok]) - lse
+            finally:
+                for seq in seqs:
+                    self._ll.llama_memory_seq_rm(self._mem, seq, -1, -1)
+                    self._free.append(seq)
+        for i, path in trie.paths.items():
+            ids = options[i]
+            out[i] = [logprob[(path[j - 1], ids[j])] for j in range(1, len(ids))]
+        return out
+
+    def _multi_batch(self) -> Any:
+        """A decode batch whose tokens may each belong to up to N_SEQ_MAX sequences (made once)."""
+        if getattr(self, "_shared_batch", None) is None:
+            self._shared_batch = self._ll.llama_batch_init(N_BATCH, 0, N_SEQ_MAX)
+        return self._shared_batch
 
     # ----------------------------------------------------------- decode
     def _run(self, work: list[tuple[LlamaSequence, list[int], bool]],
