@@ -223,10 +223,12 @@ class ModelPathReader:
     def __init__(self, model: Any, vocabulary: RelationVocabulary | None = None, embedder: Any = None,
                  max_hops: int = 3, permutations: int = 2, listed: bool = True,
                  max_options: int = MAX_OPTIONS, align: float = ALIGN_WEIGHT,
-                 quick: float = QUICK_SURE_AT) -> None:
+                 quick: float = QUICK_SURE_AT, quick_options: int = 0) -> None:
         self.model = model
         self.align = align
         self.quick = quick
+        # walks the quick look scores (0: max_options); when more, a list shows the quick look's best max_options
+        self.quick_options = quick_options
         self.lexicon = LexiconReader(vocabulary, embedder, max_hops)
         self.permutations = permutations
         self.listed = listed
@@ -241,18 +243,24 @@ class ModelPathReader:
             return reading_from_plans(self.name, [], topics, "the graph's paths")
         aligned_all = hop_alignment(question, topics, plans, self.lexicon.vocabulary, self.lexicon.embedder) \
             if self.align else None
+        quick = not self.listed or self.quick > 0
         first: dict[str, int] = {}  # each walk's text once, for the first plan offered that writes it
-        for i in offered(plans, scores, aligned_all, self.max_options):
+        for i in offered(plans, scores, aligned_all, max(self.max_options, self.quick_options if quick else 0)):
             first.setdefault(_option_text(plans[i]), i)
         options, kept = list(first), list(first.values())
         picked = [plans[i] for i in kept]
         aligned = [aligned_all[i] for i in kept] if aligned_all is not None else None
         weighed = ", weighed by how its hops match words of the question" if aligned is not None else ""
         looks = []  # (decision, ranked plans, how) of each look the model took
-        if not self.listed or self.quick > 0:
+        if quick:
             decision = _unlisted_choice(self.model, question, topics, self.lexicon.vocabulary, picked, options)
             how = "the model's reply to the question (each walk scored as its answer, none listed)" + weighed
-            looks.append((decision, _grouped(picked, self._probs(decision, aligned)), how))
+            probs = self._probs(decision, aligned)
+            looks.append((decision, _grouped(picked, probs), how))
+            if len(options) > self.max_options:  # the list shows the quick look's best walks, in the offered order
+                best = sorted(sorted(range(len(options)), key=lambda i: -probs[i])[: self.max_options])
+                options, picked = [options[i] for i in best], [picked[i] for i in best]
+                aligned = [aligned[i] for i in best] if aligned is not None else None
         quick_sure = looks[0][1][0][0] if looks else 0.0  # the quick look's probability of its best walk
         if self.listed and (not looks or quick_sure < self.quick):
             chooser = ModelChooser(self.model, permutations=self.permutations)
@@ -356,7 +364,7 @@ def unlisted_prompt(question: str, topics: Sequence[str], vocabulary: RelationVo
 
 
 READER_OPTIONS = {"permutations": int, "listed": lambda v: str(v).lower() in ("1", "true", "yes"),
-                  "max_options": int, "align": float, "quick": float}
+                  "max_options": int, "align": float, "quick": float, "quick_options": int}
 
 
 def make_reader(name: str, model: Any = None, vocabulary: RelationVocabulary | None = None) -> Any:

@@ -197,6 +197,28 @@ def test_a_sure_first_look_stands_and_an_unsure_one_lists_the_walks(backend_mode
         assert abs(sum(p.confidence for p in r.plans) - 1) < 1e-6
 
 
+def _scored(call) -> list[str]:
+    """The options a recorded scoring call scored ("'text': mean" lines)."""
+    import ast
+
+    return [ast.literal_eval(line.rpartition(": ")[0]) for line in call.output.splitlines()]
+
+
+def test_a_wider_quick_look_lists_only_its_best_walks(backend_model):
+    """``quick_options``: the quick look scores more walks than a list shows; an unsure one lists its best."""
+    question = "in which country was Ann born"
+    reading = make_reader("paths:quick=1,max_options=3,quick_options=8", backend_model).read(question, PEOPLE, ["Ann"])
+    quick, *listed = reading.calls
+    wide = _scored(quick)
+    assert len(wide) > 3 and listed
+    for call in listed:
+        shown = _scored(call)
+        assert len(shown) == 3 and set(shown) <= set(wide)
+    assert reading.plans[0].text in {p.text for p in relation_paths(PEOPLE, ["Ann"])}
+    narrow = make_reader("paths:quick=1,max_options=3", backend_model).read(question, PEOPLE, ["Ann"])
+    assert len(_scored(narrow.calls[0])) == 3  # without it the quick look scores what a list shows
+
+
 def test_the_quick_look_setting_is_a_checked_parameter_and_keys_the_reading(small_model):
     """``reading_quick_at`` is recorded in the trace; a reading made under one setting is not reused under another."""
     from kgqa_core.methods.base import MethodRequest, method_spec, run_method
