@@ -244,6 +244,7 @@ class ModelPathReader:
         aligned_all = hop_alignment(question, topics, plans, self.lexicon.vocabulary, self.lexicon.embedder) \
             if self.align else None
         quick = not self.listed or self.quick > 0
+        listed_as = "the walks were"  # what an unsure quick look hands on to the list
         first: dict[str, int] = {}  # each walk's text once, for the first plan offered that writes it
         for i in offered(plans, scores, aligned_all, max(self.max_options, self.quick_options if quick else 0)):
             first.setdefault(_option_text(plans[i]), i)
@@ -258,6 +259,7 @@ class ModelPathReader:
             probs = self._probs(decision, aligned)
             looks.append((decision, _grouped(picked, probs), how))
             if len(options) > self.max_options:  # the list shows the quick look's best walks, in the offered order
+                listed_as = f"its best {self.max_options} of the {len(options)} walks it scored were"
                 best = sorted(sorted(range(len(options)), key=lambda i: -probs[i])[: self.max_options])
                 options, picked = [options[i] for i in best], [picked[i] for i in best]
                 aligned = [aligned[i] for i in best] if aligned is not None else None
@@ -275,7 +277,7 @@ class ModelPathReader:
                 f"; the model's reply to the question alone was {quick_sure:.0%} sure (at least "
                 f"{self.quick:.0%} needed), so the walks were not listed" if len(looks) == 1 else
                 f"; the model's reply to the question alone was only {quick_sure:.0%} sure (under "
-                f"{self.quick:.0%}), so the walks were listed for it to choose among")
+                f"{self.quick:.0%}), so {listed_as} listed for it to choose among")
         if aligned_all is not None and reading.plans:
             matches = hop_words(question, topics, reading.plans[0], self.lexicon.vocabulary, self.lexicon.embedder)
             if matches:

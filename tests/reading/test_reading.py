@@ -215,6 +215,7 @@ def test_a_wider_quick_look_lists_only_its_best_walks(backend_model):
         shown = _scored(call)
         assert len(shown) == 3 and set(shown) <= set(wide)
     assert reading.plans[0].text in {p.text for p in relation_paths(PEOPLE, ["Ann"])}
+    assert f"so its best 3 of the {len(wide)} walks it scored were listed for it to choose among" in reading.explanation
     narrow = make_reader("paths:quick=1,max_options=3", backend_model).read(question, PEOPLE, ["Ann"])
     assert len(_scored(narrow.calls[0])) == 3  # without it the quick look scores what a list shows
 
