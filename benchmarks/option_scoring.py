@@ -68,7 +68,7 @@ def main() -> None:
 
     from kgqa_core.models import load_model
     from kgqa_core.models.base import ModelBase
-    from kgqa_core.models.option_trie import OptionTrie
+    from kgqa_core.models.option_trie import OptionTrie, scored_alone
 
     calls = recorded_calls(args.traces)
     if not calls:
@@ -84,15 +84,6 @@ def main() -> None:
     model = load_model(args.model, backend="llama.cpp")
     if model.backend != "llama.cpp":
         sys.exit("this benchmark compares llama.cpp's two ways of scoring options")
-
-    def alone(prompt: str, ids: list[int]) -> list[float]:
-        model.clear_prefix_cache()
-        state = model.prefill(model.encode(prompt))
-        try:
-            rows = model.extend(state, ids[:-1])
-            return [float(rows[j - 1, ids[j]]) for j in range(1, len(ids))]
-        finally:
-            model.release(state)
 
     rows: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
     for n, (purpose, prompt, options) in enumerate(picked):
@@ -114,7 +105,7 @@ def main() -> None:
         best = {k: max(range(len(ids)), key=lambda i: sum(v[0][i])) for k, v in timed.items()}
         r["same best"].append(best["forks"] == best["trie"])
         if args.reference:
-            ref = [alone(prompt, i) for i in ids]
+            ref = [scored_alone(model, prompt, i) for i in ids]
             for name in ("forks", "trie"):
                 r[f"dev {name}"].append(max(abs(a - b) for got, want in zip(timed[name][0], ref)
                                             for a, b in zip(got, want)) if any(ref) else 0.0)

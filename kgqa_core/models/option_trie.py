@@ -12,6 +12,7 @@ requires both of a token that belongs to several sequences).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass
@@ -68,3 +69,18 @@ class OptionTrie:
     def tokens_saved(self) -> int:
         """Tokens one fork per option would have read that the trie reads once."""
         return sum(len(p) for p in self.paths.values()) - len(self.nodes)
+
+
+def scored_alone(model: Any, prompt: str, ids: list[int]) -> list[float]:
+    """Log-probs of tokens 2.. of one option read after `prompt` with nothing else in the model's cache.
+
+    The reference the batched ways of scoring are measured against: llama.cpp's
+    log-probs move with how a batch is cut and where cells lie in the cache.
+    """
+    model.clear_prefix_cache()
+    state = model.prefill(model.encode(prompt))
+    try:
+        rows = model.extend(state, ids[:-1])
+        return [float(rows[j - 1, ids[j]]) for j in range(1, len(ids))]
+    finally:
+        model.release(state)

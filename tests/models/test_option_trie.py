@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kgqa_core.models.base import ModelBase
-from kgqa_core.models.option_trie import OptionTrie
+from kgqa_core.models.option_trie import OptionTrie, scored_alone
 
 WALKS = [
     "Heat <-directed_by- Michael Mann",
@@ -30,17 +30,6 @@ def test_the_trie_shares_prefixes_breadth_first():
     assert OptionTrie.of([[1], []]).nodes == []
 
 
-def _alone(m, prompt: str, ids: list[int]) -> list[float]:
-    """The option's log-probs read after the prompt with nothing else in the cache (the reference)."""
-    m.clear_prefix_cache()
-    state = m.prefill(m.encode(prompt))
-    try:
-        rows = m.extend(state, ids[:-1])
-        return [float(rows[j - 1, ids[j]]) for j in range(1, len(ids))]
-    finally:
-        m.release(state)
-
-
 def test_llama_trie_scores_equal_one_option_at_a_time(llama_model):
     m = llama_model
     prompt = m.chat_prompt("Which walk from Heat answers: who directed Heat?")
@@ -52,7 +41,7 @@ def test_llama_trie_scores_equal_one_option_at_a_time(llama_model):
     assert len(m._free) + len(m._pending) == free_before  # every option's sequence given back
     for s in scores:
         assert len(s.token_logprobs) == len(s.token_ids)
-        ref = _alone(m, prompt, s.token_ids)
+        ref = scored_alone(m, prompt, s.token_ids)
         assert s.token_logprobs[1:] == pytest.approx(ref, abs=1e-4), s.text
 
 
