@@ -9,8 +9,10 @@ type and reader: n, hops exact (the reading's hop count equals the type's
 "Nhop"), plan reaches gold (walking the best plan from the topic entity
 reaches a gold answer: the reading found a path that answers), sure (share
 of readings at least --sure-at), sure and right (of the sure ones, how many
-reach gold: what a hard filter would cost), seconds per reading and prompt
-tokens read per reading (each reading starts from an empty prefix cache).  No
+reach gold: what a hard filter would cost), seconds per reading and the tokens
+the model read per reading, its prompts' and the options' (each reading starts
+from an empty prefix cache; ``--warm``: from the prompts read before, as in a
+session, where the prompts' fixed text is read once).  No
 reader was written from these datasets' questions except ``wording``
 (MetaQA's templates).
 """
@@ -63,6 +65,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--per-type", type=int, default=10)
     ap.add_argument("--sure-at", type=float, default=0.5)
     ap.add_argument("--show", action="store_true", help="print each question's readings")
+    ap.add_argument("--warm", action="store_true",
+                    help="keep the prompts read before in the prefix cache, as a session does (one reader per run: "
+                         "otherwise one reader's listing serves another's)")
     args = ap.parse_args(argv)
     # readers are separated by ";" when a variant sets several options ("paths;paths:permutations=1,max_options=8")
     names = [r for r in args.readers.split(";" if ";" in args.readers else ",") if r]
@@ -84,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
             gold = {_norm(a) for a in q.answers}
             want = int(q.type[0]) if q.type[:1].isdigit() else 0
             for n, reader in readers.items():
-                if model is not None:  # each reader reads cold: one's listing must not serve another's from the cache
+                if model is not None and not args.warm:  # cold: one reader's listing must not serve another's
                     model.clear_prefix_cache()
                 t0 = time.perf_counter()
                 before = model.counter.snapshot()[1] if model is not None else 0

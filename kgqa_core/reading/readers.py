@@ -337,13 +337,13 @@ def plan_prompt(question: str, topics: Sequence[str], vocabulary: RelationVocabu
 
     told = _relations_told(vocabulary, plans)
     names = ", ".join(t for t in topics if t)
-    head = (
-        "Below is a question and some walks through a knowledge graph that start at the question's entity "
-        f"({names}). 'A -relation-> B' means A has that relation to B; 'A <-relation- B' means B has it to A. "
+    head = (  # the fixed text first: read once per session (the prefix cache), not once per question
+        "Below is a question and some walks through a knowledge graph that start at the question's entity. "
+        "'A -relation-> B' means A has that relation to B; 'A <-relation- B' means B has it to A. "
         "Which walk ends at an answer to the question? It must follow the relations the question asks about, "
         "no more and no fewer.\n\n"
         + told
-        + f"Question: {question}\n\nWalks:\n"
+        + f"The question's entity: {names}\nQuestion: {question}\n\nWalks:\n"
     )
     return PromptParts(head=head, tail="Reply with one walk, copied exactly.")
 
@@ -355,12 +355,12 @@ def unlisted_prompt(question: str, topics: Sequence[str], vocabulary: RelationVo
 
     told = _relations_told(vocabulary, plans)
     names = ", ".join(t for t in topics if t)
-    head = (
-        f"Walk through a knowledge graph from the question's entity ({names}) to an answer of the question. "
+    head = (  # the fixed text first: read once per session (the prefix cache), not once per question
+        "Walk through a knowledge graph from the question's entity to an answer of the question. "
         "Write the walk as 'A -relation-> B' for each step ('A <-relation- B' when B has the relation to A). "
         "It must follow the relations the question asks about, no more and no fewer.\n\n"
         + told
-        + f"Question: {question}\n"
+        + f"The question's entity: {names}\nQuestion: {question}\n"
     )
     return PromptParts(head=head, tail="")
 
