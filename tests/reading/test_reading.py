@@ -220,6 +220,25 @@ def test_a_wider_quick_look_lists_only_its_best_walks(backend_model):
     assert len(_scored(narrow.calls[0])) == 3  # without it the quick look scores what a list shows
 
 
+def test_the_reading_prompts_fixed_text_comes_first_and_a_session_reads_it_once(llama_model):
+    """Two questions' reading prompts share their instructions; the second question finds them in the prefix cache."""
+    from kgqa_core.reading.readers import plan_prompt, unlisted_prompt
+
+    plans = relation_paths(PEOPLE, ["Ann"], max_hops=2)
+    for build in (unlisted_prompt, plan_prompt):
+        a = build("what is the ethnicity of Ann's wife", ["Ann"], None, plans).head
+        b = build("where was Carl born", ["Carl"], None, plans).head
+        shared = next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)
+        assert a[:shared].endswith("The question's entity: ") and "no fewer." in a[:shared]
+    m = llama_model
+    m.clear_prefix_cache()
+    reader = make_reader("paths:quick=1", m)  # both looks: the quick one and the listed one
+    reader.read("what is the ethnicity of Ann's wife", PEOPLE, ["Ann"])
+    before = m.counter.prefix_tokens_reused
+    reader.read("in which country was the wife of Bob born", PEOPLE, ["Bob"])
+    assert m.counter.prefix_tokens_reused - before >= 2 * 60  # each look's instructions, read once per session
+
+
 def test_the_quick_look_setting_is_a_checked_parameter_and_keys_the_reading(small_model):
     """``reading_quick_at`` is recorded in the trace; a reading made under one setting is not reused under another."""
     from kgqa_core.methods.base import MethodRequest, method_spec, run_method
