@@ -170,4 +170,10 @@ def test_generate_with_lookup_drafts_gives_the_greedy_text_in_fewer_passes(backe
     assert _same_greedy_text(model, LOOKUP_PROMPT, plain.token_ids, fast.token_ids), (plain.text, fast.text)
     if plain.token_ids == fast.token_ids:
         assert fast.text == plain.text and fast.stopped_by == plain.stopped_by
-    assert fast.forward_passes < plain.forward_passes, (fast.forward_passes, plain.forward_passes)
+        assert fast.forward_passes < plain.forward_passes, (fast.forward_passes, plain.forward_passes)
+    # llama.cpp's greedy text can part at a near tie with what the cache held before (issue 32's cold = warm: after
+    # the method tests, the plain run stopped at "Pacino>" and the guessing one wrote on); either way some pass
+    # must have carried accepted guesses: without them it takes one pass for the prompt and one per token fed back
+    # (the token that hit a stop string is not fed; tests/models/test_backends.py checks that count)
+    without_guesses = 1 + fast.output_tokens - (1 if fast.stopped_by.startswith("stop") else 0)
+    assert fast.forward_passes < without_guesses, (fast.forward_passes, fast.output_tokens, fast.stopped_by)
