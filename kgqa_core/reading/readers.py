@@ -215,7 +215,10 @@ class ModelPathReader:
     means no listing order to debias and a prompt a third as long.
     ``quick`` (default `QUICK_SURE_AT`): the unlisted look first, and the
     listed choice only when that look is less sure than ``quick``; 0 lists
-    the walks always.
+    the walks always.  ``quick_options`` (0: ``max_options``): the unlisted
+    look scores that many walks, and an unsure one lists its best
+    ``max_options`` (a walk the lexicon ranks low can still be read; measured
+    in docs/benchmarks.md, "A wider quick look", and off by default).
     """
 
     name = "paths"
