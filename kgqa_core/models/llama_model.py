@@ -384,27 +384,15 @@ class LlamaCppModel(BackendFields, ModelBase):
                 logprob: dict[tuple[int, int], float] = {}
                 batch = self._multi_batch()
                 for chunk in _decode_chunks(items):
-                    for i, (_, tok, pos, seq_ids, _) in enumerate(chunk):
-                        batch.token[i] = tok
-                        batch.pos[i] = pos
-                        batch.n_seq_id[i] = len(seq_ids)
-                        for k, seq in enumerate(seq_ids):
-                            batch.seq_id[i][k] = seq
-                        batch.logits[i] = True
-                    batch.n_tokens = len(chunk)
-                    self._decode(batch)
-                    self.counter.forward_passes += 1
-                    self.counter.tokens_in += len(chunk)
+                    self._decode_chunk(batch, chunk)
                     for i, (n, *_rest) in enumerate(chunk):
-                        ptr = self._ll.llama_get_logits_ith(self._ctx, i)
-                        row = torch.from_numpy(np.ctypeslib.as_array(ptr, shape=(self._n_vocab,)))
+                        row = torch.from_numpy(self._logits_row(i))
                         lse = float(torch.logsumexp(row, dim=0))
                         for tok in wanted[n]:
                             logprob[(n, tok)] = float(row[tok]) - lse
             finally:
-                for seq in seqs:
-                    self._ll.llama_memory_seq_rm(self._mem, seq, -1, -1)
-                    self._free.append(seq)
+                self._pending.extend(seqs)
+                self._drain()
         for i, path in trie.paths.items():
             ids = options[i]
             out[i] = [logprob[(path[j - 1], ids[j])] for j in range(1, len(ids))]
@@ -426,30 +414,19 @@ class LlamaCppModel(BackendFields, ModelBase):
         ``on_chunk(n)`` hears of each decoded batch of n tokens (a long prompt's read shows progress).
         """
         self._drain()
-        items: list[tuple[int, int, int, int, bool]] = []  # (work index, token, pos, seq, want)
+        items: list[tuple[int, int, int, tuple[int], bool]] = []  # (work index, token, pos, (seq,), want)
         for w, (state, ids, every) in enumerate(work):
             base = len(state.ids)
             for j, tok in enumerate(ids):
-                items.append((w, tok, base + j, state.seq_id, every or j == len(ids) - 1))
+                items.append((w, tok, base + j, (state.seq_id,), every or j == len(ids) - 1))
         out: list[list[np.ndarray]] = [[] for _ in work]
-        b = self._batch
         for chunk in _decode_chunks(items):
-            for i, (_, tok, pos, seq, want) in enumerate(chunk):
-                b.token[i] = tok
-                b.pos[i] = pos
-                b.n_seq_id[i] = 1
-                b.seq_id[i][0] = seq
-                b.logits[i] = want
-            b.n_tokens = len(chunk)
-            self._decode(b)
-            self.counter.forward_passes += 1
-            self.counter.tokens_in += len(chunk)
+            self._decode_chunk(self._batch, chunk)
             if on_chunk is not None:
                 on_chunk(len(chunk))
             for i, (w, _, _, _, want) in enumerate(chunk):
                 if want:
-                    ptr = self._ll.llama_get_logits_ith(self._ctx, i)
-                    out[w].append(np.ctypeslib.as_array(ptr, shape=(self._n_vocab,)).copy())
+                    out[w].append(self._logits_row(i).copy())
         result = []
         for w, (state, ids, every) in enumerate(work):
             state.ids.extend(ids)
@@ -458,6 +435,24 @@ class LlamaCppModel(BackendFields, ModelBase):
                 state.logits = rows[-1]
             result.append(rows)
         return result
+
+    def _decode_chunk(self, batch: Any, chunk: list) -> None:
+        """Decode one chunk of (key, token, pos, sequences, want logits?) items, counted as one forward pass."""
+        for i, (_, tok, pos, seqs, want) in enumerate(chunk):
+            batch.token[i] = tok
+            batch.pos[i] = pos
+            batch.n_seq_id[i] = len(seqs)
+            for k, seq in enumerate(seqs):
+                batch.seq_id[i][k] = seq
+            batch.logits[i] = want
+        batch.n_tokens = len(chunk)
+        self._decode(batch)
+        self.counter.forward_passes += 1
+        self.counter.tokens_in += len(chunk)
+
+    def _logits_row(self, i: int) -> np.ndarray:
+        """The last decode's logits for its i-th token (a view into llama.cpp's buffer: copy to keep)."""
+        return np.ctypeslib.as_array(self._ll.llama_get_logits_ith(self._ctx, i), shape=(self._n_vocab,))
 
     def _decode(self, batch: Any) -> None:
         rc = self._ll.llama_decode(self._ctx, batch)
