@@ -202,7 +202,10 @@ def test_a_looping_chain_is_cut_and_concluded_on_a_metaqa_question(backend_model
         assert trace.answer_texts[:1] == ["David Leland"], method
         assert trace.extra["forced_conclusion"] == 1 and trace.extra["stop"] == "repeat"
         assert any("Therefore, the answer is" in n and "repeating" in n for n in trace.notes)
-        assert trace.raw_output.rstrip().endswith("Therefore, the answer is David Leland.")
+        # the appended phrase is the text's last and the model completed it on one line (what it writes
+        # after the name on that line, another sentence or none, is a near tie between CPUs: CI's AVX2)
+        head, _, conclusion = trace.raw_output.rpartition("Therefore, the answer is")
+        assert head and conclusion.startswith(" David Leland") and "\n" not in conclusion.strip(), trace.raw_output
         assert trace.faithfulness.ill_triplets == 0 or method == "cot"
         off = run_method(method, MethodRequest(graph=q.graph(), question=q.question, model=backend_model,
                                                topic_entities=list(q.topic_entities),
