@@ -15,8 +15,8 @@ cached prefix, tokens served from the cache, tokens written, model calls, wall s
 per phase.  It prints medians per method and domain, the median seconds per phase, and for every
 variant the ratios of its medians to the defaults' on the same questions.
 
-Both settings of one question run back to back, the defaults first on even questions and the variant
-first on odd ones; the question readings' cache and the prompts held in memory are cleared before every
+The settings of one question run back to back, each first on its share of the questions (the order
+rotates from question to question: the first run pays what the process computes once per question); the question readings' cache and the prompts held in memory are cleared before every
 run, so neither finds the other's prompt (the instructions and examples are loaded from the prefix cache
 on disk, as for any new question of a session).  ``--shard K/N`` runs every N-th question (start K);
 ``--out FILE`` keeps every row as JSON (a later run with ``--report FILE ...`` prints the tables of
@@ -108,8 +108,8 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                 spec = method_spec(method)
                 mine = [(name, applicable_params(spec, p)) for name, p in variants]
                 mine = [(name, p) for name, p in mine if name == DEFAULT or p]
-                if index % 2:
-                    mine = mine[:1] + mine[1:][::-1] if len(mine) > 2 else mine[::-1]
+                shift = index % len(mine)  # each setting first on its share of the questions (the first pays
+                mine = mine[shift:] + mine[:shift]  # what a process computes once per question, e.g. context ranking)
                 runs = [(name, params, True) for name, params in mine]
                 if args.reask:  # the same question again, straight after: Explore's re-ask, the session's caches warm
                     at = next(i for i, (name, _, _) in enumerate(runs) if name == DEFAULT)

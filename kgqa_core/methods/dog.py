@@ -59,9 +59,10 @@ Fewer tokens per question (issue 32), each off in the paper preset:
 commentary between triplets (a small model copies that commentary, which was
 most of what it wrote); ``free_text_cap`` cuts a step's free text at that
 many tokens unless it is writing its answer line (the chain then concludes;
-"free text cut at N tokens" on its answer step); ``sure_context_triplets`` (off by
-default: a sure but wrong reading hid the answer's triplet on the dev
-benchmark) shows a sure reading's planned triplets first in a smaller prompt context
+"free text cut at N tokens" on its answer step); ``sure_context_triplets`` (8,
+only for a reading at least ``sure_context_at`` = 0.9 sure: at the guidance's
+0.5 a sure but wrong reading hid the answer's triplet on the dev benchmark)
+shows a sure reading's planned triplets first in a smaller prompt context
 (`kgqa_core.decoding.prompt_budget`; a "prompt budget:" note and
 ``trace.extra["prompt_budget"]`` say how many and why).
 
@@ -192,10 +193,14 @@ class DogParams(PromptParams):
         "reaches it is cut there and the chain concludes (noted on its step); 0: no cap (the paper).",
         min=0, max=4096, advanced=True)
     sure_context_triplets: int = param(
-        0, "When the question's reading is sure (reading_sure_at), the prompt shows this many graph triplets "
-        "(e.g. 15), those on the reading's planned relations first, instead of max_prompt_triplets; 0: always the "
-        "pruned context (the default and the paper: a sure but wrong reading hid the answer's triplet on the "
-        "multi-domain dev benchmark). Noted with the reading's confidence.", min=0, max=5000, advanced=True)
+        8, "When the question's reading is very sure (sure_context_at), the prompt shows this many graph "
+        "triplets, those on the reading's planned relations first, instead of max_prompt_triplets (about half "
+        "the prompt tokens); 0: always the pruned context (the paper). Noted with the reading's confidence.",
+        min=0, max=5000, advanced=True)
+    sure_context_at: float = param(
+        0.9, "How sure the question's reading must be (its probability) for sure_context_triplets' smaller "
+        "prompt (at 0.5 a sure but wrong reading hid the answer's triplet on the multi-domain dev benchmark); "
+        "0: reading_sure_at, the guidance's own threshold.", min=0.0, max=1.0, advanced=True)
 
     # the algorithm as published (§2-§4): no question reading, no guidance, the paper's trie and conclusion
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {"paper": {
@@ -246,8 +251,8 @@ def _budget_prompt(request: MethodRequest, ctx: DecodingContext, reading: Questi
         rec.trace.notes.append(f"prompt budget: sure_context_triplets not applied ({why}: the prompt's context "
                                "is what the chain may write)")
         return
-    shown, budget = sure_context(ctx.context_ids, request.graph, reading, params.reading_sure_at,
-                                 params.sure_context_triplets)
+    shown, budget = sure_context(ctx.context_ids, request.graph, reading,
+                                 params.sure_context_at or params.reading_sure_at, params.sure_context_triplets)
     if budget.applied:
         show_triplets(ctx, request, shown)
     rec.trace.notes.append(budget.note())

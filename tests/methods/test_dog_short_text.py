@@ -113,7 +113,7 @@ def wide():
 def test_a_sure_reading_shows_its_planned_triplets_first_in_a_smaller_prompt(llama_model, wide):
     # the question read by the relations' names (no model call): "Heat -> directed_by -> born_in", 0.44 sure
     sure = _ask(llama_model, BORN, graph=wide, sure_context_triplets=4, max_new_tokens=64, max_steps=2,
-                reader="lexicon", reading_sure_at=0.4)
+                reader="lexicon", reading_sure_at=0.4, sure_context_at=0.4)
     reading = sure.extra["reading"]
     assert reading["sure"] and reading["confidence"] >= sure.parameters["reading_sure_at"], reading
     budget = sure.extra["prompt_budget"]
@@ -127,9 +127,11 @@ def test_a_sure_reading_shows_its_planned_triplets_first_in_a_smaller_prompt(lla
     assert context.count(" | ") == 3
     note = [n for n in sure.notes if n.startswith("prompt budget:")]
     assert len(note) == 1 and f"4 of {budget['of']} triplets" in note[0] and "is sure" in note[0]
-    # the same question again in the process, the reading now below the bar: the whole pruned context is shown
+    # the same question again in the process, the reading sure enough to guide the steps but below the smaller
+    # prompt's own bar (the default, 0.9): the whole pruned context is shown
     unsure = _ask(llama_model, BORN, graph=wide, sure_context_triplets=4, max_new_tokens=64, max_steps=2,
-                  reader="lexicon", reading_sure_at=0.9)
+                  reader="lexicon", reading_sure_at=0.4)
+    assert unsure.parameters["sure_context_at"] == 0.9 and unsure.extra["reading"]["sure"]
     assert not unsure.extra["prompt_budget"]["applied"] and len(unsure.extra["context_triplet_ids"]) == budget["of"]
-    assert any("not sure" in n for n in unsure.notes if n.startswith("prompt budget:"))
+    assert any("not sure" in n and "< 0.90" in n for n in unsure.notes if n.startswith("prompt budget:"))
     assert sure.extra["prompt_tokens"] < unsure.extra["prompt_tokens"]
