@@ -250,6 +250,9 @@ def _print_setup(trace) -> None:
     reading = trace.extra.get("reading")
     if isinstance(reading, dict) and reading.get("explanation"):
         print(f"question reading ({one_line(str(reading.get('reader', '?')))}): {one_line(str(reading['explanation']))}")
+    budget = next((n for n in trace.notes if isinstance(n, str) and n.startswith("prompt budget:")), None)
+    if budget:  # how many graph triplets the prompt showed, and why (DoG's smaller prompt for a sure reading)
+        print(one_line(budget))
 
 
 def _gold_verdict(trace) -> str:

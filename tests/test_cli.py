@@ -124,3 +124,21 @@ def test_show_rejects_a_non_trace(tmp_path, capsys):
     p.write_text(json.dumps({"a": 1}))
     assert main(["show", str(p)]) == 1
     assert "not a trace" in capsys.readouterr().err
+
+
+def test_ask_sets_the_smaller_prompt_of_a_sure_reading_and_prints_why(graph_file, tmp_path):
+    """Issue 32 from the command line: the budget's parameters, the trace's record and the summary's line."""
+    out = tmp_path / "trace.json"
+    proc = run_cli("ask", "--graph", str(graph_file), "--question",
+                   "What sport does the team with the mascot Carlton the Bear play?",
+                   "--topic", "Carlton the Bear", "--method", "dog", "--model", "smollm2-135m",
+                   "--max-steps", "1", "--param", "reader=lexicon", "--param", "reading_sure_at=0",
+                   "--param", "sure_context_at=0", "--param", "sure_context_triplets=2",
+                   "--param", "max_new_tokens=32", "--trace-out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    trace = load_trace(out)
+    budget = trace.extra["prompt_budget"]
+    assert budget["applied"] and budget["shown"] == 2 and budget["of"] > 2, budget
+    assert f"prompt budget: 2 of {budget['of']} triplets shown" in proc.stdout
+    shown = run_cli("show", str(out))  # the saved trace says the same
+    assert shown.returncode == 0 and f"prompt budget: 2 of {budget['of']} triplets shown" in shown.stdout
