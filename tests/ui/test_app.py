@@ -409,6 +409,9 @@ def _set_a_long_dog_run_then_open(page: str, monkeypatch) -> AppTest:
     # the chain writes all 4 steps
     for rule in ("question_relations", "stay_at_depth", "auto_steps"):
         at.checkbox(key=f"ask_param_{rule}").uncheck()
+    # and the whole pruned context, whatever the reading: with a very sure reading's 8 triplets the 135M may
+    # answer after one step, and the run ends before it can be watched
+    at.number_input(key="ask_param_sure_context_triplets").set_value(0)
     at.run()
     at.switch_page(page).run()
     _ok(at)
