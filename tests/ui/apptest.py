@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Iterable
 
 import pytest
@@ -40,3 +41,25 @@ def small_model_or_skip(methods: Iterable[str] = ()) -> None:
         missing = set(methods) - set(available_methods())
         if missing:
             pytest.skip(f"methods not importable: {sorted(missing)}")
+
+
+def wait_for_ask_run(at: AppTest, timeout: float = 900) -> None:
+    """Rerun the page until the Ask page's background run (``ask_job``) is done, then once more to show it."""
+    deadline = time.monotonic() + timeout
+    while (job := at.session_state["ask_job"]) is not None and not job.done:
+        assert time.monotonic() < deadline, "the run did not finish in time"
+        time.sleep(2)
+        at.run(timeout=timeout)
+    at.run(timeout=timeout)
+
+
+def lean_dog_on_ask(monkeypatch) -> AppTest:
+    """The Ask page with example 0 and DoG on the 135M, beam 1, one triplet step and a 30-token budget (a short run)."""
+    small_model_or_skip()
+    monkeypatch.setenv("KGQA_APP_MODEL", "smollm2-135m")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.selectbox(key="ask_example").set_value(0).run()
+    at.multiselect(key="ask_methods").set_value(["dog"]).run()
+    for key, value in (("ask_beam", 1), ("ask_steps", 1), ("ask_budget", 30)):
+        at.number_input(key=key).set_value(value)
+    return at.run()

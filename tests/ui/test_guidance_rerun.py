@@ -5,12 +5,10 @@ The run uses the 135M model with the shortest search (beam 1, one triplet step, 
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from apptest import TIMEOUT, assert_clean as _ok, small_model_or_skip
+from apptest import TIMEOUT, assert_clean as _ok, lean_dog_on_ask, wait_for_ask_run as _wait
 from conftest import APP
 from kgqa_core.methods.base import method_spec
 from kgqa_core.parameters import declared
@@ -21,26 +19,8 @@ from kgqa_ui.run_store import RunStore
 pytestmark = pytest.mark.usefixtures("no_run_outlives_its_test")
 
 
-
-def _wait(at: AppTest, timeout: float = 900) -> None:
-    deadline = time.monotonic() + timeout
-    while (job := at.session_state["ask_job"]) is not None and not job.done:
-        assert time.monotonic() < deadline, "the run did not finish in time"
-        time.sleep(2)
-        at.run(timeout=timeout)
-    at.run(timeout=timeout)
-
-
-
 def test_a_workbench_card_runs_again_with_the_paper_preset(runs_dir, monkeypatch):
-    small_model_or_skip()
-    monkeypatch.setenv("KGQA_APP_MODEL", "smollm2-135m")
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
-    at.selectbox(key="ask_example").set_value(0).run()
-    at.multiselect(key="ask_methods").set_value(["dog"]).run()
-    for key, value in (("ask_beam", 1), ("ask_steps", 1), ("ask_budget", 30)):
-        at.number_input(key=key).set_value(value)
-    at.run()
+    at = lean_dog_on_ask(monkeypatch)
     assert at.radio(key="ask_preset").value == "workbench"
     at.button(key="ask_run").click().run(timeout=900)
     _wait(at)

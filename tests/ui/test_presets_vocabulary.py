@@ -5,13 +5,11 @@ The runs use the 135M model with the shortest search (beam 1, one triplet step, 
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
 import ui_fixtures as F
-from apptest import assert_clean as _ok, open_app as _app, small_model_or_skip
+from apptest import assert_clean as _ok, open_app as _app, small_model_or_skip, wait_for_ask_run
 from kgqa_core.reading.guidance import record_reading
 from kgqa_core.reading.reading import PlanHop, QuestionReading, RelationPlan
 from kgqa_core.reading.vocabulary import RelationVocabulary
@@ -32,12 +30,7 @@ def _dog_on_example(at: AppTest) -> None:
 
 def _run_and_wait(at: AppTest, timeout: float = 900) -> dict:
     at.button(key="ask_run").click().run(timeout=timeout)
-    deadline = time.monotonic() + timeout
-    while (job := at.session_state["ask_job"]) is not None and not job.done:
-        assert time.monotonic() < deadline, "the run did not finish in time"
-        time.sleep(2)
-        at.run(timeout=timeout)
-    at.run(timeout=timeout)
+    wait_for_ask_run(at, timeout)
     runs = at.session_state["ask_last_runs"]
     assert len(runs) == 1 and runs[0]["run_id"] and not runs[0].get("error"), runs
     return runs[0]

@@ -6,36 +6,17 @@ model call for the reading), whose bars are lowered in the form so that the smal
 
 from __future__ import annotations
 
-import time
-
 import pytest
-from streamlit.testing.v1 import AppTest
 
-from apptest import TIMEOUT, assert_clean, small_model_or_skip
-from conftest import APP
+from apptest import assert_clean, lean_dog_on_ask, wait_for_ask_run
 from kgqa_ui.html_utils import md_text
 from kgqa_ui.run_store import RunStore
 
 pytestmark = pytest.mark.usefixtures("no_run_outlives_its_test")
 
 
-def _wait(at: AppTest, timeout: float = 900) -> None:
-    deadline = time.monotonic() + timeout
-    while (job := at.session_state["ask_job"]) is not None and not job.done:
-        assert time.monotonic() < deadline, "the run did not finish in time"
-        time.sleep(2)
-        at.run(timeout=timeout)
-    at.run(timeout=timeout)
-
-
 def test_the_smaller_prompt_of_a_sure_reading_is_set_noted_and_saved(runs_dir, monkeypatch):
-    small_model_or_skip()
-    monkeypatch.setenv("KGQA_APP_MODEL", "smollm2-135m")
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
-    at.selectbox(key="ask_example").set_value(0).run()
-    at.multiselect(key="ask_methods").set_value(["dog"]).run()
-    for key, value in (("ask_beam", 1), ("ask_steps", 1), ("ask_budget", 30)):
-        at.number_input(key=key).set_value(value)
+    at = lean_dog_on_ask(monkeypatch)
     # the defaults, as the form offers them
     assert at.number_input(key="ask_param_sure_context_triplets").value == 8
     assert at.number_input(key="ask_param_sure_context_at").value == 0.9
@@ -45,7 +26,7 @@ def test_the_smaller_prompt_of_a_sure_reading_is_set_noted_and_saved(runs_dir, m
     at.number_input(key="ask_param_sure_context_triplets").set_value(3)
     at.run()
     at.button(key="ask_run").click().run(timeout=900)
-    _wait(at)
+    wait_for_ask_run(at)
     assert_clean(at)
     runs = at.session_state["ask_last_runs"]
     assert len(runs) == 1 and runs[0]["run_id"] and not runs[0].get("error"), runs
