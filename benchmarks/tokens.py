@@ -16,8 +16,9 @@ per phase.  It prints medians per method and domain, the median seconds per phas
 variant the ratios of its medians to the defaults' on the same questions.
 
 The settings of one question run back to back, each first on its share of the questions (the order
-rotates from question to question: the first run pays what the process computes once per question); the question readings' cache and the prompts held in memory are cleared before every
-run, so neither finds the other's prompt (the instructions and examples are loaded from the prefix cache
+rotates from question to question: the first run pays what the process computes once per question); the
+question readings' cache and the prompts held in memory are cleared before every run, so none finds
+another's prompt (the instructions and examples are loaded from the prefix cache
 on disk, as for any new question of a session).  ``--shard K/N`` runs every N-th question (start K);
 ``--out FILE`` keeps every row as JSON (a later run with ``--report FILE ...`` prints the tables of
 several shards' files together).  ``--reask`` asks each question a second time right after its
