@@ -53,13 +53,17 @@ def wait_for_ask_run(at: AppTest, timeout: float = 900) -> None:
     at.run(timeout=timeout)
 
 
-def lean_dog_on_ask(monkeypatch) -> AppTest:
-    """The Ask page with example 0 and DoG on the 135M, beam 1, one triplet step and a 30-token budget (a short run)."""
-    small_model_or_skip()
-    monkeypatch.setenv("KGQA_APP_MODEL", "smollm2-135m")
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+def lean_dog_on_example(at: AppTest) -> AppTest:
+    """Example 0 and DoG chosen on the open Ask page, beam 1, one triplet step and a 30-token budget (a short run)."""
     at.selectbox(key="ask_example").set_value(0).run()
     at.multiselect(key="ask_methods").set_value(["dog"]).run()
     for key, value in (("ask_beam", 1), ("ask_steps", 1), ("ask_budget", 30)):
         at.number_input(key=key).set_value(value)
     return at.run()
+
+
+def lean_dog_on_ask(monkeypatch) -> AppTest:
+    """The app opened on the Ask page with the 135M model, set up by `lean_dog_on_example`."""
+    small_model_or_skip()
+    monkeypatch.setenv("KGQA_APP_MODEL", "smollm2-135m")
+    return lean_dog_on_example(AppTest.from_file(APP, default_timeout=TIMEOUT).run())

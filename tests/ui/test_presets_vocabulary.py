@@ -9,23 +9,13 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import ui_fixtures as F
-from apptest import assert_clean as _ok, open_app as _app, small_model_or_skip, wait_for_ask_run
+from apptest import assert_clean as _ok, lean_dog_on_example, open_app as _app, small_model_or_skip, wait_for_ask_run
 from kgqa_core.reading.guidance import record_reading
 from kgqa_core.reading.reading import PlanHop, QuestionReading, RelationPlan
 from kgqa_core.reading.vocabulary import RelationVocabulary
 from kgqa_ui.run_store import RunStore
 
 pytestmark = pytest.mark.usefixtures("no_run_outlives_its_test")
-
-
-
-
-def _dog_on_example(at: AppTest) -> None:
-    at.selectbox(key="ask_example").set_value(0).run()
-    at.multiselect(key="ask_methods").set_value(["dog"]).run()
-    for key, value in (("ask_beam", 1), ("ask_steps", 1), ("ask_budget", 30)):
-        at.number_input(key=key).set_value(value)
-    at.run()
 
 
 def _run_and_wait(at: AppTest, timeout: float = 900) -> dict:
@@ -42,7 +32,7 @@ def test_the_paper_preset_runs_dog_as_published_and_the_trace_says_so(runs_dir, 
     small_model_or_skip()
     monkeypatch.setenv("KGQA_APP_MODEL", "smollm2-135m")
     at = _app()
-    _dog_on_example(at)
+    lean_dog_on_example(at)
     preset = at.radio(key="ask_preset")
     assert preset.options == ["Workbench (guided)", "Paper (as published)"] and preset.value == "workbench"
     assert at.checkbox(key="ask_param_walk_to_depth").value is True
@@ -128,7 +118,7 @@ def test_a_good_vocabulary_goes_with_the_run_and_the_reading_is_shown(runs_dir, 
     small_model_or_skip()
     monkeypatch.setenv("KGQA_APP_MODEL", "smollm2-135m")
     at = _app()
-    _dog_on_example(at)
+    lean_dog_on_example(at)
     at.text_area(key="ask_vocab_text").set_value("starred_actors: acted by, actor\nrelease_year: released, year").run()
     _ok(at)
     run = _run_and_wait(at)
