@@ -11,7 +11,8 @@ each method (dog, direct, reads, rok by default), with the current defaults and 
 ``--variant NAME=PARAM=VALUE,PARAM=VALUE`` (repeatable: e.g. the previous defaults, to compare them
 with today's in one run).  A variant runs only for the methods that declare one of its parameters.
 Per question it records the trace's cost breakdown (`Trace.costs`): prompt tokens read beyond the
-cached prefix, tokens served from the cache, tokens written, model calls, wall seconds and seconds
+cached prefix, tokens served from the cache, tokens written (and of them those the model chose, the
+rest being the runs a DoG triplet's trie forced), model calls, wall seconds and seconds
 per phase.  It prints medians per method and domain, the median seconds per phase, and for every
 variant the ratios of its medians to the defaults' on the same questions.
 
@@ -43,7 +44,7 @@ from kgqa_core.datasets.multidomain import DEV_DOMAINS  # noqa: E402
 
 DOMAINS = {name: ROOT / path for name, path in DEV_DOMAINS.items()}
 TYPES = ["1hop", "2hop", "3hop"]  # the readers plan at most 3 hops (as benchmarks/multidomain.py)
-METRICS = ["prompt_read", "written", "calls", "seconds"]
+METRICS = ["prompt_read", "written", "chosen", "calls", "seconds"]
 DEFAULT = "default"
 REASK = "re-ask"  # the default run again, the readings and the prefix cache as the first left them
 
@@ -83,6 +84,8 @@ def row_of(trace: Any, domain: str, q: Any, method: str, variant: str) -> dict[s
         "domain": domain, "question": q.id, "type": q.type, "method": method, "variant": variant,
         "prompt_read": c.prompt_tokens_read if c else None, "cached": c.prompt_tokens_cached if c else None,
         "written": c.tokens_written if c else trace.tokens_out, "calls": trace.model_calls,
+        # written less what a triplet's trie forced (fed with the model's next choice, no decoding step of its own)
+        "chosen": c.tokens_chosen if c else None,
         "seconds": round(trace.seconds, 3), "phases": dict(c.seconds) if c else {},
         "error": trace.error, "answers": trace.answer_texts[:5], "hits1": scores.hits1, "f1": round(scores.f1, 4),
         "chain": [[t.head, t.relation, t.tail] for t in trace.best_chain],
@@ -139,14 +142,15 @@ def median(values: list[float]) -> float:
 
 def report(rows: list[dict[str, Any]], model: str) -> None:
     print(f"\n{model}: medians per question")
-    print("| variant | method | domain | n | prompt tokens read | tokens written | model calls | seconds |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| variant | method | domain | n | prompt tokens read | tokens written | of them chosen by the model "
+          "| model calls | seconds |")
+    print("|---|---|---|---|---|---|---|---|---|")
     keys = sorted({(r["variant"] != DEFAULT, r["variant"], r["method"]) for r in rows})
     for _, variant, method in keys:
         mine = [r for r in rows if r["variant"] == variant and r["method"] == method]
         for domain in sorted({r["domain"] for r in mine}) + ["all"]:
             sel = [r for r in mine if domain == "all" or r["domain"] == domain]
-            cells = [f"{median([r[m] for r in sel if r[m] is not None]):.1f}" for m in METRICS]
+            cells = [f"{median([r[m] for r in sel if r.get(m) is not None]):.1f}" for m in METRICS]
             print(f"| {variant} | {method} | {domain} | {len(sel)} | " + " | ".join(cells) + " |")
     print("\nmedian seconds per phase (all domains)")
     phases = sorted({p for r in rows for p in r["phases"]})
@@ -167,8 +171,8 @@ def report(rows: list[dict[str, Any]], model: str) -> None:
             continue
         cells = []
         for m in METRICS:
-            base = median([a[m] for a, _ in pairs if a[m] is not None])
-            new = median([b[m] for _, b in pairs if b[m] is not None])
+            base = median([a[m] for a, _ in pairs if a.get(m) is not None])
+            new = median([b[m] for _, b in pairs if b.get(m) is not None])
             cells.append(f"{new / base:.2f}" if base else "-")
         same = sum(a["answers"][:1] == b["answers"][:1] for a, b in pairs)
         hits = [(a.get("hits1"), b.get("hits1")) for a, b in pairs]
@@ -178,9 +182,9 @@ def report(rows: list[dict[str, Any]], model: str) -> None:
                       + f" | {same}/{len(pairs)} | {hits_cell} |")
     if ratios:
         print("\nratios of the medians, variant / defaults, on the same questions")
-        print("| runs | method | n | prompt tokens read | tokens written | model calls | seconds | same first answer "
-              "| Hits@1, variant / defaults |")
-        print("|---|---|---|---|---|---|---|---|---|")
+        print("| runs | method | n | prompt tokens read | tokens written | of them chosen | model calls | seconds "
+              "| same first answer | Hits@1, variant / defaults |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
         print("\n".join(ratios))
 
 

@@ -236,7 +236,12 @@ def _print_costs(trace) -> None:
         times = f", {c.entries[key]}x" if key in c.entries and key != "other" else ""
         print(f"  {seconds:7.2f}s {100 * seconds / total:3.0f}%  {one_line(words)}{times}")
     print(f"  tokens: {c.prompt_tokens_read} prompt tokens read beyond the cached prefix, {c.prompt_tokens_cached} "
-          f"from the cache, {c.tokens_written} written; {c.model_calls} model calls")
+          f"from the cache, {c.tokens_written} written{_forced_words(c)}; {c.model_calls} model calls")
+
+
+def _forced_words(c) -> str:
+    """' (12 of them forced by the graph's trie)' when the trie wrote some of the tokens, else ''."""
+    return f" ({c.tokens_forced} of them forced by the graph's trie)" if c.tokens_forced else ""
 
 
 def _print_setup(trace) -> None:

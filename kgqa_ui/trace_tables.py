@@ -258,6 +258,7 @@ def cost_counts_line(trace: Trace) -> str:
     c = trace.costs
     if c is None:
         return ""
+    forced = f" ({c.tokens_forced:,} of them forced by the graph's trie)" if c.tokens_forced else ""
     return (f"{c.prompt_tokens_read:,} prompt tokens read beyond the cached prefix, {c.prompt_tokens_cached:,} served "
-            f"from the cache; {c.tokens_written:,} tokens written; {c.model_calls} model call(s); "
+            f"from the cache; {c.tokens_written:,} tokens written{forced}; {c.model_calls} model call(s); "
             f"{c.total:.1f} s in all")

@@ -145,11 +145,13 @@ def greedy_triplet(model: Any, state: Sequence, guide: TripletGuide) -> TripletH
     tokens: list[int] = []
     nodes: list[int] = []
     pending: list[int] = []
+    forced = 0  # tokens the trie wrote (Write), fed with the next choice: no decoding step of their own
     while True:
         instruction = guide.instruction(node)
         if isinstance(instruction, Done):
             break  # a leaf: the triplet is complete
         if isinstance(instruction, Write):
+            forced += len(instruction.tokens)
             for tok in instruction.tokens:
                 tokens.append(tok)
                 nodes.append(node)
@@ -175,6 +177,7 @@ def greedy_triplet(model: Any, state: Sequence, guide: TripletGuide) -> TripletH
         allowed = trie.allowed_tensor(nd)
         positions.append(Position(nd, tok, float(rows[i][tok]), _allowed_logprobs(rows[i], allowed)))
     model.counter.tokens_out += len(tokens)
+    model.counter.tokens_forced += forced
     return TripletHypothesis(
         triplet_ids=trie.triplets_at(node),
         token_ids=tokens,

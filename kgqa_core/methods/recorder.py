@@ -59,6 +59,7 @@ class TraceRecorder:
         self._should_stop = should_stop
         self._counter = getattr(model, "counter", None)
         self._counter_start = self._counter.snapshot() if self._counter is not None else None
+        self._forced_start = self._forced()
         self._reused_start = self._reused()
         self.clock = PhaseClock(progress.current())  # a new one per run: a second run starts from zero
         self._started = time.perf_counter()
@@ -147,5 +148,10 @@ class TraceRecorder:
         return CostBreakdown(
             seconds=seconds, entries=dict(clock.entries), prompt_tokens_read=clock.prompt_tokens_read,
             prompt_tokens_cached=max(0, self._reused() - self._reused_start),
-            tokens_written=costs.tokens_out, model_calls=costs.model_calls,
+            tokens_written=costs.tokens_out, tokens_forced=max(0, self._forced() - self._forced_start),
+            model_calls=costs.model_calls,
         )
+
+    def _forced(self) -> int:
+        """The model's count of forced tokens so far (0 for a backend that does not count them)."""
+        return int(getattr(self._counter, "tokens_forced", 0) or 0) if self._counter is not None else 0

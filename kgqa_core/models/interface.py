@@ -85,13 +85,17 @@ class ForwardCounter:
 
     ``forward_passes``: calls into the network (one batch = one pass, however
     many sequences it holds); ``tokens_in``: tokens read (prompt and fed);
-    ``tokens_out``: tokens chosen by a decoder; ``prefix_tokens_reused``:
-    prompt tokens whose keys/values came from the prefix cache.
+    ``tokens_out``: tokens a decoder wrote; ``tokens_forced``: those of them
+    it did not choose (a trie's forced run: the only continuation the graph
+    allows, fed in one pass with the next choice, no decoding step of its
+    own); ``prefix_tokens_reused``: prompt tokens whose keys/values came
+    from the prefix cache.
     """
 
     forward_passes: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
+    tokens_forced: int = 0
     prefix_tokens_reused: int = 0
     prefix_tokens_loaded: int = 0  # reused tokens that came from the on-disk prompt cache
 

@@ -190,7 +190,10 @@ class CostBreakdown:
     so the values sum to `Trace.seconds`.  ``entries`` counts how often each
     phase was entered.  The counts: prompt tokens the model read beyond any
     cached prefix, prompt tokens served from the prefix cache, tokens the
-    model generated (free text and triplets), and model calls.  Recorded by
+    model generated (free text and triplets), of those the ones the graph's
+    trie forced (the only continuation a triplet allowed: read with the
+    model's next choice in one pass, not decoded one by one), and model
+    calls.  Recorded by
     `run_method` for every method (`kgqa_core.methods.phase_clock`); traces
     written before it have none (``Trace.costs`` is None).
     """
@@ -200,7 +203,13 @@ class CostBreakdown:
     prompt_tokens_read: int = 0
     prompt_tokens_cached: int = 0
     tokens_written: int = 0
+    tokens_forced: int = 0  # of tokens_written, those the trie forced (0 in traces written before it was counted)
     model_calls: int = 0
+
+    @property
+    def tokens_chosen(self) -> int:
+        """Tokens the model chose one decoding step at a time: those written, less those the trie forced."""
+        return max(0, self.tokens_written - self.tokens_forced)
 
     @property
     def total(self) -> float:

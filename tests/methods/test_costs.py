@@ -117,6 +117,28 @@ def test_a_phase_opened_inside_a_model_activity_and_the_reverse_charge_the_inner
     assert progress.OTHER in clock.seconds  # after the outer phase closed
 
 
+@pytest.mark.parametrize("backend", ["transformers", "llama.cpp"])
+def test_dog_counts_the_tokens_its_trie_forced_apart_from_those_the_model_chose(request, backend):
+    """Forced tokens (a triplet's only continuation) are counted as the trace's token view shows them.
+
+    The counter and the token view are written by different code (the
+    decoder's jump-forward and the trace's per-position record); they must
+    agree: a position with one allowed token is one the trie forced.
+    """
+    model = request.getfixturevalue("small_model" if backend == "transformers" else "llama_model")
+    traces = [_run("dog", model) for _ in range(2)]  # a second run in the process counts from zero again
+    for trace in traces:
+        costs = _check_sums(trace)
+        positions = [p for s in trace.steps if s.kind == "dog.triplet" for p in s.token_view]
+        assert positions, "no triplet was decoded"
+        one = sum(p.n_allowed == 1 for p in positions)
+        assert costs.tokens_forced == one, (costs.tokens_forced, one)
+        assert 0 < costs.tokens_forced < costs.tokens_written
+        assert costs.tokens_chosen == costs.tokens_written - costs.tokens_forced
+        assert Trace.from_json(trace.to_json()).costs.tokens_forced == costs.tokens_forced
+    assert traces[0].costs.tokens_forced == traces[1].costs.tokens_forced
+
+
 def test_a_trace_without_a_breakdown_loads_and_a_bad_one_is_named():
     data = Trace(method="dog", question="q", seconds=1.5).to_dict()
     del data["costs"]  # written before the breakdown existed
@@ -135,12 +157,13 @@ def test_show_prints_the_breakdown_escaped(tmp_path, capsys):
 
     trace = Trace(method="dog", question="q", seconds=3.0, costs=CostBreakdown(
         seconds={"writing": 2.0, "\x1b[31mevil": 0.5, "other": 0.5}, entries={"writing": 4},
-        prompt_tokens_read=120, prompt_tokens_cached=900, tokens_written=33, model_calls=2))
+        prompt_tokens_read=120, prompt_tokens_cached=900, tokens_written=33, tokens_forced=12, model_calls=2))
     path = save_trace(trace, tmp_path / "t.json")
     assert main(["show", str(path)]) == 0
     out = capsys.readouterr().out
     assert "time by phase (3.0s)" in out and "model writing text, 4x" in out
-    assert "120 prompt tokens read beyond the cached prefix, 900 from the cache, 33 written; 2 model calls" in out
+    assert ("120 prompt tokens read beyond the cached prefix, 900 from the cache, 33 written (12 of them forced by "
+            "the graph's trie); 2 model calls") in out
     assert "\x1b" not in out and "\\x1b[31mevil" in out
     old = save_trace(Trace(method="dog", question="q"), tmp_path / "old.json")
     assert main(["show", str(old)]) == 0

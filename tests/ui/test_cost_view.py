@@ -13,7 +13,7 @@ COSTS = CostBreakdown(
     seconds={"prompt_reading": 6.0, "writing": 3.0, "forced_runs": 0.5, "[x](http://evil.example) <b>": 0.25,
              "other": 0.25},
     entries={"prompt_reading": 2, "writing": 5, "forced_runs": 4}, prompt_tokens_read=512, prompt_tokens_cached=1056,
-    tokens_written=80, model_calls=3)
+    tokens_written=80, tokens_forced=30, model_calls=3)
 
 
 def _with_costs(costs=COSTS):
@@ -57,6 +57,8 @@ def test_the_card_and_replay_show_the_phases_as_text():
         assert "[x](http://evil.example) <b>" in [r["phase"] for r in rows]  # a cell: text, never markup
         captions = " ".join(c.value for c in at.caption)
         assert "512 prompt tokens read beyond the cached prefix" in captions
+        plain = captions.replace("\\", "")  # the caption is escaped Markdown: text, never markup
+        assert "80 tokens written (30 of them forced by the graph's trie)" in plain
         if compact:  # folded on the card
             assert [e.label for e in at.expander] == ["Where the time went (10.0 s)"]
 
