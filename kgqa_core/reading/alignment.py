@@ -11,6 +11,12 @@ sentence-embedding similarities), so a hop the question does not ask for
 finds no word left to match and costs the walk, and a relation the question
 names twice may be walked twice.
 
+Two adjacent words that name one relation better than either alone ("high
+points" and `highest point`, "death place" and `deathPlace`) are one phrase,
+matched to one hop: otherwise the walk that adds a hop for the second word
+(`highest point` then `elevation` for "high") outscores the one the question
+asks for.
+
 Nothing here is written from a dataset's wording: the words are the
 question's (its entity names masked, English function words left out), the
 relations' words are the graph's (and the user's aliases), and the
@@ -32,6 +38,13 @@ from .vocabulary import RelationVocabulary
 # takes away.  The cosine of unrelated single words in MiniLM's space lies around 0.1-0.3, of a relation's
 # words and a paraphrase of them around 0.5 and up.
 BASELINE = 0.35
+# Two adjacent words are one phrase when some relation is this much closer to the two together than to either
+# alone, and at least PHRASE_AT close (a paraphrase).  Checked on the dev questions of four domains (no model):
+# at 0.1 it joins "high points", "death place", "chief town", "alma mater", "head coach", "release year(s)",
+# "acted films"; at 0.05 also "starred movies" ("who starred movies for the director of X", where "movies" names
+# a hop of its own).  0 joins nothing.
+PHRASE_GAIN = 0.1
+PHRASE_AT = 0.5
 _WORD = re.compile(r"[^\W_]+")
 # English pronouns, modal verbs and the like: they name no relation in any graph ("can you tell me ...")
 _FUNCTION = frozenset("i me my we us our you your he him his she her they them their there can could would "
@@ -56,20 +69,75 @@ def question_words(question: str, topics: Sequence[str]) -> list[str]:
             if w not in STOP_WORDS and w not in _FUNCTION and w != "it" and not w.isdigit()]
 
 
+def _adjacent_pairs(question: str, topics: Sequence[str], words: Sequence[str]) -> list[int]:
+    """Indices i where words[i] and words[i + 1] stand side by side in the question (nothing between them)."""
+    from ..answers.chain_entities import bare_name
+    from .readers import _masked
+
+    masked = _masked(question, [*topics, *filter(None, (bare_name(t) for t in topics))]).casefold()
+    return [i for i in range(len(words) - 1)
+            if re.search(rf"(?<!\w){re.escape(words[i])}\s+{re.escape(words[i + 1])}(?!\w)", masked)]
+
+
+def join_phrases(question: str, topics: Sequence[str], words: list[str], relation_vectors: Any, embedder: Any,
+                 gain: float = PHRASE_GAIN) -> tuple[list[str], Any]:
+    """The words with each adjacent pair that names a relation better than either word alone joined into one.
+
+    A pair is joined when some relation's similarity to the two words
+    together is at least `PHRASE_AT` and `gain` above its similarity to each
+    word alone; of two overlapping pairs, the one that gains more.  Returns
+    the words (phrases in place of their words) and their embeddings.
+    """
+    vectors = embedder.encode(words)
+    pairs = _adjacent_pairs(question, topics, words) if gain > 0 else []
+    if not pairs:
+        return words, vectors
+    together = embedder.encode([f"{words[i]} {words[i + 1]}" for i in pairs])
+    alone = relation_vectors @ vectors.T  # relations x words
+    joint = relation_vectors @ together.T  # relations x pairs
+    gains = {}
+    for k, i in enumerate(pairs):
+        best = int(np.argmax(joint[:, k]))
+        g = float(joint[best, k] - max(alone[best, i], alone[best, i + 1]))
+        if joint[best, k] >= PHRASE_AT and g >= gain:
+            gains[i] = (g, k)
+    joined: set[int] = set()
+    for i, _ in sorted(gains.items(), key=lambda kv: -kv[1][0]):
+        if not {i - 1, i, i + 1} & joined:
+            joined.add(i)
+    out_words, out_vectors, i = [], [], 0
+    while i < len(words):
+        if i in joined:
+            out_words.append(f"{words[i]} {words[i + 1]}")
+            out_vectors.append(together[gains[i][1]])
+            i += 2
+        else:
+            out_words.append(words[i])
+            out_vectors.append(vectors[i])
+            i += 1
+    return out_words, np.stack(out_vectors)
+
+
 def _similarities(question: str, topics: Sequence[str], relations: Sequence[str],
-                  vocabulary: RelationVocabulary | None, embedder: Any) -> tuple[list[str], Any]:
-    """The question's words and the cosine of each relation's words (and aliases) with each (None: nothing to match)."""
+                  vocabulary: RelationVocabulary | None, embedder: Any,
+                  phrase_gain: float = PHRASE_GAIN) -> tuple[list[str], Any]:
+    """The question's words (phrases joined) and each relation's cosine with each (None: nothing to match).
+
+    A relation's text is its words and the user's aliases for it.
+    """
     from .readers import _relation_text
 
     words = question_words(question, topics)
     if embedder is None or not words or not relations:
         return words, None
-    return words, embedder.encode([_relation_text(r, vocabulary) for r in relations]) @ embedder.encode(words).T
+    rel = embedder.encode([_relation_text(r, vocabulary) for r in relations])
+    words, vectors = join_phrases(question, topics, words, rel, embedder, phrase_gain)
+    return words, rel @ vectors.T
 
 
 def hop_alignment(question: str, topics: Sequence[str], plans: Sequence[RelationPlan],
                   vocabulary: RelationVocabulary | None = None, embedder: Any = None,
-                  baseline: float = BASELINE) -> list[float] | None:
+                  baseline: float = BASELINE, phrase_gain: float = PHRASE_GAIN) -> list[float] | None:
     """Each plan's alignment: the sum over its hops of (similarity to the word assigned to it - `baseline`).
 
     Parameters
@@ -79,6 +147,8 @@ def hop_alignment(question: str, topics: Sequence[str], plans: Sequence[Relation
     vocabulary : the user's relation aliases, read with each relation's words.
     embedder : the sentence-embedding model; without one there is no alignment (None is returned).
     baseline : the similarity at which a matched hop neither adds nor takes away.
+    phrase_gain : how much closer two adjacent words must come to a relation together than alone to be matched as
+        one phrase (`join_phrases`); 0 matches every word alone.
 
     Returns
     -------
@@ -88,7 +158,7 @@ def hop_alignment(question: str, topics: Sequence[str], plans: Sequence[Relation
     from scipy.optimize import linear_sum_assignment
 
     relations = sorted({h.relation for p in plans for h in p.hops})
-    _, sim = _similarities(question, topics, relations, vocabulary, embedder)  # relations x words
+    _, sim = _similarities(question, topics, relations, vocabulary, embedder, phrase_gain)  # relations x words
     if sim is None:
         return None
     row = {r: i for i, r in enumerate(relations)}
@@ -103,16 +173,22 @@ def hop_alignment(question: str, topics: Sequence[str], plans: Sequence[Relation
 
 
 def hop_words(question: str, topics: Sequence[str], plan: RelationPlan,
-              vocabulary: RelationVocabulary | None = None, embedder: Any = None) -> list[tuple[str, str, float]]:
+              vocabulary: RelationVocabulary | None = None, embedder: Any = None,
+              among: Sequence[str] = (), phrase_gain: float = PHRASE_GAIN) -> list[tuple[str, str, float]]:
     """For each hop of `plan`, the question word the alignment matched it to and their similarity ("" if none).
 
     What the trace shows a domain expert: which of their words the reading took each hop of its walk from.
+    ``among``: the relations the phrases were judged against (all the walks' relations, as `hop_alignment`
+    judged them; the plan's own when empty).
     """
     from scipy.optimize import linear_sum_assignment
 
-    words, m = _similarities(question, topics, [h.relation for h in plan.hops], vocabulary, embedder)
+    own = [h.relation for h in plan.hops]
+    relations = list(dict.fromkeys([*own, *among]))
+    words, m = _similarities(question, topics, relations, vocabulary, embedder, phrase_gain)
     if m is None:
         return []
+    m = m[[relations.index(r) for r in own]]  # hops x words, one row per hop (a relation walked twice: twice)
     out = [(h.relation, "", 0.0) for h in plan.hops]
     for i, j in zip(*linear_sum_assignment(-m)):
         out[i] = (plan.hops[i].relation, words[j], float(m[i, j]))

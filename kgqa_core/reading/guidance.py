@@ -21,6 +21,7 @@ from .. import progress
 from ..models.interface import BackendCapabilityError
 from ..parameters import param
 from .reading import QuestionReading
+from .alignment import PHRASE_GAIN
 from .readers import QUICK_SURE_AT, READERS, make_reader
 
 SURE_AT = 0.5
@@ -45,12 +46,23 @@ def quick_param() -> Any:
                  min=0.0, max=1.0, advanced=True)
 
 
+def phrase_param() -> Any:
+    return param(PHRASE_GAIN, "paths reader: two side-by-side words of the question that name one relation this "
+                 "much better together than alone (cosine similarity; \"high points\" and highest point) count as one "
+                 "word when the walks' hops are matched to the question's words, so they license one hop, not two. "
+                 "0 matches every word alone.", min=0.0, max=1.0, advanced=True)
+
+
 def reader_spec(params: Any) -> str:
-    """The reader `params` ask for, with its options (``paths:quick=0.9``): what `make_reader` builds and a reading
-    is cached under."""
+    """The reader `params` ask for, with its options (``paths:quick=0.9,phrase_gain=0.1``): what `make_reader` builds
+    and a reading is cached under."""
     name = getattr(params, "reader", "none")
-    quick = getattr(params, "reading_quick_at", None)
-    return f"{name}:quick={quick:g}" if name == "paths" and quick is not None else name
+    if name != "paths":
+        return name
+    options = [f"{key}={value:g}" for key, value in (("quick", getattr(params, "reading_quick_at", None)),
+                                                     ("phrase_gain", getattr(params, "reading_phrase_gain", None)))
+               if value is not None]
+    return f"{name}:{','.join(options)}" if options else name
 
 
 @progress.in_phase(progress.QUESTION_READING)

@@ -39,7 +39,7 @@ import re
 import time
 from typing import Any, Sequence
 
-from .alignment import hop_alignment, hop_words, hop_words_text, weigh
+from .alignment import PHRASE_GAIN, hop_alignment, hop_words, hop_words_text, weigh
 from .paths import relation_paths
 from .reading import QuestionReading, RelationPlan, uses_of
 from .vocabulary import RelationVocabulary
@@ -226,9 +226,10 @@ class ModelPathReader:
     def __init__(self, model: Any, vocabulary: RelationVocabulary | None = None, embedder: Any = None,
                  max_hops: int = 3, permutations: int = 2, listed: bool = True,
                  max_options: int = MAX_OPTIONS, align: float = ALIGN_WEIGHT,
-                 quick: float = QUICK_SURE_AT, quick_options: int = 0) -> None:
+                 quick: float = QUICK_SURE_AT, quick_options: int = 0, phrase_gain: float = PHRASE_GAIN) -> None:
         self.model = model
         self.align = align
+        self.phrase_gain = phrase_gain  # adjacent words naming one relation are one word (`alignment.join_phrases`)
         self.quick = quick
         # walks the quick look scores (0: max_options); when more, a list shows the quick look's best max_options
         self.quick_options = quick_options
@@ -244,8 +245,8 @@ class ModelPathReader:
         plans, scores = self.lexicon.candidates(question, graph, topics)
         if not plans:
             return reading_from_plans(self.name, [], topics, "the graph's paths")
-        aligned_all = hop_alignment(question, topics, plans, self.lexicon.vocabulary, self.lexicon.embedder) \
-            if self.align else None
+        aligned_all = hop_alignment(question, topics, plans, self.lexicon.vocabulary, self.lexicon.embedder,
+                                    phrase_gain=self.phrase_gain) if self.align else None
         quick = not self.listed or self.quick > 0
         listed_as = "the walks were"  # what an unsure quick look hands on to the list
         first: dict[str, int] = {}  # each walk's text once, for the first plan offered that writes it
@@ -282,7 +283,8 @@ class ModelPathReader:
                 f"; the model's reply to the question alone was only {quick_sure:.0%} sure (under "
                 f"{self.quick:.0%}), so {listed_as} listed for it to choose among")
         if aligned_all is not None and reading.plans:
-            matches = hop_words(question, topics, reading.plans[0], self.lexicon.vocabulary, self.lexicon.embedder)
+            matches = hop_words(question, topics, reading.plans[0], self.lexicon.vocabulary, self.lexicon.embedder,
+                                among=sorted({h.relation for p in plans for h in p.hops}), phrase_gain=self.phrase_gain)
             if matches:
                 reading.explanation += f"; its hops and the question's words: {hop_words_text(matches)}"
         reading.seconds = time.perf_counter() - started
@@ -369,7 +371,7 @@ def unlisted_prompt(question: str, topics: Sequence[str], vocabulary: RelationVo
 
 
 READER_OPTIONS = {"permutations": int, "listed": lambda v: str(v).lower() in ("1", "true", "yes"),
-                  "max_options": int, "align": float, "quick": float, "quick_options": int}
+                  "max_options": int, "align": float, "quick": float, "quick_options": int, "phrase_gain": float}
 
 
 def make_reader(name: str, model: Any = None, vocabulary: RelationVocabulary | None = None) -> Any:

@@ -61,6 +61,43 @@ def test_a_hop_no_word_is_left_for_says_so(embedder):
     assert hop_words_text(matches).endswith("capital ~ no word of the question")
 
 
+def test_two_words_that_name_one_relation_license_one_hop_not_two(embedder):
+    """"high points" is `highest point`: it must not also pay for an `elevation` hop through "high"."""
+    q = "what are the high points of states surrounding mississippi"
+    plans = [_plan("borders", "highest point", topic="mississippi"),
+             _plan("borders", "highest point", "elevation", topic="mississippi")]
+    joined = hop_alignment(q, ["mississippi"], plans, embedder=embedder)
+    apart = hop_alignment(q, ["mississippi"], plans, embedder=embedder, phrase_gain=0)
+    assert apart[1] > apart[0], apart  # word by word, "high" pays for the elevation hop
+    assert joined[0] > joined[1] + 0.1, joined  # x ALIGN_WEIGHT 8: over 2.2 times the odds
+    matches = hop_words(q, ["mississippi"], plans[1], embedder=embedder)
+    assert dict((r, w) for r, w, _ in matches)["highest point"] == "high points"
+    assert dict((r, w) for r, w, _ in matches)["elevation"] != "high"
+
+
+def test_words_that_each_name_their_own_hop_stay_apart(embedder):
+    from kgqa_core.reading.alignment import join_phrases, question_words
+
+    relations = ["borders", "capital", "has_city", "directed_by", "starred_actors"]
+    vectors = embedder.encode(relations)
+    for q, topic in [("what are the capital cities of the states which border texas", "texas"),
+                     ("what states border states that border texas", "texas"),
+                     ("who starred movies for the director of Heat", "Heat")]:
+        words = question_words(q, [topic])
+        assert join_phrases(q, [topic], words, vectors, embedder)[0] == words, q
+    # a relation the graph names in two words ("deathPlace") is matched by them together, and only side by side
+    from kgqa_core.reading.readers import _relation_text
+
+    death_place = embedder.encode([_relation_text("deathPlace", None)])
+    q = "what is the death place of Ann"
+    assert join_phrases(q, ["Ann"], question_words(q, ["Ann"]), death_place, embedder)[0] == ["death place"]
+    q = "what place is the death of Ann in"
+    words = question_words(q, ["Ann"])
+    assert join_phrases(q, ["Ann"], words, death_place, embedder)[0] == words == ["place", "death"]
+    assert join_phrases("what is the death place of Ann", ["Ann"], ["death", "place"], death_place, embedder,
+                        gain=0)[0] == ["death", "place"]  # 0 joins nothing
+
+
 def test_no_embedder_or_no_words_means_no_alignment_and_weight_zero_is_the_model():
     assert hop_alignment("who is it", ["x"], [_plan("r")], embedder=None) is None
     assert weigh([0.7, 0.3], [0.0, 1.0], 0.0) == pytest.approx([0.7, 0.3])

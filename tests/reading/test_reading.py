@@ -256,3 +256,26 @@ def test_the_quick_look_setting_is_a_checked_parameter_and_keys_the_reading(smal
     assert first.model_calls and second.model_calls and not third.model_calls  # the third reuses the second's
     assert "read once" in third.note and "read once" not in second.note
     clear_readings()
+
+
+def test_the_phrase_setting_is_a_checked_parameter_of_every_reading_method_and_keys_the_reading(small_model):
+    """``reading_phrase_gain`` is declared by DoG, READS and RoK, checked, recorded, and keys the reading cache."""
+    from kgqa_core.methods.base import MethodRequest, method_spec, run_method
+    from kgqa_core.parameters import ParameterError
+    from kgqa_core.reading.alignment import PHRASE_GAIN
+    from kgqa_core.reading.guidance import clear_readings, reader_spec
+
+    for method in ("dog", "reads", "rok"):
+        assert parse_params(method_spec(method), {}).reading_phrase_gain == PHRASE_GAIN
+        with pytest.raises(ParameterError, match="reading_phrase_gain"):
+            parse_params(method_spec(method), {"reading_phrase_gain": -1})
+    assert reader_spec(parse_params(method_spec("dog"), {"reading_phrase_gain": 0})) == "paths:quick=0.9,phrase_gain=0"
+    clear_readings()
+    ask = dict(graph=PEOPLE, question="what is the ethnicity of Ann's wife", model=small_model, topic_entities=["Ann"])
+    runs = [run_method("dog", MethodRequest(**ask, params={"max_new_tokens": 8, "max_steps": 1,
+                                                           "reading_phrase_gain": g})) for g in (0.0, 0.1, 0.1)]
+    assert [t.parameters["reading_phrase_gain"] for t in runs] == [0.0, 0.1, 0.1]
+    first, second, third = (t.steps[0] for t in runs)
+    assert first.model_calls and second.model_calls and not third.model_calls
+    assert "read once" in third.note and "read once" not in second.note
+    clear_readings()
