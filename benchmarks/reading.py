@@ -14,7 +14,10 @@ the model read per reading, its prompts' and the options' (each reading starts
 from an empty prefix cache; ``--warm``: from the prompts read before, as in a
 session, where the prompts' fixed text is read once).  No
 reader was written from these datasets' questions except ``wording``
-(MetaQA's templates).
+(MetaQA's templates).  ``--phrases-only``: only the questions with two
+side-by-side words the alignment joins into one (`alignment.join_phrases`,
+against the relations of the walks from the topic entities): the questions
+``paths:phrase_gain=0`` can read differently.
 """
 
 from __future__ import annotations
@@ -52,6 +55,22 @@ def walk_plan(graph, plan, limit: int = 5000) -> set[str]:
     return ends
 
 
+def joins_phrases(q, graph) -> list[str]:
+    """The phrases the hop alignment joins in the question (against its walks' relations); [] when none."""
+    from kgqa_core.graph.embeddings import load_embedder
+    from kgqa_core.reading.alignment import join_phrases, question_words
+    from kgqa_core.reading.paths import relation_paths
+    from kgqa_core.reading.readers import _relation_text
+
+    embedder = load_embedder()
+    relations = sorted({h.relation for p in relation_paths(graph, q.topic_entities) for h in p.hops})
+    words = question_words(q.question, q.topic_entities)
+    if embedder is None or not relations or not words:
+        return []
+    vectors = embedder.encode([_relation_text(r, None) for r in relations])
+    return [w for w in join_phrases(q.question, q.topic_entities, words, vectors, embedder)[0] if " " in w]
+
+
 def _norm(s: str) -> str:
     return " ".join(s.casefold().split())
 
@@ -65,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--per-type", type=int, default=10)
     ap.add_argument("--sure-at", type=float, default=0.5)
     ap.add_argument("--show", action="store_true", help="print each question's readings")
+    ap.add_argument("--phrases-only", action="store_true",
+                    help="only questions in which the hop alignment joins two words into one phrase")
     ap.add_argument("--warm", action="store_true",
                     help="keep the prompts read before in the prefix cache, as a session does (one reader per run: "
                          "otherwise one reader's listing serves another's)")
@@ -86,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             taken[q.type] += 1
             graph = q.graph()
+            if args.phrases_only and not joins_phrases(q, graph):
+                continue
             gold = {_norm(a) for a in q.answers}
             want = int(q.type[0]) if q.type[:1].isdigit() else 0
             for n, reader in readers.items():
