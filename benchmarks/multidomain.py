@@ -58,12 +58,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shard", default=None)
     ap.add_argument("--workers", type=int, default=1, help="worker processes per evaluation (eval --workers)")
     ap.add_argument("--runs", default=",".join(RUNS), help="which of the runs: " + ", ".join(RUNS))
+    ap.add_argument("--types", default=",".join(TYPES),
+                    help="question types to run (default up to 3 hops; e.g. 4hop for Wikidata's and geography's longer ones)")
     ap.add_argument("--report", action="store_true",
                     help="after the shards: print the table (runs whatever is still missing, unsharded)")
     args = ap.parse_args(argv)
     rows = []
     for domain in [d for d in args.domains.split(",") if d]:
-        types = [t for t in TYPES if t in load_dataset(DOMAINS[domain]).types]
+        types = [t for t in args.types.split(",") if t in load_dataset(DOMAINS[domain]).types]
         for run, (methods, params) in RUNS.items():
             if run not in args.runs.split(","):
                 continue

@@ -65,12 +65,12 @@ def parse_variant(text: str) -> tuple[str, dict[str, str]]:
     return name, params
 
 
-def questions(domain: str, per_type: int) -> list[Any]:
+def questions(domain: str, per_type: int, types: list[str] = TYPES) -> list[Any]:
     from kgqa_core.eval.dataset import load_dataset
 
     ds = load_dataset(DOMAINS[domain])
     out = []
-    for qtype in TYPES:
+    for qtype in types:
         out += [q for q in ds if q.type == qtype][:per_type]
     return out
 
@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     k, n = args.shard
     index = 0
     for domain in args.domains:
-        for q in questions(domain, args.per_type):
+        for q in questions(domain, args.per_type, args.types):
             index += 1
             if (index - 1) % n != k - 1:
                 continue
@@ -216,6 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--methods", type=_list(list(METHODS), "methods"), default=["dog", "direct", "reads", "rok"])
     ap.add_argument("--domains", type=_list(list(DOMAINS), "domains"), default=list(DOMAINS))
     ap.add_argument("--per-type", type=int, default=2, help="questions of each type per domain")
+    ap.add_argument("--types", type=lambda t: [x for x in t.split(",") if x], default=TYPES,
+                    help="question types, comma-separated (default 1hop,2hop,3hop; 4hop: Wikidata's and geography's longer ones)")
     ap.add_argument("--variant", type=parse_variant, action="append", default=[],
                     help="NAME=PARAM=VALUE[,PARAM=VALUE]: the methods declaring one of the parameters run with them too")
     ap.add_argument("--reask", action="store_true",

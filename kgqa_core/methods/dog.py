@@ -48,7 +48,11 @@ instead: the less sure, the wider the offer):
   that depth is narrowed that way (a chain listing four films of a director
   ran out of steps before it wrote a language).
 * ``stay_at_depth``: a chain as deep as the reading is offered nothing
-  further out; with nothing left it concludes.
+  further out; with nothing left it concludes.  ``past_horizon``: not when
+  the reading's plan is as long as the reader plans at all (3 hops): it saw
+  no further, the question may ask more (Wikidata's 4-hop questions were
+  all answered at their third hop), so the chain may walk on and its
+  answers are where its path ends ("past_horizon:" note).
 * ``question_relations`` / ``hop_order``: each step offers only the
   relations of the reading's plan, each at most as often as planned, each
   hop its own relation; a step where none is left is offered everything
@@ -157,6 +161,11 @@ class DogParams(PromptParams):
         True, "A chain that stands as many hops from the topic entity as the question names (every hop's "
         "relation named, kgqa_core.reading) is offered only triplets within that depth; with none "
         "left it concludes (not in the paper; noted).", advanced=True)
+    past_horizon: bool = param(
+        True, "When the question's reading plans as many hops as the reader can (3: it sees no further), the "
+        "question may ask more: the chain may walk past them (stay_at_depth does not apply) and its answers are "
+        "where its path ends. False: those hops bound the chain like any sure reading's (not in the paper; "
+        "noted).", advanced=True)
     question_relations: bool = param(
         True, "A step offers only triplets of the relations the question's words name, each walked at most as "
         "often on the way from the topic entity as the question names it (the question's reading, kgqa_core.reading), when any "
@@ -226,6 +235,11 @@ def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
             if isinstance(rec.trace.parameters, dict):
                 rec.trace.parameters["max_steps"] = budget
     guidance = DogGuidance.from_reading(reading, params)
+    if guidance.past_horizon:
+        rec.trace.notes.append(
+            f"past_horizon: the question's reading plans {reading.hops} hops, the longest walk the reader sees, so "
+            "the question may ask more: the chain may walk past them (stay_at_depth not applied), and its answers "
+            "are where its path ends")
     _budget_prompt(request, ctx, reading, params, rec)
     describe_context(rec.trace, ctx)
     walk = None
@@ -270,6 +284,7 @@ class DogGuidance:
     question_uses: dict[str, int] = field(default_factory=dict)  # the path whose end may lead the answers
     order: list[str] = field(default_factory=list)
     rank_by_chain: bool = False
+    past_horizon: bool = False  # the reading is open-ended and the chain may walk past its hops
 
     @classmethod
     def from_reading(cls, reading: QuestionReading, params: "DogParams") -> "DogGuidance":
@@ -283,15 +298,17 @@ class DogGuidance:
             return cls(filters)
         hops = reading.hops
         order = list(reading.order) if params.hop_order and reading.uses else []
-        if params.stay_at_depth and reading.uses:
+        past = reading.open_ended and params.past_horizon  # the question may ask more hops than the reader plans
+        if params.stay_at_depth and reading.uses and not past:
             filters.append(WithinDepth(hops))
         if params.question_relations and reading.relations:
             filters.append(PlannedRelations(frozenset(reading.relations), dict(reading.uses), order,
                                             min_depth=hops if params.walk_to_depth else 0))
         walk_out = (WalkOut(hops, first=params.walk_out_first, max_steps=params.max_steps)
                     if params.walk_to_depth else None)
-        return cls(filters, walk_out, hops, dict(reading.uses), list(reading.order) if params.hop_order else [],
-                   params.chain_answers_first)
+        # an open-ended reading's hops are a lower bound: the answers are where the chain's path ends, not at its hop
+        return cls(filters, walk_out, None if past else hops, dict(reading.uses),
+                   list(reading.order) if params.hop_order else [], params.chain_answers_first, past)
 
 
 class _DogRun:

@@ -165,5 +165,6 @@ def record_reading(rec: Any, reading: QuestionReading, sure_at: float) -> None:
 
 
 def step_budget(reading: QuestionReading, floor: int) -> int:
-    """DoG's triplet budget: two per hop the reading says, never below `floor` (the chosen ``max_steps``)."""
-    return max(floor, 2 * reading.hops)
+    """DoG's triplet budget: two per hop the reading says (one hop more when it is open-ended), never below `floor`
+    (the chosen ``max_steps``)."""
+    return max(floor, 2 * (reading.hops + int(reading.open_ended)))

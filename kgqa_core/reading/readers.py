@@ -199,7 +199,7 @@ class LexiconReader:
         weights = [math.exp((s - top) / _LEXICON_TEMPERATURE) for s in scores]
         z = sum(weights)
         reading = reading_from_plans(self.name, _grouped(plans, [w / z for w in weights])[:MAX_OPTIONS], topics,
-                                     "closest relation names")
+                                     "closest relation names").at_horizon(self.max_hops)
         reading.seconds = time.perf_counter() - started
         return reading
 
@@ -282,6 +282,7 @@ class ModelPathReader:
                 f"{self.quick:.0%} needed), so the walks were not listed" if len(looks) == 1 else
                 f"; the model's reply to the question alone was only {quick_sure:.0%} sure (under "
                 f"{self.quick:.0%}), so {listed_as} listed for it to choose among")
+        reading.at_horizon(self.lexicon.max_hops)
         if aligned_all is not None and reading.plans:
             matches = hop_words(question, topics, reading.plans[0], self.lexicon.vocabulary, self.lexicon.embedder,
                                 among=sorted({h.relation for p in plans for h in p.hops}), phrase_gain=self.phrase_gain)

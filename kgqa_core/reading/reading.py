@@ -71,7 +71,10 @@ class QuestionReading:
     ``hops`` is 0 when the reader could not tell.  ``relations`` are those the
     question asks to walk, ``uses`` how many hops each accounts for (empty
     when some hop's relation is unknown) and ``order`` the relation of each
-    hop from the topic entity out (empty when unknown).
+    hop from the topic entity out (empty when unknown).  ``open_ended``: the
+    best plan is as long as the reader plans at most, so the question may ask
+    more hops than it could see; ``hops`` is then a lower bound (a method may
+    walk past it, never stop short of it).
     """
 
     reader: str
@@ -87,6 +90,14 @@ class QuestionReading:
     seconds: float = 0.0
     forward_passes: int = 0  # the model's forward passes the reading took
     calls: list[Any] = field(default_factory=list)  # the model calls the reader made (trace ModelCall records)
+    open_ended: bool = False  # the plan reaches the reader's longest walk: the question may ask more hops
+
+    def at_horizon(self, max_hops: int) -> "QuestionReading":
+        """This reading, marked open-ended (and said so) when its plan is `max_hops` long: the reader saw no further."""
+        if self.read and self.hops >= max_hops and not self.open_ended:
+            self.open_ended = True
+            self.explanation += f"; {max_hops} hops is the longest walk the reader plans, so the question may ask more"
+        return self
 
     @classmethod
     def unread(cls, why: str = "the question was not read (the paper's algorithm)") -> "QuestionReading":

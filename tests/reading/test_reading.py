@@ -110,6 +110,69 @@ def test_an_unsure_reading_never_narrows_a_step():
         "skip_restatements"]
 
 
+CHAIN4 = KnowledgeGraph.from_triplets([  # a fact chain four hops long (as Wikidata's 4-hop questions walk)
+    ("Ford Australia", "founded by", "Henry Ford"), ("Henry Ford", "child company", "Ford Motor Company"),
+    ("Ford Motor Company", "headquarters", "Dearborn"), ("Dearborn", "continent", "North America"),
+    ("Ford Australia", "country", "Australia"),
+], name="chain4")
+
+
+def test_a_reading_as_long_as_the_reader_plans_is_open_ended_and_a_shorter_one_is_not():
+    reader = LexiconReader(embedder=load_embedder(), max_hops=2)  # a reader that sees two hops at most
+    far = reader.read("in which continent is the headquarters of the child company of the founder of Ford Australia",
+                      CHAIN4, ["Ford Australia"])
+    assert far.hops == 2 and far.open_ended, far.explanation
+    assert "2 hops is the longest walk the reader plans" in far.explanation
+    assert far.to_dict()["open_ended"] is True
+    near = reader.read("who founded Ford Australia", CHAIN4, ["Ford Australia"])
+    assert near.hops == 1 and not near.open_ended and "longest walk" not in near.explanation
+    assert not LexiconReader(embedder=load_embedder()).read(  # the default reader plans three hops
+        "in which continent is the headquarters of the child company of the founder of Ford Australia", CHAIN4,
+        ["Ford Australia"]).open_ended or far.hops == 3
+    again = QuestionReading("paths", hops=3, explanation="x").at_horizon(3).at_horizon(3)
+    assert again.open_ended and again.explanation.count("longest walk") == 1  # said once however often it is asked
+
+
+def test_an_open_ended_sure_reading_lets_the_chain_walk_past_its_hops():
+    from kgqa_core.methods.dog import DogGuidance, DogParams
+    from kgqa_core.reading.guidance import step_budget
+
+    sure = QuestionReading("paths", hops=3, confidence=0.95, sure=True, relations=["a", "b", "c"],
+                           uses={"a": 1, "b": 1, "c": 1}, order=["a", "b", "c"], open_ended=True)
+    g = DogGuidance.from_reading(sure, DogParams())
+    assert [f.name for f in g.filters] == ["skip_restatements", "question_relations"]  # no stay_at_depth
+    assert g.past_horizon and g.hops is None and g.walk_out.min_depth == 3  # at least its hops, answers at the end
+    assert step_budget(sure, 4) == 8  # two triplets a hop, one hop past the plan
+    closed = DogGuidance.from_reading(sure, parse_params(DogParams, {"past_horizon": "false"}))
+    assert [f.name for f in closed.filters] == ["skip_restatements", "stay_at_depth", "question_relations"]
+    assert not closed.past_horizon and closed.hops == 3
+
+
+def test_dog_says_when_the_chain_may_walk_past_the_readings_hops(small_model, monkeypatch):
+    from kgqa_core.methods.base import MethodRequest, run_method
+    from kgqa_core.reading import guidance
+    from kgqa_core.reading.readers import LexiconReader
+
+    # the lexicon reader with a two-hop horizon (the shipped readers see three): the chain is four hops long
+    monkeypatch.setattr(guidance, "make_reader", lambda *a, **k: LexiconReader(embedder=load_embedder(), max_hops=2))
+    guidance.clear_readings()
+    question = "in which continent is the headquarters of the child company of the founder of Ford Australia"
+    ask = dict(graph=CHAIN4, question=question, model=small_model, topic_entities=["Ford Australia"])
+    both = [run_method("dog", MethodRequest(**ask, params={"reader": "lexicon", "reading_sure_at": 0,
+                                                             "max_new_tokens": 48, "past_horizon": past}))
+            for past in (True, False)]
+    for trace in both:
+        assert not trace.error, trace.error
+    opened, closed = (" ".join(t.notes) for t in both)
+    assert "past_horizon: the question's reading plans 2 hops" in opened and "past_horizon" not in closed
+    assert "max_steps 6 from the question's reading" in opened  # one hop's triplets more than the plan's
+    assert both[0].parameters["past_horizon"] is True and both[1].parameters["past_horizon"] is False
+    # the chain stood at least two hops out, as the reading says, and was never held there
+    narrowed = " ".join(s.note for t in both[:1] for s in t.steps)
+    assert "stay_at_depth" not in narrowed
+    guidance.clear_readings()
+
+
 DOMAINS = sorted((ROOT / "datasets" / "multidomain").glob("*_dev.jsonl"))  # each line names its relation path
 
 
