@@ -255,9 +255,12 @@ def _print_setup(trace) -> None:
     reading = trace.extra.get("reading")
     if isinstance(reading, dict) and reading.get("explanation"):
         print(f"question reading ({one_line(str(reading.get('reader', '?')))}): {one_line(str(reading['explanation']))}")
-    budget = next((n for n in trace.notes if isinstance(n, str) and n.startswith("prompt budget:")), None)
-    if budget:  # how many graph triplets the prompt showed, and why (DoG's smaller prompt for a sure reading)
-        print(one_line(budget))
+    for head in ("prompt budget:", "past_horizon:"):
+        # how many graph triplets the prompt showed, and why (DoG's smaller prompt for a sure reading); whether
+        # the chain could walk past a reading that saw no further
+        note = next((n for n in trace.notes if isinstance(n, str) and n.startswith(head)), None)
+        if note:
+            print(one_line(note))
 
 
 def _gold_verdict(trace) -> str:

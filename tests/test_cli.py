@@ -126,6 +126,26 @@ def test_show_rejects_a_non_trace(tmp_path, capsys):
     assert "not a trace" in capsys.readouterr().err
 
 
+def test_ask_says_when_a_reading_saw_no_further_and_the_chain_may_walk_past_it(tmp_path):
+    """A three-hop plan is all a reader sees: ``ask`` and ``show`` say the chain was not held to it."""
+    graph = tmp_path / "chain.tsv"
+    graph.write_text("Acme\tfounded by\tHenry Ford\nHenry Ford\tplace of birth\tDearborn\n"
+                     "Dearborn\tcontinent\tNorth America\nNorth America\thighest point\tDenali\n")
+    out = tmp_path / "trace.json"
+    common = ["--graph", str(graph), "--question", "what is the continent of the place of birth of the founder of Acme",
+              "--topic", "Acme", "--method", "dog", "--model", "smollm2-135m", "--param", "reader=lexicon",
+              "--param", "reading_sure_at=0", "--param", "max_new_tokens=32"]
+    proc = run_cli("ask", *common, "--trace-out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "3 hops is the longest walk the reader plans" in proc.stdout
+    assert "past_horizon: the question's reading plans 3 hops" in proc.stdout
+    trace = load_trace(out)
+    assert trace.extra["reading"]["open_ended"] is True and trace.parameters["past_horizon"] is True
+    assert "past_horizon: the question's reading plans 3 hops" in run_cli("show", str(out)).stdout
+    closed = run_cli("ask", *common, "--param", "past_horizon=false")
+    assert closed.returncode == 0 and "past_horizon:" not in closed.stdout
+
+
 def test_ask_sets_the_smaller_prompt_of_a_sure_reading_and_prints_why(graph_file, tmp_path):
     """Issue 32 from the command line: the budget's parameters, the trace's record and the summary's line."""
     out = tmp_path / "trace.json"
