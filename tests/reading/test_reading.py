@@ -302,37 +302,27 @@ def test_the_reading_prompts_fixed_text_comes_first_and_a_session_reads_it_once(
     assert m.counter.prefix_tokens_reused - before >= 2 * 60  # each look's instructions, read once per session
 
 
-def test_the_quick_look_setting_is_a_checked_parameter_and_keys_the_reading(small_model):
-    """``reading_quick_at`` is recorded in the trace; a reading made under one setting is not reused under another."""
+@pytest.mark.parametrize("name, bad, values", [("reading_quick_at", 2, (0.0, 1.0, 1.0)),
+                                               ("reading_phrase_gain", -1, (0.0, 0.1, 0.1))])
+def test_a_reader_setting_is_a_checked_parameter_and_keys_the_reading(small_model, name, bad, values):
+    """A reader's setting is declared by DoG, READS and RoK, checked, recorded in the trace, and keys the session's
+    readings: a reading made under one setting is not reused under another."""
     from kgqa_core.methods.base import MethodRequest, method_spec, run_method
     from kgqa_core.parameters import ParameterError
-    from kgqa_core.reading.guidance import clear_readings
-
-    with pytest.raises(ParameterError, match="reading_quick_at"):
-        parse_params(method_spec("dog"), {"reading_quick_at": 2})
-    clear_readings()
-    ask = dict(graph=PEOPLE, question="what is the ethnicity of Ann's wife", model=small_model, topic_entities=["Ann"])
-    runs = [run_method("dog", MethodRequest(**ask, params={"max_new_tokens": 8, "max_steps": 1,
-                                                           "reading_quick_at": q})) for q in (0.0, 1.0, 1.0)]
-    assert [t.parameters["reading_quick_at"] for t in runs] == [0.0, 1.0, 1.0]
-    first, second, third = (t.steps[0] for t in runs)
-    assert first.model_calls and second.model_calls and not third.model_calls  # the third reuses the second's
-    assert "read once" in third.note and "read once" not in second.note
-    clear_readings()
-
-
-def test_the_phrase_setting_is_a_checked_parameter_of_every_reading_method_and_keys_the_reading(small_model):
-    """``reading_phrase_gain`` is declared by DoG, READS and RoK, checked, recorded, and keys the reading cache."""
-    from kgqa_core.methods.base import MethodRequest, method_spec, run_method
-    from kgqa_core.parameters import ParameterError
-    from kgqa_core.reading.alignment import PHRASE_GAIN
     from kgqa_core.reading.guidance import clear_readings, reader_spec
 
     for method in ("dog", "reads", "rok"):
-        assert parse_params(method_spec(method), {}).reading_phrase_gain == PHRASE_GAIN
-        with pytest.raises(ParameterError, match="reading_phrase_gain"):
-            parse_params(method_spec(method), {"reading_phrase_gain": -1})
+        with pytest.raises(ParameterError, match=name):
+            parse_params(method_spec(method), {name: bad})
     assert reader_spec(parse_params(method_spec("dog"), {"reading_phrase_gain": 0})) == "paths:quick=0.9,phrase_gain=0"
+    clear_readings()
+    ask = dict(graph=PEOPLE, question="what is the ethnicity of Ann's wife", model=small_model, topic_entities=["Ann"])
+    runs = [run_method("dog", MethodRequest(**ask, params={"max_new_tokens": 8, "max_steps": 1, name: v}))
+            for v in values]
+    assert [t.parameters[name] for t in runs] == list(values)
+    first, second, third = (t.steps[0] for t in runs)
+    assert first.model_calls and second.model_calls and not third.model_calls  # the third reuses the second's
+    assert "read once" in third.note and "read once" not in second.note
     clear_readings()
     ask = dict(graph=PEOPLE, question="what is the ethnicity of Ann's wife", model=small_model, topic_entities=["Ann"])
     runs = [run_method("dog", MethodRequest(**ask, params={"max_new_tokens": 8, "max_steps": 1,
