@@ -48,11 +48,15 @@ instead: the less sure, the wider the offer):
   that depth is narrowed that way (a chain listing four films of a director
   ran out of steps before it wrote a language).
 * ``stay_at_depth``: a chain as deep as the reading is offered nothing
-  further out; with nothing left it concludes.  ``past_horizon``: not when
-  the reading's plan is as long as the reader plans at all (3 hops): it saw
-  no further, the question may ask more (Wikidata's 4-hop questions were
-  all answered at their third hop), so the chain may walk on and its
-  answers are where its path ends ("past_horizon:" note).
+  further out; with nothing left it concludes.  ``past_horizon``: when the
+  reading's plan is as long as the reader plans at all (3 hops), it saw no
+  further and the question may ask more, so the entities the chain's path
+  reaches at the plan's last hop do not go before the model's own answers
+  (Wikidata's 4-hop questions were all answered with their third hop's
+  entity, the model's right answer behind it); the chain still stops at
+  the plan's depth (offered one more hop from its farthest entities, the
+  1.5B took wrong ones and walked on in 3-hop questions: measured, not
+  kept).  A "past_horizon:" note says so.
 * ``question_relations`` / ``hop_order``: each step offers only the
   relations of the reading's plan, each at most as often as planned, each
   hop its own relation; a step where none is left is offered everything
@@ -163,9 +167,10 @@ class DogParams(PromptParams):
         "left it concludes (not in the paper; noted).", advanced=True)
     past_horizon: bool = param(
         True, "When the question's reading plans as many hops as the reader can (3: it sees no further), the "
-        "question may ask more: the chain may walk past them (stay_at_depth does not apply) and its answers are "
-        "where its path ends. False: those hops bound the chain like any sure reading's (not in the paper; "
-        "noted).", advanced=True)
+        "question may ask more: the answers the chain's path reaches at those hops do not lead, so the model's "
+        "answer line (which may name the next hop's entity) keeps its order, and the step budget has one hop "
+        "more. False: the path's entities at those hops lead, as for any sure reading (not in the paper; noted).",
+        advanced=True)
     question_relations: bool = param(
         True, "A step offers only triplets of the relations the question's words name, each walked at most as "
         "often on the way from the topic entity as the question names it (the question's reading, kgqa_core.reading), when any "
@@ -238,8 +243,8 @@ def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
     if guidance.past_horizon:
         rec.trace.notes.append(
             f"past_horizon: the question's reading plans {reading.hops} hops, the longest walk the reader sees, so "
-            "the question may ask more: the chain may walk past them (stay_at_depth not applied), and its answers "
-            "are where its path ends")
+            f"the question may ask more: the entities the chain's path reaches at hop {reading.hops} are not put "
+            "before the model's own answers")
     _budget_prompt(request, ctx, reading, params, rec)
     describe_context(rec.trace, ctx)
     walk = None
@@ -284,7 +289,7 @@ class DogGuidance:
     question_uses: dict[str, int] = field(default_factory=dict)  # the path whose end may lead the answers
     order: list[str] = field(default_factory=list)
     rank_by_chain: bool = False
-    past_horizon: bool = False  # the reading is open-ended and the chain may walk past its hops
+    past_horizon: bool = False  # the reading is open-ended: its hops do not decide which answers lead
 
     @classmethod
     def from_reading(cls, reading: QuestionReading, params: "DogParams") -> "DogGuidance":
@@ -299,7 +304,7 @@ class DogGuidance:
         hops = reading.hops
         order = list(reading.order) if params.hop_order and reading.uses else []
         past = reading.open_ended and params.past_horizon  # the question may ask more hops than the reader plans
-        if params.stay_at_depth and reading.uses and not past:
+        if params.stay_at_depth and reading.uses:
             filters.append(WithinDepth(hops))
         if params.question_relations and reading.relations:
             filters.append(PlannedRelations(frozenset(reading.relations), dict(reading.uses), order,
