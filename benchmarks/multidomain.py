@@ -8,7 +8,8 @@ Run from the repository root, one process per core (resumable; the same --out ex
 
 Domains (datasets/multidomain, built by `python -m kgqa_core.datasets`; README there): DBpedia (MLPQ
 dev, 2-3 hops), US geography (GeoQuery), Wikidata fact chains (MQuAKE), and MetaQA's whole KB.  Each
-question is asked over its domain's whole graph.  Types up to 3 hops (the readers plan at most 3).
+question is asked over its domain's whole graph.  Types up to 3 hops by default (the readers plan at most 3);
+``--types 1hop,2hop,3hop,4hop`` adds the longer ones (Wikidata's, geography's one).
 ``dog`` runs with the workbench defaults, ``dog-paper`` with ``preset=paper`` (a second eval folder).
 The report prints one table: per domain and method, n, Hits@1, F1, ill-triplet rate, p50 seconds,
 and the medians of the prompt tokens the model read beyond its cached prefix and of the tokens it wrote
