@@ -256,8 +256,8 @@ def _print_setup(trace) -> None:
     if isinstance(reading, dict) and reading.get("explanation"):
         print(f"question reading ({one_line(str(reading.get('reader', '?')))}): {one_line(str(reading['explanation']))}")
     for head in ("prompt budget:", "past_horizon:"):
-        # how many graph triplets the prompt showed, and why (DoG's smaller prompt for a sure reading); whether
-        # the chain could walk past a reading that saw no further
+        # how many graph triplets the prompt showed, and why (DoG's smaller prompt for a sure reading); a reading
+        # that saw no further than its hops, so they do not decide which answers lead (DoG's past_horizon)
         note = next((n for n in trace.notes if isinstance(n, str) and n.startswith(head)), None)
         if note:
             print(one_line(note))
