@@ -56,7 +56,8 @@ instead: the less sure, the wider the offer):
   entity, the model's right answer behind it); the chain still stops at
   the plan's depth (offered one more hop from its farthest entities, the
   1.5B took wrong ones and walked on in 3-hop questions: measured, not
-  kept).  A "past_horizon:" note says so.
+  kept).  A "past_horizon:" note says so.  With either setting, an
+  open-ended reading's step budget (``auto_steps``) has one hop more.
 * ``question_relations`` / ``hop_order``: each step offers only the
   relations of the reading's plan, each at most as often as planned, each
   hop its own relation; a step where none is left is offered everything
@@ -148,7 +149,8 @@ class DogParams(PromptParams):
         "less sure the reading, the less a step is narrowed; a step with none of them is offered everything. "
         "0: an unsure reading narrows nothing (not in the paper; noted).", min=0.0, max=1.0, advanced=True)
     auto_steps: bool = param(
-        True, "Raise max_steps to two triplets per hop the question names (the question's reading, kgqa_core.reading); noted.",
+        True, "Raise max_steps to two triplets per hop the question names (the question's reading, kgqa_core.reading; one "
+        "hop more when the reading is as long as the reader plans, 3 hops); noted.",
         advanced=True)
     walk_to_depth: bool = param(
         True, "A chain that writes its answer line fewer hops from the topic entity than the question names "
@@ -168,8 +170,8 @@ class DogParams(PromptParams):
     past_horizon: bool = param(
         True, "When the question's reading plans as many hops as the reader can (3: it sees no further), the "
         "question may ask more: the answers the chain's path reaches at those hops do not lead, so the model's "
-        "answer line (which may name the next hop's entity) keeps its order, and the step budget has one hop "
-        "more. False: the path's entities at those hops lead, as for any sure reading (not in the paper; noted).",
+        "answer line (which may name the next hop's entity) keeps its order. False: the path's entities at those "
+        "hops lead, as for any sure reading (not in the paper; noted).",
         advanced=True)
     question_relations: bool = param(
         True, "A step offers only triplets of the relations the question's words name, each walked at most as "

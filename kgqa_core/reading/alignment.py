@@ -51,6 +51,14 @@ _FUNCTION = frozenset("i me my we us our you your he him his she her they them t
                       "will shall should may might must please all any some many much also".split())
 
 
+def _without_topics(question: str, topics: Sequence[str]) -> str:
+    """The question, casefolded, with its topic entities' names (and their bare names) replaced by 'it'."""
+    from ..answers.chain_entities import bare_name
+    from .readers import _masked
+
+    return _masked(question, [*topics, *filter(None, (bare_name(t) for t in topics))]).casefold()
+
+
 def question_words(question: str, topics: Sequence[str]) -> list[str]:
     """The question's content words in order, with its topic entities' names left out.
 
@@ -61,20 +69,13 @@ def question_words(question: str, topics: Sequence[str]) -> list[str]:
     >>> question_words("which state has the capital Atlanta", ["atlanta, georgia"])  # the graph's qualifier aside
     ['state', 'capital']
     """
-    from ..answers.chain_entities import bare_name
-    from .readers import _masked
-
-    masked = _masked(question, [*topics, *filter(None, (bare_name(t) for t in topics))])
-    return [w for w in _WORD.findall(masked.casefold())
+    return [w for w in _WORD.findall(_without_topics(question, topics))
             if w not in STOP_WORDS and w not in _FUNCTION and w != "it" and not w.isdigit()]
 
 
 def _adjacent_pairs(question: str, topics: Sequence[str], words: Sequence[str]) -> list[int]:
     """Indices i where words[i] and words[i + 1] stand side by side in the question (nothing between them)."""
-    from ..answers.chain_entities import bare_name
-    from .readers import _masked
-
-    masked = _masked(question, [*topics, *filter(None, (bare_name(t) for t in topics))]).casefold()
+    masked = _without_topics(question, topics)
     return [i for i in range(len(words) - 1)
             if re.search(rf"(?<!\w){re.escape(words[i])}\s+{re.escape(words[i + 1])}(?!\w)", masked)]
 
