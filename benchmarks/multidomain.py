@@ -34,6 +34,7 @@ from kgqa_core.eval.runner import load_results, run_eval  # noqa: E402
 
 DOMAINS = {name: ROOT / path for name, path in DEV_DOMAINS.items()}
 TYPES = ["1hop", "2hop", "3hop"]
+ALL_TYPES = TYPES + ["4hop"]  # the dev domains' types (4-hop: Wikidata's and geography's longer questions)
 # "previous": DoG without this session's pieces (issue 32's terse examples, free-text cap and embedding pool;
 # issue 29's skip_restatements), to show what they changed on the same questions in one run
 PREVIOUS = {"prompt_examples": "paper", "free_text_cap": 0, "context_pool": 0, "skip_restatements": False}
@@ -64,6 +65,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--report", action="store_true",
                     help="after the shards: print the table (runs whatever is still missing, unsharded)")
     args = ap.parse_args(argv)
+    unknown = [t for t in args.types.split(",") if t and t not in ALL_TYPES]
+    if unknown or not args.types.strip(","):
+        ap.error(f"--types {args.types!r}: choose from {', '.join(ALL_TYPES)}")
     rows = []
     for domain in [d for d in args.domains.split(",") if d]:
         types = [t for t in args.types.split(",") if t in load_dataset(DOMAINS[domain]).types]

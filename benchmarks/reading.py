@@ -58,17 +58,12 @@ def walk_plan(graph, plan, limit: int = 5000) -> set[str]:
 def joins_phrases(q, graph) -> list[str]:
     """The phrases the hop alignment joins in the question (against its walks' relations); [] when none."""
     from kgqa_core.graph.embeddings import load_embedder
-    from kgqa_core.reading.alignment import join_phrases, question_words
+    from kgqa_core.reading.alignment import _similarities
     from kgqa_core.reading.paths import relation_paths
-    from kgqa_core.reading.readers import _relation_text
 
-    embedder = load_embedder()
     relations = sorted({h.relation for p in relation_paths(graph, q.topic_entities) for h in p.hops})
-    words = question_words(q.question, q.topic_entities)
-    if embedder is None or not relations or not words:
-        return []
-    vectors = embedder.encode([_relation_text(r, None) for r in relations])
-    return [w for w in join_phrases(q.question, q.topic_entities, words, vectors, embedder)[0] if " " in w]
+    words, _ = _similarities(q.question, q.topic_entities, relations, None, load_embedder())  # as the reader does
+    return [w for w in words if " " in w]
 
 
 def _norm(s: str) -> str:
