@@ -255,9 +255,12 @@ def _print_setup(trace) -> None:
     reading = trace.extra.get("reading")
     if isinstance(reading, dict) and reading.get("explanation"):
         print(f"question reading ({one_line(str(reading.get('reader', '?')))}): {one_line(str(reading['explanation']))}")
-    for head in ("prompt budget:", "past_horizon:"):
+    from .answers.meeting import NOTE_HEAD
+
+    for head in ("prompt budget:", "past_horizon:", NOTE_HEAD):
         # how many graph triplets the prompt showed, and why (DoG's smaller prompt for a sure reading); a reading
-        # that saw no further than its hops, so they do not decide which answers lead (DoG's past_horizon)
+        # that saw no further than its hops, so they do not decide which answers lead (DoG's past_horizon); the
+        # answers that meet more of the question's entities, which lead (meet_topics)
         note = next((n for n in trace.notes if isinstance(n, str) and n.startswith(head)), None)
         if note:
             print(one_line(note))

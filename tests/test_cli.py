@@ -162,3 +162,25 @@ def test_ask_sets_the_smaller_prompt_of_a_sure_reading_and_prints_why(graph_file
     assert f"prompt budget: 2 of {budget['of']} triplets shown" in proc.stdout
     shown = run_cli("show", str(out))  # the saved trace says the same
     assert shown.returncode == 0 and f"prompt budget: 2 of {budget['of']} triplets shown" in shown.stdout
+
+
+def test_ask_and_show_say_which_answers_meet_both_of_the_questions_entities(tmp_path):
+    """Two topic entities: the answers linked to both lead, and ``ask``/``show`` print why."""
+    from kgqa_core.answers.meeting import NOTE_HEAD
+
+    from tests.answers.orchestras import TRIPLETS
+
+    graph = tmp_path / "orchestras.tsv"
+    graph.write_text("".join(f"{h}\t{r}\t{t}\n" for h, r, t in TRIPLETS), encoding="utf-8")
+    out = tmp_path / "trace.json"
+    common = ["--graph", str(graph), "--question", "who plays the oboe in the Oslo Philharmonic?",
+              "--topic", "Oslo Philharmonic", "--topic", "oboe", "--method", "dog", "--model", "smollm2-135m",
+              "--param", "reader=lexicon", "--param", "reading_sure_at=0", "--param", "max_new_tokens=48"]
+    proc = run_cli("ask", *common, "--trace-out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert NOTE_HEAD in proc.stdout and "have a triplet with 2 of them and lead" in proc.stdout
+    answer = next(line for line in proc.stdout.splitlines() if line.startswith("answer:"))
+    assert answer.split(": ", 1)[1].split(", ")[:2] in (["Ann Berg", "Cy Rossi"], ["Cy Rossi", "Ann Berg"])
+    assert NOTE_HEAD in run_cli("show", str(out)).stdout
+    off = run_cli("ask", *common, "--param", "meet_topics=false")
+    assert off.returncode == 0 and NOTE_HEAD not in off.stdout

@@ -153,7 +153,7 @@ def resolve_answers(
     texts: Sequence[str], graph: Any, topics: Sequence[str] = (), notes: list[str] | None = None,
     *, complete_from: Sequence[Any] | None = None, hops: int | None = None, rank_by_chain: bool = False,
     question_uses: Mapping[str, int] | None = None, question_order: Sequence[str] = (),
-    chain_entities: Sequence[str] | None = None, question: str = "",
+    chain_entities: Sequence[str] | None = None, question: str = "", meet_topics: bool = False,
 ) -> list[Answer]:
     """Each parsed answer, linked to an entity the chain reached or else to a graph entity.
 
@@ -185,6 +185,11 @@ def resolve_answers(
     ("* A, B, and C") becomes those answers, in order (`split_listed_answer`).
     An answer that is one of the question's `topics` is ranked after the
     others (`topic_entities_last`), with a line in `notes`.
+
+    With `meet_topics`, last, the answers linked by a triplet to more of the
+    question's `topics` lead, and answers the graph added that are linked to
+    fewer are left out (`kgqa_core.answers.meeting`; only for a question with
+    two or more entities), noted.
     """
     from ..answers.chain_entities import embedding_similarity, map_to_chain, repeats_question
     from ..graph.linking import resolve_entity, split_listed_answer
@@ -270,6 +275,14 @@ def resolve_answers(
             if notes is not None:
                 notes.append(completion.note)
             out = non_entities_last(out)
+    if meet_topics:
+        from ..answers.meeting import meet_topics as meet
+
+        meeting = meet(out, graph, topics)
+        if meeting is not None:
+            out = meeting.answers
+            if notes is not None:
+                notes.append(meeting.note)
     return out
 
 

@@ -75,10 +75,17 @@ shows a sure reading's planned triplets first in a smaller prompt context
 (`kgqa_core.decoding.prompt_budget`; a "prompt budget:" note and
 ``trace.extra["prompt_budget"]`` say how many and why).
 
+A question that names two or more graph entities ("which musician of the
+orchestra is from Italy") asks for what they share: ``meet_topics`` ranks
+the answers by how many of them each has a triplet with, and leaves out
+the graph-added ones linked to fewer (`kgqa_core.answers.meeting`; a note
+starting "answers where the question's entities meet:").
+
 Each narrowing is said on its step, with the relations it left out, and
 summed up in the trace's notes.  ``preset=paper`` turns all of them off
 (and the other deviations: the paper's trie keeps repeats, offers no
-reverse readings, forces no conclusion and completes no answers).
+reverse readings, forces no conclusion, completes no answers and ranks
+none by the question's other entities).
 
 Chains are ranked by the paper's chain score, a sum of log-probabilities,
 which favours shorter chains when finished chains of different lengths are
@@ -190,6 +197,11 @@ class DogParams(PromptParams):
         True, "With complete_answers: the answers the chain's path reaches at the question's hops lead; the "
         "model's answers it does not reach are ranked after, and when it reaches none of them the path's end "
         "comes first (not in the paper; noted).", advanced=True)
+    meet_topics: bool = param(
+        True, "When the question names two or more graph entities, the answers with a triplet to more of them "
+        "lead, and answers the graph added (complete_answers) with fewer are left out: \"which musician of the "
+        "orchestra is from Italy\" asks for the members who are Italian (not in the paper; "
+        "kgqa_core.answers.meeting; noted).", advanced=True)
     gq_scope: str = param(
         "graph", "graph: G_q grows over the whole graph (hubs cut to walk_cap), so a chain may write triplets the "
         "prompt did not show; prompt: G_q stays inside the prompt's pruned context.", choices=("graph", "prompt"),
@@ -223,7 +235,7 @@ class DogParams(PromptParams):
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {"paper": {
         "reader": "none", "auto_steps": False, "walk_to_depth": False, "walk_out_first": False,
         "stay_at_depth": False, "question_relations": False, "hop_order": False, "complete_answers": False,
-        "chain_answers_first": False, "force_conclusion": False, "repeat_triplets": True,
+        "chain_answers_first": False, "meet_topics": False, "force_conclusion": False, "repeat_triplets": True,
         "reverse_readings": False, "skip_restatements": False, "unsure_relations": 0.0, "context_pool": 0,
         "prompt_examples": "paper", "free_text_cap": 0, "sure_context_triplets": 0}}
 
@@ -548,7 +560,7 @@ class _DogRun:
                                             question_order=g.order,
                                             chain_entities=[e for t in graph.triplets_by_ids(best.chain)
                                                             for e in (t.head, t.tail)],
-                                            question=self.request.question)
+                                            question=self.request.question, meet_topics=self.params.meet_topics)
             trace.raw_output = self.ctx.prompt.assistant_prefix + best.text
             trace.extra["best_beam"] = best.beam_id
             trace.extra["stop"] = best.stop

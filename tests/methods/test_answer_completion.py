@@ -43,3 +43,35 @@ def test_completion_adds_exactly_the_graphs_missing_entities_after_the_models_an
     expected = complete_from_last_triplet(own, CAST.triplet(last.triplet_id), CAST, ["Heat"]) if last else None
     assert [a.text for a in added] == (expected.added if expected else [])
     assert any(n.startswith("answers completed from the graph") for n in on.notes) == bool(added)
+
+
+def test_dog_answers_where_the_questions_two_entities_meet_and_the_switch_and_preset_turn_it_off(backend_model):
+    """The question names an orchestra and an instrument: the chain's completed list (every member) is
+    ranked by the graph's links to both, and members who play something else, added by the graph, are left out."""
+    from kgqa_core.answers.meeting import NOTE_HEAD, linked_topics
+
+    from tests.answers.orchestras import GRAPH
+
+    topics = ["Oslo Philharmonic", "oboe"]
+
+    def ask(**extra):
+        params = {"max_new_tokens": 48, "reader": "lexicon", "reading_sure_at": 0, **extra}
+        return run_method("dog", MethodRequest(graph=GRAPH, question="who plays the oboe in the Oslo Philharmonic?",
+                                               model=backend_model, topic_entities=topics, params=params))
+
+    for _ in range(2):  # a second question in the same process answers the same way
+        on = ask()
+        assert not on.error, on.error
+        assert on.parameters["meet_topics"] is True
+        assert any(n.startswith(NOTE_HEAD) for n in on.notes), on.notes
+        links = linked_topics(GRAPH, [a.entity for a in on.answers if a.entity], topics)
+        counts = [len(links[a.entity]) for a in on.answers if a.entity and a.entity not in topics]
+        assert counts == sorted(counts, reverse=True) and counts[0] == 2  # Ann Berg and Cy Rossi play the oboe there
+        assert all(len(links[a.entity]) == 2 for a in on.answers if a.completed_from_graph)
+    off = ask(meet_topics="false")
+    assert off.parameters["meet_topics"] is False and not any(n.startswith(NOTE_HEAD) for n in off.notes)
+    links = linked_topics(GRAPH, [a.entity for a in off.answers if a.entity], topics)
+    counts = [len(links[a.entity]) for a in off.answers if a.entity and a.entity not in topics]
+    assert counts != sorted(counts, reverse=True)  # without the rule a member who plays no oboe comes first
+    paper = ask(preset="paper")
+    assert paper.parameters["meet_topics"] is False and not any(n.startswith(NOTE_HEAD) for n in paper.notes)

@@ -1,0 +1,134 @@
+"""Answers the graph links to more of the question's entities lead: where the question's entities meet.
+
+A question that names two entities usually asks for what they share:
+"which musician of the Chicago Symphony Orchestra is from Italy", "who
+plays the trumpet in the Berlin Philharmonic".  A chain walks out from one
+of them; its answers, completed from the graph, are then every member of
+the orchestra or every Italian, and the first of them is rarely the one
+that meets the other entity.  The graph says which ones do: an answer
+with a triplet to the other entity.
+
+`meet_topics` ranks the answers by how many of the question's entities
+each is linked to by one triplet (either direction), most first, and
+keeps the order within a rank.  It applies only when the question has at
+least two entities in the graph and the answers differ in that count (a
+question with one entity, or answers all alike, are left as they are).
+Answers the *graph* added to the model's (`Answer.completed_from_graph`)
+that are linked to fewer entities than the best are dropped: they were
+added because they share the chain's last relation, and the question's
+other entity rules them out.  The model's own answers are never dropped,
+only ranked after.  Nothing here knows a word of any domain: it reads
+the graph's triplets only.
+
+Not in the DoG paper (DoG answers from one chain); DoG's ``meet_topics``
+switch turns it off, and so does its ``paper`` preset.  READS applies the
+question's other entities as its constraints already, and RoK ranks paths
+by the key entities they hold, a related idea.
+
+Examples
+--------
+>>> from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+>>> from kgqa_core.trace.schema import Answer
+>>> g = KnowledgeGraph.from_triplets([("Ann", "member_of", "Band"), ("Bob", "member_of", "Band"),
+...                                   ("Ann", "nationality", "Italy"), ("Cy", "nationality", "Italy")])
+>>> found = [Answer("Bob", "Bob", True), Answer("Ann", "Ann", True, completed_from_graph=True),
+...          Answer("Cy", "Cy", True, completed_from_graph=True)]
+>>> [a.text for a in meet_topics(found, g, ["Band", "Italy"]).answers]
+['Ann', 'Bob']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from ..trace.schema import Answer
+
+NOTE_HEAD = "answers where the question's entities meet:"  # how the trace's note starts (the CLI prints it)
+MAX_CHECKED = 200  # answers whose triplets are read (a completed list is at most 100, plus the model's own)
+
+
+@dataclass(frozen=True)
+class Meeting:
+    """The answers after ranking, and what the trace says about it."""
+
+    answers: list[Answer]
+    topics: list[str]  # the question's entities in the graph
+    linked: dict[str, list[str]] = field(default_factory=dict)  # answer -> the topics it has a triplet with
+    leading: list[str] = field(default_factory=list)  # answers linked to the most topics
+    dropped: list[str] = field(default_factory=list)  # graph-added answers linked to fewer
+    moved: list[str] = field(default_factory=list)  # the model's answers linked to fewer, ranked after
+
+    @property
+    def note(self) -> str:
+        best = max((len(v) for v in self.linked.values()), default=0)
+        names = ", ".join(self.topics)
+        shown = ", ".join(self.leading[:5]) + (f" and {len(self.leading) - 5} more" if len(self.leading) > 5 else "")
+        text = (f"{NOTE_HEAD} the question names {len(self.topics)} graph entities ({names}); "
+                f"{len(self.leading)} answer(s) have a triplet with {best} of them and lead: {shown}")
+        if self.moved:
+            text += f"; the model's answer(s) {', '.join(self.moved)} have fewer and are ranked after"
+        if self.dropped:
+            text += f"; {len(self.dropped)} answer(s) the graph had added have fewer and were left out"
+        return text
+
+
+def linked_topics(graph: Any, entities: Sequence[str], topics: Sequence[str]) -> dict[str, list[str]]:
+    """For each of `entities`, the `topics` it shares a triplet with (either direction), in `topics`' order.
+
+    Reads each entity's triplets in one batch where the store has one
+    (`GraphStore.neighbours_batch`: one query on a SPARQL store).
+    """
+    wanted = set(topics)
+    names = list(dict.fromkeys(e for e in entities if e))
+    if hasattr(graph, "neighbours_batch"):
+        around = graph.neighbours_batch(names).triplets
+    else:
+        around = {e: graph.neighbours(e) for e in names}
+    out: dict[str, list[str]] = {}
+    for e in names:
+        met = {t.tail if t.head == e else t.head for t in around.get(e, ())} & wanted
+        out[e] = [t for t in topics if t in met and t != e]
+    return out
+
+
+def meet_topics(answers: Sequence[Answer], graph: Any, topics: Sequence[str]) -> Meeting | None:
+    """`answers` ranked by how many of the question's `topics` each has a triplet with (see the module docstring).
+
+    Parameters
+    ----------
+    answers : the method's answers, in its order (the model's own first, then those completed from the graph).
+    graph : the graph store the question is asked over.
+    topics : the question's entities.
+
+    Returns
+    -------
+    The `Meeting`, or None when the rule does not apply: fewer than two of
+    `topics` in the graph, or every answer linked to as many of them.
+    """
+    in_graph = [t for t in dict.fromkeys(topics) if t and graph.has_entity(t)]
+    if len(in_graph) < 2:
+        return None
+    entities = [a.entity for a in answers if a.in_graph and a.entity and a.entity not in in_graph][:MAX_CHECKED]
+    if not entities:
+        return None
+    linked = linked_topics(graph, entities, in_graph)
+    counts = {e: len(v) for e, v in linked.items()}
+    best = max(counts.values())
+    if best == 0 or best == min(counts.values()):
+        return None
+    lead, after, dropped, moved = [], [], [], []
+    for a in answers:
+        n = counts.get(a.entity or "", None)
+        if n == best:
+            lead.append(a)
+        elif n is None:  # names no graph entity, or is a topic entity: after the leaders, in its place
+            after.append(a)
+        elif a.completed_from_graph:
+            dropped.append(a.text)
+        else:
+            after.append(a)
+            moved.append(a.text)
+    ranked = lead + after
+    return Meeting(answers=ranked, topics=in_graph, linked={e: v for e, v in linked.items()},
+                   leading=[a.text for a in lead], dropped=dropped, moved=moved)

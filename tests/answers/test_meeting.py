@@ -1,0 +1,86 @@
+"""Answers that meet more of the question's entities lead (`kgqa_core.answers.meeting`), in memory and on a SPARQL store."""
+
+from __future__ import annotations
+
+import pytest
+
+from kgqa_core.answers.meeting import NOTE_HEAD, linked_topics, meet_topics
+from kgqa_core.trace.schema import Answer
+
+from tests.answers.orchestras import GRAPH, TRIPLETS
+
+
+def _answers(own: list[str], added: list[str]) -> list[Answer]:
+    return ([Answer(text=e, entity=e, in_graph=True) for e in own]
+            + [Answer(text=e, entity=e, in_graph=True, completed_from_graph=True) for e in added])
+
+
+def test_the_answer_linked_to_both_entities_leads_and_graph_added_ones_linked_to_fewer_are_left_out():
+    # the chain walked out from Italy and the graph completed every Italian; the orchestra rules two out
+    found = _answers(["Di Sato"], ["Ann Berg", "Ed Moro"])
+    met = meet_topics(found, GRAPH, ["Oslo Philharmonic", "Italy"])
+    assert met is not None
+    assert [a.text for a in met.answers] == ["Ann Berg", "Di Sato"]  # the model's own answer is kept, after
+    assert met.leading == ["Ann Berg"] and met.moved == ["Di Sato"] and met.dropped == ["Ed Moro"]
+    assert met.linked["Ann Berg"] == ["Oslo Philharmonic", "Italy"] and met.linked["Ed Moro"] == ["Italy"]
+    assert met.note.startswith(NOTE_HEAD) and "Ann Berg" in met.note and "1 answer(s) the graph had added" in met.note
+
+
+def test_within_a_rank_the_order_is_kept_and_answers_naming_no_entity_or_a_topic_follow_the_leaders():
+    found = [Answer(text="some musician")] + _answers(["Bo Lind", "oboe"], ["Cy Rossi", "Ann Berg"])
+    met = meet_topics(found, GRAPH, ["Oslo Philharmonic", "oboe"])
+    assert [a.text for a in met.answers] == ["Cy Rossi", "Ann Berg", "some musician", "Bo Lind", "oboe"]
+    assert met.dropped == [] and met.moved == ["Bo Lind"]
+
+
+@pytest.mark.parametrize("topics, own, added", [
+    (["Italy"], ["Ann Berg"], ["Di Sato", "Ed Moro"]),  # one entity: nothing to meet
+    (["Italy", "Atlantis"], ["Ann Berg"], ["Ed Moro"]),  # the second is not in the graph
+    (["Oslo Philharmonic", "Italy"], ["Di Sato"], ["Ed Moro"]),  # both answers linked to one of them
+    (["Oslo Philharmonic", "Italy"], ["Oslo"], []),  # no answer is linked to either
+])
+def test_nothing_changes_where_the_entities_cannot_tell_the_answers_apart(topics, own, added):
+    assert meet_topics(_answers(own, added), GRAPH, topics) is None
+
+
+def test_a_topic_is_never_counted_as_linked_to_itself():
+    assert linked_topics(GRAPH, ["Italy", "Ann Berg"], ["Italy", "oboe"]) == {"Italy": [], "Ann Berg": ["Italy", "oboe"]}
+
+
+# ---------------------------------------------------------------- the same on a SPARQL store (a real server)
+@pytest.fixture(scope="module")
+def sparql_orchestras(tmp_path_factory):
+    """The graph above in a real Oxigraph server on a loopback port, and the same file loaded in memory."""
+    from kgqa_core.graph.loaders import load_graph
+    from kgqa_core.graph.sparql.local_server import OxigraphServer, OxigraphUnavailable, oxigraph_command
+
+    try:
+        oxigraph_command()
+    except OxigraphUnavailable as exc:
+        pytest.skip(f"{exc}: it is in requirements-dev.txt")
+    root = tmp_path_factory.mktemp("meeting")
+    iri = lambda name: "<http://example.org/" + name.replace(" ", "_") + ">"  # noqa: E731
+    label = "<http://www.w3.org/2000/01/rdf-schema#label>"
+    names = sorted({x for h, _, t in TRIPLETS for x in (h, t)})
+    lines = [f'{iri(n)} {label} "{n}" .' for n in names] + [f"{iri(h)} {iri(r)} {iri(t)} ." for h, r, t in TRIPLETS]
+    path = root / "orchestras.nt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    server = OxigraphServer([path], location=root / "db").start()
+    try:
+        yield server.endpoint, load_graph(path)
+    finally:
+        server.stop()
+
+
+def test_a_sparql_store_ranks_the_answers_as_the_uploaded_graph_does(sparql_orchestras):
+    from kgqa_core.graph.sparql.store import SparqlGraphStore
+
+    endpoint, uploaded = sparql_orchestras
+    store = SparqlGraphStore(endpoint, "rdf")
+    assert store.has_entity("Ann Berg") and uploaded.has_entity("Ann Berg")  # both name things by their labels
+    topics = ["Oslo Philharmonic", "Italy"]
+    found = _answers(["Di Sato"], ["Ann Berg", "Ed Moro"])
+    in_memory, on_store = meet_topics(found, uploaded, topics), meet_topics(found, store, topics)
+    assert in_memory is not None and on_store is not None
+    assert [a.entity for a in on_store.answers] == [a.entity for a in in_memory.answers] == ["Ann Berg", "Di Sato"]
+    assert on_store.linked == in_memory.linked and on_store.dropped == in_memory.dropped
