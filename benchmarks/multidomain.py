@@ -9,7 +9,9 @@ Run from the repository root, one process per core (resumable; the same --out ex
 Domains (datasets/multidomain, built by `python -m kgqa_core.datasets`; README there): DBpedia (MLPQ
 dev, 2-3 hops), US geography (GeoQuery), Wikidata fact chains (MQuAKE), and MetaQA's whole KB.  Each
 question is asked over its domain's whole graph.  Types up to 3 hops by default (the readers plan at most 3);
-``--types 1hop,2hop,3hop,4hop`` adds the longer ones (Wikidata's, geography's one).
+``--types 1hop,2hop,3hop,4hop`` adds the longer ones (Wikidata's, geography's one), ``--types 2i`` runs the
+two-entity sets (questions naming two entities, generated on the geography and MetaQA graphs: ``geography-2i``,
+``metaqa-2i``; the ``nomeet`` run is DoG without ``meet_topics``).
 ``dog`` runs with the workbench defaults, ``dog-paper`` with ``preset=paper`` (a second eval folder).
 The report prints one table: per domain and method, n, Hits@1, F1, ill-triplet rate, p50 seconds,
 and the medians of the prompt tokens the model read beyond its cached prefix and of the tokens it wrote
@@ -27,21 +29,24 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from kgqa_core.datasets.multidomain import DEV_DOMAINS  # noqa: E402
+from kgqa_core.datasets.multidomain import DEV_DOMAINS, TWO_ENTITY_SETS  # noqa: E402
 
 from kgqa_core.eval.dataset import load_dataset  # noqa: E402
 from kgqa_core.eval.runner import load_results, run_eval  # noqa: E402
 
-DOMAINS = {name: ROOT / path for name, path in DEV_DOMAINS.items()}
+DOMAINS = {name: ROOT / path for name, path in (DEV_DOMAINS | TWO_ENTITY_SETS).items()}
 TYPES = ["1hop", "2hop", "3hop"]
-ALL_TYPES = TYPES + ["4hop"]  # the dev domains' types (4-hop: Wikidata's and geography's longer questions)
+# the dev domains' types (4-hop: Wikidata's and geography's longer questions; 2i: the two-entity sets')
+ALL_TYPES = TYPES + ["4hop", "2i"]
 # "previous": DoG without this session's pieces (issue 32's terse examples, free-text cap and embedding pool;
 # issue 29's skip_restatements), to show what they changed on the same questions in one run
 PREVIOUS = {"prompt_examples": "paper", "free_text_cap": 0, "context_pool": 0, "skip_restatements": False}
 # "unsure": DoG whose unsure readings narrow each step to their likely plans' relations (unsure_relations, an
 # ablation of that switch against the defaults)
+# "nomeet": DoG without ranking the answers by the question's other entities (meet_topics, an ablation)
 RUNS = {"main": (["dog", "direct", "reads", "rok"], {}), "paper": (["dog"], {"preset": "paper"}),
-        "previous": (["dog"], PREVIOUS), "unsure": (["dog"], {"unsure_relations": 0.8})}
+        "previous": (["dog"], PREVIOUS), "unsure": (["dog"], {"unsure_relations": 0.8}),
+        "nomeet": (["dog"], {"meet_topics": False})}
 
 
 def _shard(text: str | None) -> tuple[int, int] | None:
@@ -71,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for domain in [d for d in args.domains.split(",") if d]:
         types = [t for t in args.types.split(",") if t in load_dataset(DOMAINS[domain]).types]
+        if not types:  # the two-entity sets hold 2i questions only, the domains none
+            continue
         for run, (methods, params) in RUNS.items():
             if run not in args.runs.split(","):
                 continue
@@ -85,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.model}, --per-type {args.per_type}")
     print("| domain | type | method | n | Hits@1 | F1 | ill% | p50 s | prompt tokens read | tokens written |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    order = {"dog": 0, "dog-previous": 1, "dog-unsure": 1.5, "dog-paper": 2, "direct": 3, "reads": 4, "rok": 5}
+    order = {"dog": 0, "dog-previous": 1, "dog-unsure": 1.5, "dog-nomeet": 1.7, "dog-paper": 2, "direct": 3, "reads": 4, "rok": 5}
     for domain, qtype, name, g, (read, written) in sorted(
             rows, key=lambda r: (r[1] != "all", r[0], r[1], order.get(r[2], 9))):
         hits = f"{g.hits1.value:.2f}" if g.hits1 else "-"

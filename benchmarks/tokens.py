@@ -40,11 +40,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from kgqa_core.datasets.multidomain import DEV_DOMAINS  # noqa: E402
+from kgqa_core.datasets.multidomain import DEV_DOMAINS, TWO_ENTITY_SETS  # noqa: E402
 
-DOMAINS = {name: ROOT / path for name, path in DEV_DOMAINS.items()}
+DOMAINS = {name: ROOT / path for name, path in (DEV_DOMAINS | TWO_ENTITY_SETS).items()}
 TYPES = ["1hop", "2hop", "3hop"]  # the readers plan at most 3 hops (as benchmarks/multidomain.py)
-ALL_TYPES = TYPES + ["4hop"]  # the dev domains' types (4-hop: Wikidata's and geography's longer questions)
+# the dev domains' types (4-hop: Wikidata's and geography's longer questions; 2i: the two-entity sets')
+ALL_TYPES = TYPES + ["4hop", "2i"]
 METRICS = ["prompt_read", "written", "chosen", "calls", "seconds"]
 DEFAULT = "default"
 REASK = "re-ask"  # the default run again, the readings and the prefix cache as the first left them
@@ -218,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--domains", type=_list(list(DOMAINS), "domains"), default=list(DOMAINS))
     ap.add_argument("--per-type", type=int, default=2, help="questions of each type per domain")
     ap.add_argument("--types", type=_list(ALL_TYPES, "types"), default=TYPES,
-                    help="question types, comma-separated (default 1hop,2hop,3hop; 4hop: Wikidata's and geography's longer ones)")
+                    help="question types, comma-separated (default 1hop,2hop,3hop; 4hop: Wikidata's and geography's longer ones; 2i: the two-entity sets)")
     ap.add_argument("--variant", type=parse_variant, action="append", default=[],
                     help="NAME=PARAM=VALUE[,PARAM=VALUE]: the methods declaring one of the parameters run with them too")
     ap.add_argument("--reask", action="store_true",

@@ -51,6 +51,13 @@ DEV_DOMAINS = {
     "wikidata": Path("datasets") / "multidomain" / "wikidata_dev.jsonl",
     "metaqa": Path("datasets") / "metaqa_full_kb" / "metaqa_dev_full_kb_90.jsonl",
 }
+# questions that name two entities and ask what they share (LPKG's 2i pattern), which none of the sources above
+# asks: generated on two of those graphs by `python -m kgqa_core generate --patterns 2i` (template wording; the
+# rebuild commands are in each folder's README); type "2i"
+TWO_ENTITY_SETS = {
+    "geography-2i": Path("datasets") / "multidomain" / "geography_two_entities.jsonl",
+    "metaqa-2i": Path("datasets") / "metaqa_full_kb" / "metaqa_two_entities.jsonl",
+}
 
 
 def clean_name(text: str) -> str:
