@@ -20,10 +20,11 @@ other entity rules them out.  The model's own answers are never dropped,
 only ranked after.  Nothing here knows a word of any domain: it reads
 the graph's triplets only.
 
-Not in the DoG paper (DoG answers from one chain); DoG's ``meet_topics``
-switch turns it off, and so does its ``paper`` preset.  READS applies the
-question's other entities as its constraints already, and RoK ranks paths
-by the key entities they hold, a related idea.
+In neither paper (DoG answers from one chain; READS prunes its structure
+by the question's other entities as constraints, when the model chooses
+one); DoG's and READS' ``meet_topics`` switch turns it off, and so does
+their ``paper`` preset.  RoK ranks paths by the key entities they hold, a
+related idea.
 
 Examples
 --------

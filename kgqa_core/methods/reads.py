@@ -79,6 +79,10 @@ class ReadsParams(MethodParams):
         True, "With question_relations: when the question's reading orders the relations it plans (the word "
         "nearest the topic entity's name is the first hop, kgqa_core.reading), an expansion to a "
         "hop is offered only along that hop's relation (not in the paper; noted).", advanced=True)
+    meet_topics: bool = param(
+        True, "When the question names two or more graph entities, the answer position's entities with a triplet "
+        "to more of them lead, the question's own entities after (kgqa_core.answers.meeting; not in the paper; "
+        "noted).", advanced=True)
     reader: str = reader_param()
     reading_sure_at: float = sure_param()
     reading_quick_at: float = quick_param()
@@ -88,7 +92,7 @@ class ReadsParams(MethodParams):
     # the paper's search / prune / answer, scored by joint log-probabilities in the order listed
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {"paper": {
         "auto_search_steps": False, "question_relations": False, "hop_order": False, "reader": "none",
-        "stop_penalty": 0.0}}
+        "stop_penalty": 0.0, "meet_topics": False}}
 
 
 _MAX_LISTED_ENTITIES = 200
@@ -354,6 +358,9 @@ class _Reads:
             Answer(text=e, entity=e, in_graph=self.graph.has_entity(e), score=round(prob * support.get(e, 0) / best, 6))
             for e in order
         ]
+        if self.params.meet_topics:
+            self._meet_topics()
+            order = [a.text for a in self.trace.answers]
         chains = [_chain_to(s, node.id, e) for e in order[: self.params.max_chains]]
         candidates = [
             _candidate(opt, i == decision.choice, {"node": options[i].node_id, "per_order": opt.per_order,
@@ -374,6 +381,16 @@ class _Reads:
         self.trace.raw_output = ", ".join(order)
         self.trace.extra["answer_node"] = node.id
         self.trace.extra["linearized_structure"] = s.linearize(self.examples)
+
+    def _meet_topics(self) -> None:
+        """The answers with a triplet to more of the question's entities first (`kgqa_core.answers.meeting`), noted."""
+        from ..answers.meeting import meet_topics
+
+        with progress.phase(progress.ANSWERS):
+            meeting = meet_topics(self.trace.answers, self.graph, self.trace.topic_entities)
+        if meeting is not None:
+            self.trace.answers = meeting.answers
+            self.trace.notes.append(meeting.note)
 
     # ------------------------------------------------------------- steps
     def _step(

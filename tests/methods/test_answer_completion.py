@@ -75,3 +75,31 @@ def test_dog_answers_where_the_questions_two_entities_meet_and_the_switch_and_pr
     assert counts != sorted(counts, reverse=True)  # without the rule a member who plays no oboe comes first
     paper = ask(preset="paper")
     assert paper.parameters["meet_topics"] is False and not any(n.startswith(NOTE_HEAD) for n in paper.notes)
+
+
+def test_reads_ranks_its_answer_positions_entities_by_the_questions_two_entities(backend_model):
+    """READS' answer position one hop from either entity holds every member (or every oboist); those linked to
+    both lead, and nothing is dropped (READS adds no answers of its own)."""
+    from kgqa_core.answers.meeting import NOTE_HEAD, linked_topics
+    from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+
+    graph = KnowledgeGraph.from_triplets(
+        [("Ann Berg", "member_of", "Oslo Philharmonic"), ("Bo Lind", "member_of", "Oslo Philharmonic"),
+         ("Cy Rossi", "member_of", "Oslo Philharmonic"), ("Ann Berg", "plays", "oboe"), ("Cy Rossi", "plays", "oboe"),
+         ("Bo Lind", "plays", "violin"), ("Di Sato", "plays", "oboe")], name="one orchestra")
+
+    def ask(topics, **extra):
+        return run_method("reads", MethodRequest(graph=graph, question="who plays the oboe in the Oslo Philharmonic?",
+                                                 model=backend_model, topic_entities=topics,
+                                                 params={"max_depth": 1, **extra}))
+
+    for topics in (["Oslo Philharmonic", "oboe"], ["oboe", "Oslo Philharmonic"]):  # either one as READS' root
+        on, off = ask(topics), ask(topics, meet_topics="false")
+        assert not on.error and not off.error, (on.error, off.error)
+        assert on.parameters["meet_topics"] is True and off.parameters["meet_topics"] is False
+        assert any(n.startswith(NOTE_HEAD) for n in on.notes) and not any(n.startswith(NOTE_HEAD) for n in off.notes)
+        assert {a.text for a in on.answers[:2]} == {"Ann Berg", "Cy Rossi"}  # both play the oboe in the orchestra
+        assert sorted(a.text for a in on.answers) == sorted(a.text for a in off.answers)  # ranked, none dropped
+        links = linked_topics(graph, [a.text for a in on.answers], topics)
+        assert [len(links[a.text]) for a in on.answers] == sorted((len(v) for v in links.values()), reverse=True)
+    assert ask(["Oslo Philharmonic", "oboe"], preset="paper").parameters["meet_topics"] is False
