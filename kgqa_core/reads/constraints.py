@@ -233,7 +233,7 @@ def constraint_options(
     question: str,
     used: Iterable[ConstraintOption] = (),
 ) -> list[ConstraintOption]:
-    """Every (position, operator, value) that would prune G_k without emptying its position."""
+    """Every (position, operator, value) that would prune G_k without emptying its position, each text once."""
     used = list(used)
     used_values = {u.value for u in used if u.value is not None}
     used_extremes = {u.position for u in used if u.value is None}
@@ -252,10 +252,14 @@ def constraint_options(
         if node.type in ("num", "date") and node.id not in used_extremes and has_superlative(question):
             candidates.extend(ConstraintOption(node.id, op) for op in ("max", "min"))
     out = []
+    texts: set[str] = set()
     for option in candidates:
+        if option.text in texts:  # one value read two ways (a graph entity "4317" and the number 4317): one option
+            continue
         trial = structure.copy()
         if not satisfying(trial, option):
             continue
         if apply_constraint(trial, option) and trial[option.position].links:
             out.append(option)
+            texts.add(option.text)
     return out

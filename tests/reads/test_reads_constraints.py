@@ -96,3 +96,13 @@ def test_mentions_inside_the_topic_name_do_not_count():
     s = AbstractStructure("Knight Rider")
     _expand(g, s, "Knight Rider + character")
     assert [v.text for v in constraint_entities("who voices kitt in knight rider", s)] == ["KITT"]
+
+
+def test_a_value_read_both_as_an_entity_and_as_a_number_is_offered_once():
+    """"the mountain of california with elevation 4317": 4317 is a graph entity the question names and a number
+    it writes; two options with one text made the model's choice fail (duplicate option texts)."""
+    g, s = _nolan()
+    q = "which film directed by Nolan came out in 2014?"
+    vals = [ConstraintValue("2014", "entity")] + parse_question_values(q)
+    texts = [o.text for o in constraint_options(s, vals, q)]
+    assert texts.count("date_2 = 2014") == 1 and len(texts) == len(set(texts))
