@@ -121,7 +121,7 @@ from ..decoding.prompt_budget import sure_context
 from ..decoding.query_subgraph import QueryCentricSubgraph
 from ..graph.readings import is_reversed, reading_of, triplet_of
 from ..parameters import param
-from ..reading.guidance import read_question, reader_param, step_budget, phrase_param, quick_param, sure_param
+from ..reading.guidance import read_question, reader_param, step_budget, joint_param, phrase_param, quick_param, sure_param
 from ..reading.reading import QuestionReading
 from ..trace.faithfulness import check_chains, ground_chain
 from ..trace.schema import Candidate, Step
@@ -213,6 +213,7 @@ class DogParams(PromptParams):
     reading_sure_at: float = sure_param()
     reading_quick_at: float = quick_param()
     reading_phrase_gain: float = phrase_param()
+    reading_joint: bool = joint_param()
     prompt_examples: str = param(
         "terse", "terse: the prompt's three examples write their triplets and the answer line with no commentary "
         "between them, and the instructions say so (fewer tokens written); paper: the examples of Tab. 6 "

@@ -173,6 +173,46 @@ def hop_alignment(question: str, topics: Sequence[str], plans: Sequence[Relation
     return scores
 
 
+def joint_alignment(question: str, topics: Sequence[str], combos: Sequence[Sequence[RelationPlan]],
+                    vocabulary: RelationVocabulary | None = None, embedder: Any = None, baseline: float = BASELINE,
+                    phrase_gain: float = PHRASE_GAIN) -> list[float] | None:
+    """Each combination's alignment: the hops of all its walks (one walk per topic entity) matched to different words.
+
+    Why: a question that names two entities names a walk for each ("the borders of massachusetts and the
+    borders of new york"), and a word can name a hop of only one of them.  Scored one walk at a time, each
+    entity's walk may take every word, so the first entity's best walk takes both "borders" (two hops)
+    though the second "borders" is the other entity's hop.  Matched together, the words are shared out.
+
+    Parameters and the score are those of `hop_alignment`, over the hops of all a combination's walks.
+
+    Examples
+    --------
+    >>> from kgqa_core.graph.embeddings import load_embedder
+    >>> from kgqa_core.reading.reading import PlanHop, RelationPlan
+    >>> one = lambda t, *rs: RelationPlan(t, tuple(PlanHop(r) for r in rs))  # noqa: E731
+    >>> q, topics = "the borders of massachusetts and the borders of new york", ["massachusetts", "new york"]
+    >>> a, b = joint_alignment(q, topics, [[one("massachusetts", "borders", "borders"), one("new york", "borders")],
+    ...                                    [one("massachusetts", "borders"), one("new york", "borders")]],
+    ...                        embedder=load_embedder())
+    >>> b > a
+    True
+    """
+    from scipy.optimize import linear_sum_assignment
+
+    relations = sorted({h.relation for c in combos for p in c for h in p.hops})
+    _, sim = _similarities(question, topics, relations, vocabulary, embedder, phrase_gain)  # relations x words
+    if sim is None:
+        return None
+    row = {r: i for i, r in enumerate(relations)}
+    scores = []
+    for combo in combos:
+        hops = [h for p in combo for h in p.hops]
+        m = sim[[row[h.relation] for h in hops]]
+        hops_i, words_i = linear_sum_assignment(-m)
+        scores.append(float(np.sum(m[hops_i, words_i] - baseline)) - (len(hops) - len(hops_i)) * baseline)
+    return scores
+
+
 def hop_words(question: str, topics: Sequence[str], plan: RelationPlan,
               vocabulary: RelationVocabulary | None = None, embedder: Any = None,
               among: Sequence[str] = (), phrase_gain: float = PHRASE_GAIN) -> list[tuple[str, str, float]]:

@@ -53,14 +53,22 @@ def phrase_param() -> Any:
                  "0 matches every word alone.", min=0.0, max=1.0, advanced=True)
 
 
+def joint_param() -> Any:
+    return param(True, "paths reader: when the question names two or more graph entities, one walk from each is "
+                 "chosen together, each word of the question naming a hop of one walk only (\"the borders of A and "
+                 "the borders of B\" is one hop from each, not two from A); false: each entity's walk chosen alone.",
+                 advanced=True)
+
+
 def reader_spec(params: Any) -> str:
-    """The reader `params` ask for, with its options (``paths:quick=0.9,phrase_gain=0.1``): what `make_reader` builds
-    and a reading is cached under."""
+    """The reader `params` ask for, with its options (``paths:quick=0.9,phrase_gain=0.1,joint=1``): what
+    `make_reader` builds and a reading is cached under."""
     name = getattr(params, "reader", "none")
     if name != "paths":
         return name
     options = [f"{key}={value:g}" for key, value in (("quick", getattr(params, "reading_quick_at", None)),
-                                                     ("phrase_gain", getattr(params, "reading_phrase_gain", None)))
+                                                     ("phrase_gain", getattr(params, "reading_phrase_gain", None)),
+                                                     ("joint", getattr(params, "reading_joint", None)))
                if value is not None]
     return f"{name}:{','.join(options)}" if options else name
 

@@ -23,6 +23,14 @@ one lists the walks and has the model choose among them in two listing
 orders, three to four times the prompt (``quick=0`` always lists them, the
 reader before).
 
+A question that names two or more entities names a walk from each ("the
+borders of A and the borders of B"), and a word of it names a hop of one
+walk only; scored one walk at a time, A's best walk takes every word (two
+hops of borders).  So the walks are chosen together (``joint``,
+`joint_choice`): each entity's likeliest walks are combined, and a
+combination is scored by the model's probability of each walk times its
+hops' alignment matched as one set, every word to one hop.
+
 ``lexicon``: the same ranking without the model (no model call); its
 confidence is a softmax over the similarities, so it is rarely sure.
 
@@ -34,12 +42,13 @@ from MetaQA's question templates; kept for comparison, not a default.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import time
 from typing import Any, Sequence
 
-from .alignment import PHRASE_GAIN, hop_alignment, hop_words, hop_words_text, weigh
+from .alignment import PHRASE_GAIN, hop_alignment, hop_words, hop_words_text, joint_alignment, weigh
 from .paths import relation_paths
 from .reading import QuestionReading, RelationPlan, uses_of
 from .vocabulary import RelationVocabulary
@@ -58,6 +67,10 @@ ALIGN_WEIGHT = 8.0
 # reading") thresholds from 0.6 to 0.95 all reached gold at least as often as listing always (30-31 of 35); 0.9
 # kept the quick look for 19 of them.
 QUICK_SURE_AT = 0.9
+# A question naming several entities: each one's likeliest walks (by the model, weighed by alignment) are combined
+# with the others' (4 x 4 combinations for two entities; at most three entities are combined).
+PER_TOPIC = 4
+MAX_JOINED = 3
 
 
 def _masked(question: str, topics: Sequence[str]) -> str:
@@ -149,6 +162,60 @@ def _with_confidence(plan: RelationPlan, confidence: float) -> RelationPlan:
     return replace(plan, confidence=float(confidence))
 
 
+def joint_choice(picked: Sequence[RelationPlan], probs: Sequence[float], weighed: Sequence[float], question: str,
+                 topics: Sequence[str], vocabulary: RelationVocabulary | None, embedder: Any, align: float,
+                 phrase_gain: float = PHRASE_GAIN, per_topic: int = PER_TOPIC) -> list[tuple[float, tuple[RelationPlan, ...]]]:
+    """For a question whose walks leave from two or more of its entities: one walk per entity, chosen together.
+
+    Each entity's `per_topic` likeliest walks (by `weighed`: the model's probability weighed by the walk's own
+    alignment) are combined with the others'.  A combination scores the model's probability of each of its
+    walks among its entity's walks (`probs`, renormalised per entity), times ``exp(align * a)`` where ``a`` is
+    the combination's `joint_alignment`: its walks' hops matched to different words of the question, so a word
+    names a hop of one entity's walk only.  Returns (probability, walks) best first, the probability a softmax
+    over the combinations; [] when the walks leave from fewer than two entities.
+
+    Examples
+    --------
+    >>> from kgqa_core.graph.embeddings import load_embedder
+    >>> from kgqa_core.reading.reading import PlanHop, RelationPlan
+    >>> one = lambda t, *rs: RelationPlan(t, tuple(PlanHop(r) for r in rs))  # noqa: E731
+    >>> walks = [one("massachusetts", "borders", "borders"), one("massachusetts", "borders"), one("new york", "borders")]
+    >>> best = joint_choice(walks, [0.6, 0.3, 0.1], [0.6, 0.3, 0.1], "the borders of massachusetts and the borders of "
+    ...                     "new york", ["massachusetts", "new york"], None, load_embedder(), align=8.0)[0][1]
+    >>> [p.text for p in best]
+    ['massachusetts -> borders', 'new york -> borders']
+    """
+    by_topic: dict[str, list[tuple[float, float, RelationPlan]]] = {}
+    for p, pr, w in zip(picked, probs, weighed):
+        by_topic.setdefault(p.topic, []).append((w, pr, p))
+    if len(by_topic) < 2:
+        return []
+    candidates = []
+    for items in list(by_topic.values())[:MAX_JOINED]:
+        z = sum(pr for _, pr, _ in items) or 1.0
+        best = sorted(items, key=lambda x: -x[0])[:per_topic]
+        candidates.append([(pr / z, p) for _, pr, p in best])
+    combos = list(itertools.product(*candidates))
+    aligned = joint_alignment(question, topics, [[p for _, p in c] for c in combos], vocabulary, embedder,
+                              phrase_gain=phrase_gain) if align else None
+    logits = [sum(math.log(max(pr, 1e-12)) for pr, _ in c) + (align * aligned[i] if aligned else 0.0)
+              for i, c in enumerate(combos)]
+    top = max(logits)
+    exps = [math.exp(x - top) for x in logits]
+    z = sum(exps)
+    ranked = sorted(((e / z, tuple(p for _, p in c)) for e, c in zip(exps, combos)), key=lambda x: -x[0])
+    return ranked
+
+
+def joined_ranking(ranked: list[tuple[float, RelationPlan]], joint: list[tuple[float, tuple[RelationPlan, ...]]]
+                   ) -> list[tuple[float, RelationPlan]]:
+    """`ranked` with the best combination's walks first (each with its probability), its likeliest walk leading."""
+    conf, combo = joint[0]
+    keys = {(p.topic, tuple(p.relations)) for p in combo}
+    lead = [(conf, _with_confidence(p, conf)) for p in combo]
+    return lead + [(c, p) for c, p in ranked if (p.topic, tuple(p.relations)) not in keys]
+
+
 def reading_from_plans(reader: str, ranked: list[tuple[float, RelationPlan]], topics: Sequence[str],
                        how: str) -> QuestionReading:
     """The reading a ranked plan list gives: the best plan's hops, relations and order; one topic's plan per topic."""
@@ -226,8 +293,10 @@ class ModelPathReader:
     def __init__(self, model: Any, vocabulary: RelationVocabulary | None = None, embedder: Any = None,
                  max_hops: int = 3, permutations: int = 2, listed: bool = True,
                  max_options: int = MAX_OPTIONS, align: float = ALIGN_WEIGHT,
-                 quick: float = QUICK_SURE_AT, quick_options: int = 0, phrase_gain: float = PHRASE_GAIN) -> None:
+                 quick: float = QUICK_SURE_AT, quick_options: int = 0, phrase_gain: float = PHRASE_GAIN,
+                 joint: bool = True) -> None:
         self.model = model
+        self.joint = joint  # a question naming several entities: one walk per entity, chosen together
         self.align = align
         self.phrase_gain = phrase_gain  # adjacent words naming one relation are one word (`alignment.join_phrases`)
         self.quick = quick
@@ -262,6 +331,7 @@ class ModelPathReader:
             how = "the model's reply to the question (each walk scored as its answer, none listed)" + weighed
             probs = self._probs(decision, aligned)
             looks.append((decision, _grouped(picked, probs), how))
+            seen = [(list(picked), aligned)]
             if len(options) > self.max_options:  # the list shows the quick look's best walks, in the offered order
                 listed_as = f"its best {self.max_options} of the {len(options)} walks it scored were"
                 best = sorted(sorted(range(len(options)), key=lambda i: -probs[i])[: self.max_options])
@@ -274,7 +344,17 @@ class ModelPathReader:
                                       options)
             how = "the model's choice among the walks listed" + weighed
             looks.append((decision, _grouped(picked, self._probs(decision, aligned)), how))
+            seen = [*(seen if quick else []), (list(picked), aligned)]
         decision, ranked, how = looks[-1]
+        if self.joint:
+            shown, shown_aligned = seen[-1]
+            joint = joint_choice(shown, [o.prob for o in decision.options], self._probs(decision, shown_aligned),
+                                 question, topics, self.lexicon.vocabulary, self.lexicon.embedder, self.align,
+                                 self.phrase_gain)
+            if joint:
+                ranked = joined_ranking(ranked, joint)
+                how += (f"; the walks of the question's {len(joint[0][1])} entities chosen together, each word of the "
+                        "question naming a hop of one walk only")
         reading = reading_from_plans(self.name, ranked, topics, how)
         if self.listed and self.quick > 0:
             reading.explanation += (
@@ -372,7 +452,8 @@ def unlisted_prompt(question: str, topics: Sequence[str], vocabulary: RelationVo
 
 
 READER_OPTIONS = {"permutations": int, "listed": lambda v: str(v).lower() in ("1", "true", "yes"),
-                  "max_options": int, "align": float, "quick": float, "quick_options": int, "phrase_gain": float}
+                  "max_options": int, "align": float, "quick": float, "quick_options": int, "phrase_gain": float,
+                  "joint": lambda v: str(v).lower() in ("1", "true", "yes")}
 
 
 def make_reader(name: str, model: Any = None, vocabulary: RelationVocabulary | None = None) -> Any:

@@ -304,7 +304,8 @@ def test_the_reading_prompts_fixed_text_comes_first_and_a_session_reads_it_once(
 
 
 @pytest.mark.parametrize("name, bad, values", [("reading_quick_at", 2, (0.0, 1.0, 1.0)),
-                                               ("reading_phrase_gain", -1, (0.0, 0.1, 0.1))])
+                                               ("reading_phrase_gain", -1, (0.0, 0.1, 0.1)),
+                                               ("reading_joint", "maybe", (False, True, True))])
 def test_a_reader_setting_is_a_checked_parameter_and_keys_the_reading(small_model, name, bad, values):
     """A reader's setting is declared by DoG, READS and RoK, checked, recorded in the trace, and keys the session's
     readings: a reading made under one setting is not reused under another."""
@@ -315,7 +316,8 @@ def test_a_reader_setting_is_a_checked_parameter_and_keys_the_reading(small_mode
     for method in ("dog", "reads", "rok"):
         with pytest.raises(ParameterError, match=name):
             parse_params(method_spec(method), {name: bad})
-    assert reader_spec(parse_params(method_spec("dog"), {"reading_phrase_gain": 0})) == "paths:quick=0.9,phrase_gain=0"
+    assert reader_spec(parse_params(method_spec("dog"), {"reading_phrase_gain": 0})) == \
+        "paths:quick=0.9,phrase_gain=0,joint=1"
     clear_readings()
     ask = dict(graph=PEOPLE, question="what is the ethnicity of Ann's wife", model=small_model, topic_entities=["Ann"])
     runs = [run_method("dog", MethodRequest(**ask, params={"max_new_tokens": 8, "max_steps": 1, name: v}))
@@ -333,3 +335,29 @@ def test_a_reader_setting_is_a_checked_parameter_and_keys_the_reading(small_mode
     assert first.model_calls and second.model_calls and not third.model_calls
     assert "read once" in third.note and "read once" not in second.note
     clear_readings()
+
+
+STATES = KnowledgeGraph.from_triplets([  # New England's borders: two states' shared neighbours
+    ("maine", "borders", "new hampshire"), ("new hampshire", "borders", "vermont"),
+    ("new hampshire", "borders", "massachusetts"), ("vermont", "borders", "massachusetts"),
+    ("vermont", "borders", "new york"), ("massachusetts", "borders", "new york"),
+    ("massachusetts", "borders", "connecticut"), ("connecticut", "borders", "new york"),
+    ("massachusetts", "borders", "rhode island"), ("connecticut", "borders", "rhode island"),
+    ("new york", "borders", "pennsylvania"), ("new york", "borders", "new jersey"),
+    ("massachusetts", "capital", "boston"), ("new york", "capital", "albany")], name="states")
+
+
+def test_a_question_naming_two_entities_shares_its_words_out_between_their_walks(backend_model):
+    """"the borders of A and the borders of B": read one walk at a time, A's walk takes both "borders" (two hops);
+    chosen together, each entity's walk is one hop, and the reading says so."""
+    question, topics = "what are the borders of massachusetts and the borders of new york", ["massachusetts", "new york"]
+    alone = make_reader("paths:joint=0", backend_model).read(question, STATES, topics)
+    joint = make_reader("paths", backend_model).read(question, STATES, topics)
+    assert [p.text for p in alone.plans[:1]] == ["massachusetts -> borders -> borders"] and alone.hops == 2
+    assert [p.text for p in joint.plans[:2]] == ["massachusetts -> borders", "new york -> borders"]
+    assert joint.hops == 1 and joint.relations == ["borders"]
+    assert joint.plans[0].confidence == joint.plans[1].confidence == joint.confidence
+    assert "the walks of the question's 2 entities chosen together" in joint.explanation
+    assert "chosen together" not in alone.explanation
+    one = make_reader("paths", backend_model).read("what are the borders of massachusetts", STATES, ["massachusetts"])
+    assert "chosen together" not in one.explanation  # one entity: nothing to share out
