@@ -156,21 +156,7 @@ def hop_alignment(question: str, topics: Sequence[str], plans: Sequence[Relation
     One score per plan (higher: its hops are named by more, and closer, words of the question), or None when
     there is no embedder, no plan or no content word.
     """
-    from scipy.optimize import linear_sum_assignment
-
-    relations = sorted({h.relation for p in plans for h in p.hops})
-    _, sim = _similarities(question, topics, relations, vocabulary, embedder, phrase_gain)  # relations x words
-    if sim is None:
-        return None
-    row = {r: i for i, r in enumerate(relations)}
-    scores = []
-    for p in plans:
-        m = sim[[row[h.relation] for h in p.hops]]  # hops x words
-        hops_i, words_i = linear_sum_assignment(-m)
-        matched = float(np.sum(m[hops_i, words_i] - baseline))
-        unmatched = len(p.hops) - len(hops_i)  # more hops than words: nothing names them
-        scores.append(matched - unmatched * baseline)
-    return scores
+    return joint_alignment(question, topics, [[p] for p in plans], vocabulary, embedder, baseline, phrase_gain)
 
 
 def joint_alignment(question: str, topics: Sequence[str], combos: Sequence[Sequence[RelationPlan]],

@@ -52,24 +52,14 @@ def test_a_topic_is_never_counted_as_linked_to_itself():
 def sparql_orchestras(tmp_path_factory):
     """The graph above in a real Oxigraph server on a loopback port, and the same file loaded in memory."""
     from kgqa_core.graph.loaders import load_graph
-    from kgqa_core.graph.sparql.local_server import OxigraphServer, OxigraphUnavailable, oxigraph_command
+    from tests.graph.sparql_data import oxigraph_serving
 
-    try:
-        oxigraph_command()
-    except OxigraphUnavailable as exc:
-        pytest.skip(f"{exc}: it is in requirements-dev.txt")
-    root = tmp_path_factory.mktemp("meeting")
     iri = lambda name: "<http://example.org/" + name.replace(" ", "_") + ">"  # noqa: E731
     label = "<http://www.w3.org/2000/01/rdf-schema#label>"
     names = sorted({x for h, _, t in TRIPLETS for x in (h, t)})
     lines = [f'{iri(n)} {label} "{n}" .' for n in names] + [f"{iri(h)} {iri(r)} {iri(t)} ." for h, r, t in TRIPLETS]
-    path = root / "orchestras.nt"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    server = OxigraphServer([path], location=root / "db").start()
-    try:
-        yield server.endpoint, load_graph(path)
-    finally:
-        server.stop()
+    with oxigraph_serving(tmp_path_factory.mktemp("meeting"), "orchestras", "\n".join(lines) + "\n") as (url, path):
+        yield url, load_graph(path)
 
 
 def test_a_sparql_store_ranks_the_answers_as_the_uploaded_graph_does(sparql_orchestras):

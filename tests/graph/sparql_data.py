@@ -7,6 +7,10 @@ test can compare a run on the endpoint with a run on the upload.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
 from kgqa_core.graph.sparql.terms import literal
 
 FB = "http://rdf.freebase.com/ns/"
@@ -87,3 +91,23 @@ def plain_rdf() -> str:
              _nt(EX + "acme", EX + "founded", literal("1990")),
              _nt(EX + "dave", EX + "knows", _iri(EX + "alice"))]
     return "".join(lines)
+
+
+@contextmanager
+def oxigraph_serving(root: Path, name: str, ntriples: str) -> Iterator[tuple[str, Path]]:
+    """A real Oxigraph server on a loopback port holding `ntriples` (written to ``root/name.nt``): (endpoint, file).
+
+    The test is skipped, with the reason, when the server cannot be installed here.
+    """
+    import pytest
+
+    from kgqa_core.graph.sparql.local_server import OxigraphServer, OxigraphUnavailable, oxigraph_command
+
+    try:
+        oxigraph_command()
+    except OxigraphUnavailable as exc:
+        pytest.skip(f"{exc}: it is in requirements-dev.txt")
+    path = root / f"{name}.nt"
+    path.write_text(ntriples, encoding="utf-8")
+    with OxigraphServer([path], location=root / f"{name}-db") as server:
+        yield server.endpoint, path

@@ -26,18 +26,10 @@ def _triples() -> int:
 
 @pytest.fixture(scope="module")
 def endpoint(tmp_path_factory):
-    from kgqa_core.graph.sparql.local_server import OxigraphServer, OxigraphUnavailable, oxigraph_command
-    from tests.graph.sparql_data import freebase
+    from tests.graph.sparql_data import freebase, oxigraph_serving
 
-    try:
-        oxigraph_command()
-    except OxigraphUnavailable as exc:
-        pytest.skip(f"{exc}: it is in requirements-dev.txt")
-    root = tmp_path_factory.mktemp("sparql-ui")
-    path = root / "films.nt"
-    path.write_text(freebase()[0], encoding="utf-8")
-    with OxigraphServer([path], location=root / "db") as server:
-        yield server.endpoint
+    with oxigraph_serving(tmp_path_factory.mktemp("sparql-ui"), "films", freebase()[0]) as (endpoint, _):
+        yield endpoint
 
 
 def _connect(at: AppTest, url: str, button: str = "sparql_connect") -> AppTest:
