@@ -209,7 +209,8 @@ def joint_choice(picked: Sequence[RelationPlan], probs: Sequence[float], weighed
 
 def joined_ranking(ranked: list[tuple[float, RelationPlan]], joint: list[tuple[float, tuple[RelationPlan, ...]]]
                    ) -> list[tuple[float, RelationPlan]]:
-    """`ranked` with the best combination's walks first (each with its probability), its likeliest walk leading."""
+    """`ranked` with the best combination's walks first (each with the combination's probability), in the order
+    their entities' walks were offered; the rest after, as ranked."""
     conf, combo = joint[0]
     keys = {(p.topic, tuple(p.relations)) for p in combo}
     lead = [(conf, _with_confidence(p, conf)) for p in combo]
@@ -331,7 +332,7 @@ class ModelPathReader:
             how = "the model's reply to the question (each walk scored as its answer, none listed)" + weighed
             probs = self._probs(decision, aligned)
             looks.append((decision, _grouped(picked, probs), how))
-            seen = [(list(picked), aligned)]
+            shown = (list(picked), aligned)  # the walks the last look scored, and their alignments
             if len(options) > self.max_options:  # the list shows the quick look's best walks, in the offered order
                 listed_as = f"its best {self.max_options} of the {len(options)} walks it scored were"
                 best = sorted(sorted(range(len(options)), key=lambda i: -probs[i])[: self.max_options])
@@ -344,11 +345,10 @@ class ModelPathReader:
                                       options)
             how = "the model's choice among the walks listed" + weighed
             looks.append((decision, _grouped(picked, self._probs(decision, aligned)), how))
-            seen = [*(seen if quick else []), (list(picked), aligned)]
+            shown = (list(picked), aligned)
         decision, ranked, how = looks[-1]
         if self.joint:
-            shown, shown_aligned = seen[-1]
-            joint = joint_choice(shown, [o.prob for o in decision.options], self._probs(decision, shown_aligned),
+            joint = joint_choice(shown[0], [o.prob for o in decision.options], self._probs(decision, shown[1]),
                                  question, topics, self.lexicon.vocabulary, self.lexicon.embedder, self.align,
                                  self.phrase_gain)
             if joint:
