@@ -78,7 +78,8 @@ shows a sure reading's planned triplets first in a smaller prompt context
 A question that names two or more graph entities ("which musician of the
 orchestra is from Italy") asks for what they share: ``meet_topics`` ranks
 the answers by how many of them each has a triplet with, and leaves out
-the graph-added ones linked to fewer (`kgqa_core.answers.meeting`; a note
+the graph-added ones linked to fewer (the model's own too, when one of its
+own meets more) (`kgqa_core.answers.meeting`; a note
 starting "answers where the question's entities meet:").
 
 Each narrowing is said on its step, with the relations it left out, and
@@ -199,9 +200,9 @@ class DogParams(PromptParams):
         "comes first (not in the paper; noted).", advanced=True)
     meet_topics: bool = param(
         True, "When the question names two or more graph entities, the answers with a triplet to more of them "
-        "lead, and answers the graph added (complete_answers) with fewer are left out: \"which musician of the "
-        "orchestra is from Italy\" asks for the members who are Italian (not in the paper; "
-        "kgqa_core.answers.meeting; noted).", advanced=True)
+        "lead; answers the graph added (complete_answers) with fewer are left out, and so are the model's own "
+        "with fewer when one of its own meets more: \"which musician of the orchestra is from Italy\" asks for "
+        "the members who are Italian (not in the paper; kgqa_core.answers.meeting; noted).", advanced=True)
     gq_scope: str = param(
         "graph", "graph: G_q grows over the whole graph (hubs cut to walk_cap), so a chain may write triplets the "
         "prompt did not show; prompt: G_q stays inside the prompt's pruned context.", choices=("graph", "prompt"),

@@ -81,8 +81,8 @@ class ReadsParams(MethodParams):
         "hop is offered only along that hop's relation (not in the paper; noted).", advanced=True)
     meet_topics: bool = param(
         True, "When the question names two or more graph entities, the answer position's entities with a triplet "
-        "to more of them lead, the question's own entities after (kgqa_core.answers.meeting; not in the paper; "
-        "noted).", advanced=True)
+        "to the most of them are the answers and the others are left out, the question's own entities after "
+        "(kgqa_core.answers.meeting; not in the paper; noted).", advanced=True)
     reader: str = reader_param()
     reading_sure_at: float = sure_param()
     reading_quick_at: float = quick_param()

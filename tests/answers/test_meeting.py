@@ -33,6 +33,15 @@ def test_within_a_rank_the_order_is_kept_and_answers_naming_no_entity_or_a_topic
     assert met.dropped == [] and met.moved == ["Bo Lind"]
 
 
+def test_when_one_of_the_models_own_answers_meets_both_its_others_with_fewer_are_left_out():
+    # the model named Ann Berg (in the orchestra and Italian) and Ed Moro (Italian only): it listed Italy's side
+    found = _answers(["Ed Moro", "Ann Berg"], ["Di Sato"])
+    met = meet_topics(found, GRAPH, ["Oslo Philharmonic", "Italy"])
+    assert [a.text for a in met.answers] == ["Ann Berg"]
+    assert met.left_out == ["Ed Moro"] and met.dropped == ["Di Sato"] and met.moved == []
+    assert "Ed Moro have fewer and were left out, as an answer of its own meets more" in met.note
+
+
 @pytest.mark.parametrize("topics, own, added", [
     (["Italy"], ["Ann Berg"], ["Di Sato", "Ed Moro"]),  # one entity: nothing to meet
     (["Italy", "Atlantis"], ["Ann Berg"], ["Ed Moro"]),  # the second is not in the graph
