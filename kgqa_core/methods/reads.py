@@ -160,7 +160,7 @@ class _Reads:
         if not given:
             names = names[:1]
             self.trace.notes.append(f"topic entity {names[0]!r} found by entity linking")
-        return names[0], names[1:]
+        return _start_entity(names, self.trace.notes)
 
     # ------------------------------------------------------------ search
     def search(self) -> None:
@@ -465,6 +465,25 @@ def _keep_depth_reachable(
         f"{steps_left} search decision(s) left for {needed} more hop(s): only expansions of the deepest "
         f"node(s) offered ({len(deepest)} of {len(pool)})"
     )
+
+
+def _start_entity(names: list[str], notes: list[str]) -> tuple[str, list[str]]:
+    """The entity the search starts from and the others (constraints): the first that is not a number or date.
+
+    READS never expands a number or a date (`search_options`: following a
+    value back to everything that has it is a flood), so a search started
+    from one ("the entities with elevation 4317 and the mountain of
+    colorado") retrieved nothing; the value is a constraint instead.  Noted.
+    """
+    from ..reads.abstract_structure import detect_type
+
+    literal = [detect_type(n) in ("num", "date") for n in names]
+    if not literal[0] or all(literal):
+        return names[0], names[1:]
+    k = literal.index(False)
+    notes.append(f"the search starts from {names[k]!r}, not {names[0]!r}: READS does not expand a number or a date, "
+                 f"so {names[0]!r} is a constraint")
+    return names[k], names[:k] + names[k + 1:]
 
 
 def _keep_named_relations(pool: list, structure: AbstractStructure, estimate: QuestionReading,

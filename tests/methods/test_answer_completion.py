@@ -105,3 +105,21 @@ def test_reads_ranks_its_answer_positions_entities_by_the_questions_two_entities
         links = linked_topics(graph, [a.text for a in off.answers], topics)
         assert all(len(links[a]) == 1 for a in left)
     assert ask(["Oslo Philharmonic", "oboe"], preset="paper").parameters["meet_topics"] is False
+
+
+def test_reads_starts_from_the_question_entity_that_is_not_a_number(backend_model):
+    """"the entities with elevation 4317 and the mountain of colorado": READS never expands a number, so a search
+    started from 4317 retrieved nothing (an error); it starts from colorado, 4317 a constraint, and says so."""
+    from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+
+    graph = KnowledgeGraph.from_triplets(
+        [("colorado", "has mountain", "kit carson (mountain)"), ("colorado", "has mountain", "elbert (mountain)"),
+         ("kit carson (mountain)", "elevation", "4317"), ("elbert (mountain)", "elevation", "4399"),
+         ("california", "has mountain", "sill (mountain)"), ("sill (mountain)", "elevation", "4317")], name="peaks")
+    for _ in range(2):  # a second question in the same process
+        trace = run_method("reads", MethodRequest(
+            graph=graph, question="What is both the entities with elevation 4317 and the mountain of colorado?",
+            model=backend_model, topic_entities=["4317", "colorado"], params={"max_depth": 1}))
+        assert not trace.error, trace.error
+        assert trace.topic_entities == ["colorado", "4317"] and trace.answers
+        assert any("the search starts from 'colorado', not '4317'" in n for n in trace.notes), trace.notes
