@@ -23,6 +23,10 @@ entities (`frontier_triplets`); at most that many times per chain, the text
 taken back kept for the trace (`SearchedChain.taken_back`,
 `FinishedChain.taken_back`).
 
+``conclude`` (`ConcludeAtDepth`): a chain whose path from the topic entity
+has walked a very sure reading's whole plan is finished there with the
+forced answer line (stop ``"depth"``) instead of decoding more free text.
+
 A round comes back as a `BeamRound` of typed records (finished chains,
 searched chains with their extensions, what was kept and dropped), so the
 method builds its trace steps from it without knowing how the beam ran,
@@ -46,7 +50,7 @@ from .dog_guide import DogGuides
 from .free_text import FreeText, default_stop, needs_conclusion
 from .prompt import parse_answers
 from .query_subgraph import QueryCentricSubgraph
-from .step_filters import Narrowed, StepFilter, StepFilters, StepView, WalkOut
+from .step_filters import ConcludeAtDepth, Narrowed, StepFilter, StepFilters, StepView, WalkOut
 from .step_offers import chain_depth
 from .triplet_trie import TripletTrie
 
@@ -173,7 +177,7 @@ class ChainBeam:
     def __init__(self, model: Any, graph: Any, guides: DogGuides, width: int, max_new_tokens: int,
                  force_conclusion: bool = True, strict: bool = False, reprompt: Reprompt | None = None,
                  filters: Sequence[StepFilter] = (), walk_out: WalkOut | None = None,
-                 free_text_cap: int = 0) -> None:
+                 free_text_cap: int = 0, conclude: ConcludeAtDepth | None = None) -> None:
         self.model = model
         self.graph = graph  # the prompt's context graph
         self.guides = guides
@@ -185,6 +189,7 @@ class ChainBeam:
         self.filters = StepFilters(filters)  # what a step may offer beyond the paper (empty: the paper's loop)
         self.walk_out = walk_out  # take back answer lines written short of the reading's depth (None: never)
         self.free_text_cap = free_text_cap  # tokens of free text a step may write before its answer line (0: no cap)
+        self.conclude = conclude  # a chain whose path completes a very sure reading's plan answers there (None: never)
         self.rounds = 0
         self._next_beam = 0
 
@@ -205,6 +210,10 @@ class ChainBeam:
             budget = self.max_new_tokens - len(beam.generated_ids)
             if budget <= 0:
                 out.finished.append(self._finish(beam, "", "length"))
+                continue
+            if self.conclude is not None and self.conclude.reached(self.graph, beam.chain, beam.subgraph.topics):
+                self.conclude.concluded += 1
+                out.finished.append(self._finish(beam, "", "depth"))
                 continue
             with progress.phase(progress.SUBGRAPH):  # the step's offer: G_q less the chain, narrowed
                 view = self._view(beam)

@@ -209,7 +209,7 @@ def conclusion_line_end(text: str) -> int | None:
 
 def needs_conclusion(stop: str, text: str) -> bool:
     """Whether a finished text should get the forced answer line: it ended without one, and not by a cut."""
-    return stop in ("repeat", "length", "eos", "limit", "cap") and not parse_answers(text)
+    return stop in ("repeat", "length", "eos", "limit", "cap", "depth") and not parse_answers(text)
 
 
 def _done(model: Any, result: FreeText, passes_before: int) -> FreeText:

@@ -265,6 +265,44 @@ class WalkOut:
         return answered and view.depth < self.min_depth
 
 
+@dataclass
+class ConcludeAtDepth:
+    """A sure reading's walk is done: the chain writes its answer line where its path completes the plan.
+
+    Why: once a chain's path from the topic entity has walked the plan's
+    relations to its last hop, the graph holds the rest of the list
+    (`complete_answers` adds every entity that path reaches), so the sibling
+    triplets a small model lists next ("virginia -> has city -> richmond",
+    "... -> alexandria", ...) cost tokens and add no answer.  Only for a sure
+    reading of one entity (the caller decides); the answer line is written by the model after "Therefore, the
+    answer is", as for any forced conclusion.
+    """
+
+    relations: tuple[str, ...]  # the plan's relations, in walking order
+    confidence: float = 1.0
+    name: str = "conclude_at_depth"
+    concluded: int = 0
+
+    def reached(self, graph: Any, chain: Sequence[int], topics: Sequence[str]) -> bool:
+        """Whether the chain's latest path from a topic entity walks exactly the planned relations."""
+        from ..answers.completion import chain_path
+
+        if not chain or not self.relations:
+            return False
+        path = chain_path(graph.triplets_by_ids(list(chain)), topics)
+        return path is not None and tuple(r for r, _ in path[1]) == self.relations
+
+    def note(self) -> str:
+        walk = " -> ".join(self.relations)
+        return (f"conclude_at_depth: the chain's path walked the question's reading to its end ({walk}, "
+                f"{self.confidence:.0%} sure), so the answer line was written there instead of more triplets of "
+                "that hop; the graph adds the other entities the path reaches (complete_answers)")
+
+    def summary(self) -> str:
+        return (f"conclude_at_depth: {self.concluded} chain(s) wrote their answer line where their path completed "
+                "the question's reading" if self.concluded else "")
+
+
 class StepFilters(list):
     """A list of `StepFilter`, applied in order (the paper preset: empty)."""
 

@@ -103,7 +103,7 @@ from typing import Any, ClassVar
 from .. import progress
 from ..decoding.beam import token_view
 from ..decoding.chain_beam import BeamCandidate, BeamRound, ChainBeam, FinishedChain, SearchedChain, TakenBack
-from ..decoding.step_filters import (Narrowed, NoRestatement, PlannedRelations, WalkOut, WithinDepth,
+from ..decoding.step_filters import (ConcludeAtDepth, Narrowed, NoRestatement, PlannedRelations, WalkOut, WithinDepth,
                                      likely_relations)
 from ..decoding.context import (
     DecodingContext,
@@ -122,7 +122,7 @@ from ..decoding.prompt_budget import sure_context
 from ..decoding.query_subgraph import QueryCentricSubgraph
 from ..graph.readings import is_reversed, reading_of, triplet_of
 from ..parameters import param
-from ..reading.guidance import read_question, reader_param, step_budget, joint_param, phrase_param, quick_param, sure_param
+from ..reading.guidance import read_question, reader_param, step_budget, cover_param, joint_param, phrase_param, quick_param, sure_param
 from ..reading.reading import QuestionReading
 from ..trace.faithfulness import check_chains, ground_chain
 from ..trace.schema import Candidate, Step
@@ -198,6 +198,11 @@ class DogParams(PromptParams):
         True, "With complete_answers: the answers the chain's path reaches at the question's hops lead; the "
         "model's answers it does not reach are ranked after, and when it reaches none of them the path's end "
         "comes first (not in the paper; noted).", advanced=True)
+    conclude_at_depth: bool = param(
+        True, "When the question's reading is sure (reading_sure_at) and names one entity, a chain whose path "
+        "from it has walked the reading's whole plan writes its answer line there, instead of listing more "
+        "triplets of that hop: the graph adds the other entities the path reaches (complete_answers). Fewer "
+        "tokens written; noted (not in the paper).", advanced=True)
     meet_topics: bool = param(
         True, "When the question names two or more graph entities, the answers with a triplet to more of them "
         "lead; answers the graph added (complete_answers) with fewer are left out, and so are the model's own "
@@ -215,6 +220,7 @@ class DogParams(PromptParams):
     reading_quick_at: float = quick_param()
     reading_phrase_gain: float = phrase_param()
     reading_joint: bool = joint_param()
+    reading_cover: float = cover_param()
     prompt_examples: str = param(
         "terse", "terse: the prompt's three examples write their triplets and the answer line with no commentary "
         "between them, and the instructions say so (fewer tokens written); paper: the examples of Tab. 6 "
@@ -237,7 +243,7 @@ class DogParams(PromptParams):
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {"paper": {
         "reader": "none", "auto_steps": False, "walk_to_depth": False, "walk_out_first": False,
         "stay_at_depth": False, "question_relations": False, "hop_order": False, "complete_answers": False,
-        "chain_answers_first": False, "meet_topics": False, "force_conclusion": False, "repeat_triplets": True,
+        "chain_answers_first": False, "meet_topics": False, "conclude_at_depth": False, "force_conclusion": False, "repeat_triplets": True,
         "reverse_readings": False, "skip_restatements": False, "unsure_relations": 0.0, "context_pool": 0,
         "prompt_examples": "paper", "free_text_cap": 0, "sure_context_triplets": 0}}
 
@@ -306,6 +312,7 @@ class DogGuidance:
     order: list[str] = field(default_factory=list)
     rank_by_chain: bool = False
     past_horizon: bool = False  # the reading is open-ended: its hops do not decide which answers lead
+    conclude: ConcludeAtDepth | None = None  # answer where the chain's path completes a very sure plan
 
     @classmethod
     def from_reading(cls, reading: QuestionReading, params: "DogParams") -> "DogGuidance":
@@ -327,9 +334,14 @@ class DogGuidance:
                                             min_depth=hops if params.walk_to_depth else 0))
         walk_out = (WalkOut(hops, first=params.walk_out_first, max_steps=params.max_steps)
                     if params.walk_to_depth else None)
+        # the chain is held to the plan (stay_at_depth) and the graph completes the list: the hop's other
+        # triplets add nothing; an open-ended plan too, whose next hop the model's answer line may name
+        conclude = (ConcludeAtDepth(tuple(reading.order), reading.confidence)
+                    if params.conclude_at_depth and params.complete_answers and reading.uses and reading.order
+                    else None)
         # an open-ended reading's hops are a lower bound: the answers are where the chain's path ends, not at its hop
         return cls(filters, walk_out, None if past else hops, dict(reading.uses),
-                   list(reading.order) if params.hop_order else [], params.chain_answers_first, past)
+                   list(reading.order) if params.hop_order else [], params.chain_answers_first, past, conclude)
 
 
 class _DogRun:
@@ -377,7 +389,7 @@ class _DogRun:
                              force_conclusion=params.force_conclusion, strict=params.strict,
                              reprompt=self._reprompt if params.local_visibility else None,
                              filters=self.guidance.filters, walk_out=self.guidance.walk_out,
-                             free_text_cap=params.free_text_cap)
+                             free_text_cap=params.free_text_cap, conclude=self.guidance.conclude)
             chains = beam.start(base, QueryCentricSubgraph(ctx.walk_graph, ctx.topics))
         finished: list[BeamCandidate] = []
         step = 0
@@ -519,7 +531,10 @@ class _DogRun:
                 extra={"chain": list(beam.chain), "chain_score": beam.score, "error": True},
             ))
         forced_note = conclusion_note(done.stop) if done.forced_conclusion else ""
-        if forced_note:
+        if done.stop == "depth" and self.guidance.conclude is not None:
+            forced_note = self.guidance.conclude.note()
+            trace.extra["concluded_at_depth"] = trace.extra.get("concluded_at_depth", 0) + 1
+        elif forced_note:
             trace.extra["forced_conclusion"] = trace.extra.get("forced_conclusion", 0) + 1
         if done.stop == "cap":
             cut = f"free text cut at {self.params.free_text_cap} tokens (free_text_cap)"

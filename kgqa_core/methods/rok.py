@@ -31,7 +31,7 @@ from ..graph.knowledge_graph import KnowledgeGraph
 from ..graph.linking import normalize_name, resolve_entity
 from ..models.generation import GenerationConfig
 from ..parameters import MethodParams, param, preset_param
-from ..reading.guidance import read_question, reader_param, joint_param, phrase_param, quick_param, sure_param
+from ..reading.guidance import read_question, reader_param, cover_param, joint_param, phrase_param, quick_param, sure_param
 from ..rok import prompts
 from ..rok.branches import SIBLING_RULES, Branch, candidate_branches, numbered_list, parse_relevance
 from ..rok.key_entities import find_key_entities
@@ -72,6 +72,7 @@ class RokParams(MethodParams):
     reading_quick_at: float = quick_param()
     reading_phrase_gain: float = phrase_param()
     reading_joint: bool = joint_param()
+    reading_cover: float = cover_param()
     preset: str = preset_param()
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {"paper": {"auto_hops": False, "reader": "none"}}

@@ -45,6 +45,14 @@ BASELINE = 0.35
 # a hop of its own).  0 joins nothing.
 PHRASE_GAIN = 0.1
 PHRASE_AT = 0.5
+# A word of the question this close to some relation of the graph's walks (or closer) names a relation; a walk
+# that leaves it to no hop pays ``cover`` x (its closeness - COVER_AT) (`joint_alignment`).  Without it a walk is
+# only paid for the words it takes, so a one-hop walk that takes "written" costs nothing for leaving "types" and
+# "screenwriter" of a three-hop question unnamed.  0.45 lies between unrelated words (0.1-0.3) and paraphrases
+# (0.5 and up); checked without the model on the dev questions of four domains (docs/benchmarks.md, "Words no hop
+# names").
+COVER_AT = 0.45
+COVER_WEIGHT = 1.0
 _WORD = re.compile(r"[^\W_]+")
 # English pronouns, modal verbs and the like: they name no relation in any graph ("can you tell me ...")
 _FUNCTION = frozenset("i me my we us our you your he him his she her they them their there can could would "
@@ -138,7 +146,8 @@ def _similarities(question: str, topics: Sequence[str], relations: Sequence[str]
 
 def hop_alignment(question: str, topics: Sequence[str], plans: Sequence[RelationPlan],
                   vocabulary: RelationVocabulary | None = None, embedder: Any = None,
-                  baseline: float = BASELINE, phrase_gain: float = PHRASE_GAIN) -> list[float] | None:
+                  baseline: float = BASELINE, phrase_gain: float = PHRASE_GAIN,
+                  cover: float = 0.0) -> list[float] | None:
     """Each plan's alignment: the sum over its hops of (similarity to the word assigned to it - `baseline`).
 
     Parameters
@@ -150,18 +159,22 @@ def hop_alignment(question: str, topics: Sequence[str], plans: Sequence[Relation
     baseline : the similarity at which a matched hop neither adds nor takes away.
     phrase_gain : how much closer two adjacent words must come to a relation together than alone to be matched as
         one phrase (`join_phrases`); 0 matches every word alone.
+    cover : what a word that names a relation of the walks (its closest relation at least `COVER_AT` close) costs a
+        walk that matches it to no hop, per unit of closeness above `COVER_AT`; 0 (the default here) costs nothing.
 
     Returns
     -------
     One score per plan (higher: its hops are named by more, and closer, words of the question), or None when
     there is no embedder, no plan or no content word.
     """
-    return joint_alignment(question, topics, [[p] for p in plans], vocabulary, embedder, baseline, phrase_gain)
+    return joint_alignment(question, topics, [[p] for p in plans], vocabulary, embedder, baseline, phrase_gain,
+                           cover=cover)
 
 
 def joint_alignment(question: str, topics: Sequence[str], combos: Sequence[Sequence[RelationPlan]],
                     vocabulary: RelationVocabulary | None = None, embedder: Any = None, baseline: float = BASELINE,
-                    phrase_gain: float = PHRASE_GAIN) -> list[float] | None:
+                    phrase_gain: float = PHRASE_GAIN, cover: float = 0.0,
+                    among: Sequence[str] = ()) -> list[float] | None:
     """Each combination's alignment: the hops of all its walks (one walk per topic entity) matched to different words.
 
     Why: a question that names two entities names a walk for each ("the borders of massachusetts and the
@@ -170,6 +183,8 @@ def joint_alignment(question: str, topics: Sequence[str], combos: Sequence[Seque
     though the second "borders" is the other entity's hop.  Matched together, the words are shared out.
 
     Parameters and the score are those of `hop_alignment`, over the hops of all a combination's walks.
+    ``among``: more relations a word may name (for ``cover``: all the walks from the question's entities, when only
+    a few combinations are scored); the combinations' own relations always count.
 
     Examples
     --------
@@ -185,17 +200,19 @@ def joint_alignment(question: str, topics: Sequence[str], combos: Sequence[Seque
     """
     from scipy.optimize import linear_sum_assignment
 
-    relations = sorted({h.relation for c in combos for p in c for h in p.hops})
+    relations = sorted({h.relation for c in combos for p in c for h in p.hops} | set(among))
     _, sim = _similarities(question, topics, relations, vocabulary, embedder, phrase_gain)  # relations x words
     if sim is None:
         return None
     row = {r: i for i, r in enumerate(relations)}
+    naming = np.maximum(sim.max(axis=0) - COVER_AT, 0.0) * cover  # what leaving each word to no hop costs
     scores = []
     for combo in combos:
         hops = [h for p in combo for h in p.hops]
         m = sim[[row[h.relation] for h in hops]]
         hops_i, words_i = linear_sum_assignment(-m)
-        scores.append(float(np.sum(m[hops_i, words_i] - baseline)) - (len(hops) - len(hops_i)) * baseline)
+        score = float(np.sum(m[hops_i, words_i] - baseline)) - (len(hops) - len(hops_i)) * baseline
+        scores.append(score - float(naming.sum() - naming[words_i].sum()))
     return scores
 
 
@@ -219,6 +236,30 @@ def hop_words(question: str, topics: Sequence[str], plan: RelationPlan,
     out = [(h.relation, "", 0.0) for h in plan.hops]
     for i, j in zip(*linear_sum_assignment(-m)):
         out[i] = (plan.hops[i].relation, words[j], float(m[i, j]))
+    return out
+
+
+def unnamed_words(question: str, topics: Sequence[str], plan: RelationPlan,
+                  vocabulary: RelationVocabulary | None = None, embedder: Any = None,
+                  among: Sequence[str] = (), phrase_gain: float = PHRASE_GAIN) -> list[tuple[str, str, float]]:
+    """The question's words that name a relation (`COVER_AT` close or closer) and that no hop of `plan` takes.
+
+    Each as (word, the relation of ``among`` or the plan it is closest to, their similarity): what the trace
+    tells a domain expert the reading's walk leaves unsaid (and what ``cover`` charged it for).
+    """
+    from scipy.optimize import linear_sum_assignment
+
+    own = [h.relation for h in plan.hops]
+    relations = list(dict.fromkeys([*own, *among]))
+    words, m = _similarities(question, topics, relations, vocabulary, embedder, phrase_gain)
+    if m is None:
+        return []
+    _, taken = linear_sum_assignment(-m[[relations.index(r) for r in own]])
+    out = []
+    for j, word in enumerate(words):
+        best = int(np.argmax(m[:, j]))
+        if j not in set(taken) and m[best, j] >= COVER_AT:
+            out.append((word, relations[best], float(m[best, j])))
     return out
 
 

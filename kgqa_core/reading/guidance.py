@@ -5,7 +5,7 @@ runs the method's reader (``reader``), or takes the reading the caller
 already made for this question (an evaluation reads a question once for
 all its methods), records it as a ``reading.plan`` step with the plans and
 their probabilities, and says in plain words what the reading will change.
-`reader_param`, `sure_param` and `quick_param` (and `kgqa_core.parameters.preset_param`) declare the parameters each
+`reader_param`, `sure_param`, `quick_param`, `phrase_param`, `cover_param` and `joint_param` (and `kgqa_core.parameters.preset_param`) declare the parameters each
 guided method shares, so a new method declares them the same way.
 """
 
@@ -21,7 +21,7 @@ from .. import progress
 from ..models.interface import BackendCapabilityError
 from ..parameters import param
 from .reading import QuestionReading
-from .alignment import PHRASE_GAIN
+from .alignment import COVER_WEIGHT, PHRASE_GAIN
 from .readers import QUICK_SURE_AT, READERS, make_reader
 
 SURE_AT = 0.5
@@ -53,6 +53,14 @@ def phrase_param() -> Any:
                  "0 matches every word alone.", min=0.0, max=1.0, advanced=True)
 
 
+def cover_param() -> Any:
+    return param(COVER_WEIGHT, "paths reader: a word of the question that names a relation of the graph's walks "
+                 "(cosine similarity at least 0.45) and that a walk leaves to none of its hops costs that walk this "
+                 "much per unit of similarity above 0.45, so a one-hop walk cannot take \"written\" and leave "
+                 "\"types\" and \"screenwriter\" of a longer question unnamed for free. 0: words no hop takes "
+                 "cost nothing.", min=0.0, max=10.0, advanced=True)
+
+
 def joint_param() -> Any:
     return param(True, "paths reader: when the question names two or more graph entities, one walk from each is "
                  "chosen together, each word of the question naming a hop of one walk only (\"the borders of A and "
@@ -61,14 +69,15 @@ def joint_param() -> Any:
 
 
 def reader_spec(params: Any) -> str:
-    """The reader `params` ask for, with its options (``paths:quick=0.9,phrase_gain=0.1,joint=1``): what
+    """The reader `params` ask for, with its options (``paths:quick=0.9,phrase_gain=0.1,joint=1,cover=1``): what
     `make_reader` builds and a reading is cached under."""
     name = getattr(params, "reader", "none")
     if name != "paths":
         return name
     options = [f"{key}={value:g}" for key, value in (("quick", getattr(params, "reading_quick_at", None)),
                                                      ("phrase_gain", getattr(params, "reading_phrase_gain", None)),
-                                                     ("joint", getattr(params, "reading_joint", None)))
+                                                     ("joint", getattr(params, "reading_joint", None)),
+                                                     ("cover", getattr(params, "reading_cover", None)))
                if value is not None]
     return f"{name}:{','.join(options)}" if options else name
 

@@ -48,7 +48,8 @@ import re
 import time
 from typing import Any, Sequence
 
-from .alignment import PHRASE_GAIN, hop_alignment, hop_words, hop_words_text, joint_alignment, weigh
+from .alignment import (COVER_WEIGHT, PHRASE_GAIN, hop_alignment, hop_words, hop_words_text, joint_alignment,
+                        unnamed_words, weigh)
 from .paths import relation_paths
 from .reading import QuestionReading, RelationPlan, uses_of
 from .vocabulary import RelationVocabulary
@@ -164,14 +165,16 @@ def _with_confidence(plan: RelationPlan, confidence: float) -> RelationPlan:
 
 def joint_choice(picked: Sequence[RelationPlan], probs: Sequence[float], weighed: Sequence[float], question: str,
                  topics: Sequence[str], vocabulary: RelationVocabulary | None, embedder: Any, align: float,
-                 phrase_gain: float = PHRASE_GAIN, per_topic: int = PER_TOPIC) -> list[tuple[float, tuple[RelationPlan, ...]]]:
+                 phrase_gain: float = PHRASE_GAIN, per_topic: int = PER_TOPIC, cover: float = 0.0,
+                 among: Sequence[str] = ()) -> list[tuple[float, tuple[RelationPlan, ...]]]:
     """For a question whose walks leave from two or more of its entities: one walk per entity, chosen together.
 
     Each entity's `per_topic` likeliest walks (by `weighed`: the model's probability weighed by the walk's own
     alignment) are combined with the others'.  A combination scores the model's probability of each of its
     walks among its entity's walks (`probs`, renormalised per entity), times ``exp(align * a)`` where ``a`` is
     the combination's `joint_alignment`: its walks' hops matched to different words of the question, so a word
-    names a hop of one entity's walk only.  Returns (probability, walks) best first, the probability a softmax
+    names a hop of one entity's walk only (``cover`` and ``among``: what a relation-naming word left to no hop
+    costs, judged against ``among``, as `joint_alignment`).  Returns (probability, walks) best first, the probability a softmax
     over the combinations; [] when the walks leave from fewer than two entities.
 
     Examples
@@ -197,7 +200,7 @@ def joint_choice(picked: Sequence[RelationPlan], probs: Sequence[float], weighed
         candidates.append([(pr / z, p) for _, pr, p in best])
     combos = list(itertools.product(*candidates))
     aligned = joint_alignment(question, topics, [[p for _, p in c] for c in combos], vocabulary, embedder,
-                              phrase_gain=phrase_gain) if align else None
+                              phrase_gain=phrase_gain, cover=cover, among=among) if align else None
     logits = [sum(math.log(max(pr, 1e-12)) for pr, _ in c) + (align * aligned[i] if aligned else 0.0)
               for i, c in enumerate(combos)]
     top = max(logits)
@@ -295,8 +298,9 @@ class ModelPathReader:
                  max_hops: int = 3, permutations: int = 2, listed: bool = True,
                  max_options: int = MAX_OPTIONS, align: float = ALIGN_WEIGHT,
                  quick: float = QUICK_SURE_AT, quick_options: int = 0, phrase_gain: float = PHRASE_GAIN,
-                 joint: bool = True) -> None:
+                 joint: bool = True, cover: float = COVER_WEIGHT) -> None:
         self.model = model
+        self.cover = cover  # a word that names a relation and no hop of the walk costs it (`alignment.COVER_AT`)
         self.joint = joint  # a question naming several entities: one walk per entity, chosen together
         self.align = align
         self.phrase_gain = phrase_gain  # adjacent words naming one relation are one word (`alignment.join_phrases`)
@@ -315,8 +319,11 @@ class ModelPathReader:
         plans, scores = self.lexicon.candidates(question, graph, topics)
         if not plans:
             return reading_from_plans(self.name, [], topics, "the graph's paths")
+        # words a walk leaves to no hop cost it only when one walk answers the question: with walks from two
+        # entities, the words one leaves are the other's (the combination pays for them, `joint_choice`)
+        cover = self.cover if len({p.topic for p in plans}) < 2 else 0.0
         aligned_all = hop_alignment(question, topics, plans, self.lexicon.vocabulary, self.lexicon.embedder,
-                                    phrase_gain=self.phrase_gain) if self.align else None
+                                    phrase_gain=self.phrase_gain, cover=cover) if self.align else None
         quick = not self.listed or self.quick > 0
         listed_as = "the walks were"  # what an unsure quick look hands on to the list
         first: dict[str, int] = {}  # each walk's text once, for the first plan offered that writes it
@@ -347,11 +354,14 @@ class ModelPathReader:
             looks.append((decision, _grouped(picked, self._probs(decision, aligned)), how))
             shown = (list(picked), aligned)
         decision, ranked, how = looks[-1]
+        joined = False  # one walk per entity, chosen together: the question's words are shared among them
         if self.joint:
             joint = joint_choice(shown[0], [o.prob for o in decision.options], self._probs(decision, shown[1]),
                                  question, topics, self.lexicon.vocabulary, self.lexicon.embedder, self.align,
-                                 self.phrase_gain)
+                                 self.phrase_gain, cover=self.cover,
+                                 among=sorted({h.relation for p in plans for h in p.hops}))
             if joint:
+                joined = True
                 ranked = joined_ranking(ranked, joint)
                 how += (f"; the walks of the question's {len(joint[0][1])} entities chosen together, each word of the "
                         "question naming a hop of one walk only")
@@ -364,10 +374,17 @@ class ModelPathReader:
                 f"{self.quick:.0%}), so {listed_as} listed for it to choose among")
         reading.at_horizon(self.lexicon.max_hops)
         if aligned_all is not None and reading.plans:
+            among = sorted({h.relation for p in plans for h in p.hops})
             matches = hop_words(question, topics, reading.plans[0], self.lexicon.vocabulary, self.lexicon.embedder,
-                                among=sorted({h.relation for p in plans for h in p.hops}), phrase_gain=self.phrase_gain)
+                                among=among, phrase_gain=self.phrase_gain)
             if matches:
                 reading.explanation += f"; its hops and the question's words: {hop_words_text(matches)}"
+            left = unnamed_words(question, topics, reading.plans[0], self.lexicon.vocabulary, self.lexicon.embedder,
+                                 among=among, phrase_gain=self.phrase_gain) if self.cover and not joined else []
+            if left:
+                reading.explanation += ("; words of the question that name a relation but no hop of it (each cost "
+                                        "the walk, `reading_cover`): " + ", ".join(
+                                            f"'{w}' ~ {r} ({x:.2f})" for w, r, x in left))
         reading.seconds = time.perf_counter() - started
         reading.calls = [c for d, _, _ in looks for c in d.calls]
         reading.forward_passes = sum(d.forward_passes for d, _, _ in looks)
@@ -453,7 +470,7 @@ def unlisted_prompt(question: str, topics: Sequence[str], vocabulary: RelationVo
 
 READER_OPTIONS = {"permutations": int, "listed": lambda v: str(v).lower() in ("1", "true", "yes"),
                   "max_options": int, "align": float, "quick": float, "quick_options": int, "phrase_gain": float,
-                  "joint": lambda v: str(v).lower() in ("1", "true", "yes")}
+                  "cover": float, "joint": lambda v: str(v).lower() in ("1", "true", "yes")}
 
 
 def make_reader(name: str, model: Any = None, vocabulary: RelationVocabulary | None = None) -> Any:

@@ -123,3 +123,26 @@ def test_the_model_reader_weighs_its_choice_by_alignment_and_align_0_leaves_the_
     assert "its hops and the question's words: borders ~ 'border' (0.9" in weighed.explanation
     assert "capital ~ 'capital' (1.00)" in weighed.explanation
     assert {p.text for p in weighed.plans} == {p.text for p in plain.plans}  # the same walks were offered
+
+
+def test_a_word_that_names_a_relation_and_no_hop_costs_the_walk_that_leaves_it(embedder):
+    """"the ethnicity of Ann's wife": the one-hop walk takes "ethnicity" and leaves "wife", which names `spouse`;
+    with ``cover`` that costs it, so the two-hop walk the question asks for gains on it; a word that names no
+    relation ("the") costs nothing either way."""
+    from kgqa_core.reading.alignment import COVER_AT, unnamed_words
+
+    q = "what is the ethnicity of Ann's wife"
+    plans = [_plan("spouse", "ethnicity", topic="Ann"), _plan("ethnicity", topic="Ann")]
+    free = hop_alignment(q, ["Ann"], plans, embedder=embedder)
+    paid = hop_alignment(q, ["Ann"], plans, embedder=embedder, cover=1.0)
+    assert paid[0] == pytest.approx(free[0])  # it leaves nothing unnamed
+    assert paid[1] < free[1] - 0.05, (free, paid)  # "wife" ~ spouse, left to no hop
+    left = unnamed_words(q, ["Ann"], plans[1], embedder=embedder, among=["spouse"])
+    assert [(w, r) for w, r, _ in left] == [("wife", "spouse")] and left[0][2] >= COVER_AT
+    assert unnamed_words(q, ["Ann"], plans[0], embedder=embedder) == []
+    # a word is judged against every relation the question's walks hold (`among`), not only the scored walks'
+    from kgqa_core.reading.alignment import joint_alignment
+
+    alone = joint_alignment(q, ["Ann"], [[plans[1]]], embedder=embedder, cover=1.0)
+    judged = joint_alignment(q, ["Ann"], [[plans[1]]], embedder=embedder, cover=1.0, among=["spouse"])
+    assert judged[0] < alone[0]
