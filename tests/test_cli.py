@@ -184,3 +184,24 @@ def test_ask_and_show_say_which_answers_meet_both_of_the_questions_entities(tmp_
     assert NOTE_HEAD in run_cli("show", str(out)).stdout
     off = run_cli("ask", *common, "--param", "meet_topics=false")
     assert off.returncode == 0 and NOTE_HEAD not in off.stdout
+
+
+def test_ask_and_show_say_where_the_chain_concluded_at_the_readings_depth(tmp_path):
+    """A sure one-hop reading (the graph gives the state one relation): the chain answers after its first triplet
+    of that hop, the graph completes the list, and ``ask``/``show`` print the conclude_at_depth note."""
+    from tests.methods.test_conclude_at_depth_dog import CITIES, GRAPH
+
+    graph = tmp_path / "states.tsv"
+    graph.write_text("".join(f"{t.head}\t{t.relation}\t{t.tail}\n" for t in GRAPH.triplets),
+                     encoding="utf-8")
+    out = tmp_path / "trace.json"
+    common = ["--graph", str(graph), "--question", "give me the cities in virginia", "--topic", "virginia",
+              "--method", "dog", "--model", "smollm2-135m", "--param", "max_new_tokens=96"]
+    proc = run_cli("ask", *common, "--trace-out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "conclude_at_depth: the chain's path walked the question's reading to its end (has city" in proc.stdout
+    answer = next(line for line in proc.stdout.splitlines() if line.startswith("answer:"))
+    assert all(c in answer for c in CITIES), answer
+    assert "conclude_at_depth:" in run_cli("show", str(out)).stdout
+    off = run_cli("ask", *common, "--param", "conclude_at_depth=false")
+    assert off.returncode == 0 and "conclude_at_depth:" not in off.stdout

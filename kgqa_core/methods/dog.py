@@ -58,6 +58,11 @@ instead: the less sure, the wider the offer):
   1.5B took wrong ones and walked on in 3-hop questions: measured, not
   kept).  A "past_horizon:" note says so.  With either setting, an
   open-ended reading's step budget (``auto_steps``) has one hop more.
+* ``conclude_at_depth``: a chain whose path from the topic entity has
+  walked the reading's whole plan writes its answer line there (the
+  forced conclusion, stop ``"depth"``) instead of listing the hop's other
+  triplets: ``complete_answers`` adds every entity that path reaches, so
+  they cost tokens and add no answer.  A "conclude_at_depth:" note says so.
 * ``question_relations`` / ``hop_order``: each step offers only the
   relations of the reading's plan, each at most as often as planned, each
   hop its own relation; a step where none is left is offered everything
@@ -531,16 +536,19 @@ class _DogRun:
                 extra={"chain": list(beam.chain), "chain_score": beam.score, "error": True},
             ))
         forced_note = conclusion_note(done.stop) if done.forced_conclusion else ""
-        if done.stop == "depth" and self.guidance.conclude is not None:
+        concluded = done.stop == "depth" and self.guidance.conclude is not None
+        if concluded:  # noted once for the trace (its head is what `ask`/`show` print), and on each chain's step
             forced_note = self.guidance.conclude.note()
             trace.extra["concluded_at_depth"] = trace.extra.get("concluded_at_depth", 0) + 1
+            if forced_note not in trace.notes:
+                trace.notes.append(forced_note)
         elif forced_note:
             trace.extra["forced_conclusion"] = trace.extra.get("forced_conclusion", 0) + 1
         if done.stop == "cap":
             cut = f"free text cut at {self.params.free_text_cap} tokens (free_text_cap)"
             forced_note = f"{cut}; {forced_note}" if forced_note else cut
             trace.extra["free_text_cuts"] = trace.extra.get("free_text_cuts", 0) + 1
-        if forced_note:
+        if forced_note and not concluded:
             trace.notes.append(f"beam {beam.beam_id}: {forced_note}")
         answers = parse_answers(done.free_text) or parse_answers(beam.text)
         if done.taken_back is not None:
