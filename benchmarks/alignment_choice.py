@@ -1,0 +1,85 @@
+"""How often the hop alignment alone (no model) picks a walk that reaches gold, with and without ``cover``.
+
+    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/alignment_choice.py --per-type 10 \\
+        datasets/multidomain/dbpedia_dev.jsonl datasets/multidomain/geography_dev.jsonl \\
+        datasets/multidomain/wikidata_dev.jsonl datasets/metaqa_full_kb/metaqa_dev_full_kb_90.jsonl
+
+For the first --per-type questions of each type of each dataset, every walk of up to 3 hops the graph holds
+from the question's entity (`reading.paths.relation_paths`) is scored by `alignment.joint_alignment` alone,
+for each (cover weight, threshold) of a small grid; the best-scoring walk is walked in the graph and counted
+when it reaches a gold answer.  It is the cheap first look at a change to the alignment: the reader
+weighs the model's choice by it (`benchmarks/reading.py` measures that).  No model is loaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from kgqa_core.eval.dataset import load_dataset  # noqa: E402
+from kgqa_core.graph.embeddings import load_embedder  # noqa: E402
+from kgqa_core.reading import alignment  # noqa: E402
+from kgqa_core.reading.paths import relation_paths  # noqa: E402
+from reading import _norm, walk_plan  # noqa: E402
+
+GRID = [(0.0, alignment.COVER_AT)] + [(w, at) for w in (0.5, 1.0, 2.0) for at in (0.35, 0.45, 0.55)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("datasets", nargs="+", type=Path)
+    ap.add_argument("--per-type", type=int, default=10)
+    args = ap.parse_args(argv)
+    embedder = load_embedder()
+    if embedder is None:
+        print("the packaged sentence-embedding model is not installed: nothing to align with", file=sys.stderr)
+        return 2
+    hits: dict[tuple[float, float], dict] = {g: defaultdict(int) for g in GRID}
+    n: dict[tuple[str, str], int] = defaultdict(int)
+    graphs: dict = {}
+    for path in args.datasets:
+        ds = load_dataset(path)
+        taken: dict[str, int] = defaultdict(int)
+        for q in ds:
+            taken[q.type] += 1
+            if taken[q.type] > args.per_type:
+                continue
+            graph = graphs.setdefault(q.graph_file, q.graph())
+            plans = relation_paths(graph, q.topic_entities, 3)
+            if not plans:
+                continue
+            key = (ds.name, q.type)
+            n[key] += 1
+            gold = {_norm(a) for a in q.answers}
+            reaches: dict[tuple, bool] = {}
+            for weight, at in GRID:
+                saved, alignment.COVER_AT = alignment.COVER_AT, at
+                try:
+                    scores = alignment.joint_alignment(q.question, q.topic_entities, [[p] for p in plans],
+                                                       embedder=embedder, cover=weight)
+                finally:
+                    alignment.COVER_AT = saved
+                if scores is None:
+                    continue
+                best = plans[max(range(len(plans)), key=lambda i: scores[i])]
+                k = (best.topic, tuple(best.relations), tuple(h.forward for h in best.hops))
+                if k not in reaches:
+                    reaches[k] = bool(gold & {_norm(e) for e in walk_plan(graph, best)})
+                hits[(weight, at)][key] += reaches[k]
+    keys = sorted(n)
+    print("| cover, threshold | " + " | ".join(f"{d} {t}" for d, t in keys) + " | all |")
+    print("|---" * (len(keys) + 2) + "|")
+    for g in GRID:
+        cells = [f"{hits[g][k]}/{n[k]}" for k in keys]
+        print(f"| {g[0]:g}, {g[1]:g} | " + " | ".join(cells) + f" | {sum(hits[g].values())}/{sum(n.values())} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
