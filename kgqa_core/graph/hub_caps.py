@@ -42,10 +42,17 @@ def content_stems(text: str) -> set[str]:
     return {_stem(w) for w in _WORD.findall(text.casefold()) if w not in _STOP}
 
 
+# where a camelCase name starts its next word: "deathPlace", "lienSubdivision", "ISBNNumber" (an RDF graph's
+# usual spelling; a sentence-embedding model reads "deathplace" as one unknown word, "death place" as two)
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
 def relation_words(relation: str) -> str:
-    """A relation id as words: ``film.film.directed_by`` -> ``directed by``, ``has_tags`` -> ``has tags``."""
+    """A relation id as words: ``film.film.directed_by`` -> ``directed by``, ``has_tags`` -> ``has tags``,
+    ``deathPlace`` -> ``death place`` (a capitalised word in lower case, an acronym as it is: ``ISBN number``)."""
     last = relation.rsplit(".", 1)[-1].rsplit("/", 1)[-1]
-    return " ".join(_WORD.findall(last.replace("_", " ")))
+    words = _WORD.findall(_CAMEL.sub(" ", last).replace("_", " "))
+    return " ".join(w.lower() if w[:1].isupper() and w[1:].islower() else w for w in words)
 
 
 def relation_relevance(question: str, relations: Sequence[str], embedder: Any = None) -> dict[str, float]:

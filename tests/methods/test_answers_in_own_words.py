@@ -28,8 +28,10 @@ def test_dog_answers_with_the_entity_its_chain_reached(backend_model):
     trace = run_method("dog", MethodRequest(
         graph=PUTIN, question="What nationality is Vladimir Putin?", model=backend_model,
         topic_entities=["Vladimir Putin"],
-        # the paper's examples: with the terse ones the 135M writes "Russia" (also mapped, by its ending)
-        params={"max_new_tokens": 48, "max_steps": 1, "prompt_examples": "paper", "free_text_cap": 0}))
+        # the paper's examples: with the terse ones the 135M writes "Russia" (also mapped, by its ending); and the
+        # chain left to write its own answer line (conclude_at_depth forces it after the triplet: "Russia" too)
+        params={"max_new_tokens": 48, "max_steps": 1, "prompt_examples": "paper", "free_text_cap": 0,
+                "conclude_at_depth": False}))
     assert not trace.error, trace.error
     assert [ct.tail for ct in trace.best_chain] == ["russians"], trace.raw_output
     written = _written(trace, "dog.answer")
