@@ -49,7 +49,11 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 def relation_words(relation: str) -> str:
     """A relation id as words: ``film.film.directed_by`` -> ``directed by``, ``has_tags`` -> ``has tags``,
-    ``deathPlace`` -> ``death place`` (a capitalised word in lower case, an acronym as it is: ``ISBN number``)."""
+    ``deathPlace`` -> ``death place`` (a capitalised word in lower case, an acronym as it is: ``ISBN number``).
+
+    >>> [relation_words(r) for r in ("film.film.directed_by", "lienSubdivision", "ISBNNumber", "P26")]
+    ['directed by', 'lien subdivision', 'ISBN number', 'P26']
+    """
     last = relation.rsplit(".", 1)[-1].rsplit("/", 1)[-1]
     words = _WORD.findall(_CAMEL.sub(" ", last).replace("_", " "))
     return " ".join(w.lower() if w[:1].isupper() and w[1:].islower() else w for w in words)
