@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-from streamlit.testing.v1 import AppTest
-
-from apptest import assert_clean
-from conftest import APP
+from apptest import assert_clean, open_app
 from kgqa_core.answers.meeting import NOTE_HEAD
 from kgqa_core.methods.base import MethodRequest, run_method
 from kgqa_ui.html_utils import md_text
 from kgqa_ui.run_store import RunStore
 
 from tests.answers.orchestras import GRAPH
-
-TIMEOUT = 120
 
 
 def test_replay_says_which_answers_meet_both_of_the_questions_entities(runs_dir, small_model):
@@ -23,10 +18,7 @@ def test_replay_says_which_answers_meet_both_of_the_questions_entities(runs_dir,
         params={"max_new_tokens": 48, "reader": "lexicon", "reading_sure_at": 0}))
     note = next(n for n in trace.notes if n.startswith(NOTE_HEAD))  # the rule fired (tests/methods checks how)
     run_id = RunStore(runs_dir).save(trace, GRAPH).run_id
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.switch_page("pages/replay.py")
-    at.query_params["run"] = run_id
-    at.run()
+    at = open_app("pages/replay.py", run=run_id)
     assert_clean(at)
     assert any(c.value == "note: " + md_text(note) for c in at.caption), [c.value for c in at.caption]
     assert trace.answers[0].text in ("Ann Berg", "Cy Rossi")
