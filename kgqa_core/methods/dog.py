@@ -108,8 +108,8 @@ from typing import Any, ClassVar
 from .. import progress
 from ..decoding.beam import token_view
 from ..decoding.chain_beam import BeamCandidate, BeamRound, ChainBeam, FinishedChain, SearchedChain, TakenBack
-from ..decoding.step_filters import (ConcludeAtDepth, Narrowed, NoRestatement, PlannedRelations, WalkOut, WithinDepth,
-                                     likely_relations)
+from ..decoding.step_filters import (ConcludeAtDepth, Narrowed, NoRestatement, PlannedRelations, WalkOut,
+                                     WithinDepth, likely_relations)
 from ..decoding.context import (
     DecodingContext,
     PromptParams,
@@ -127,7 +127,8 @@ from ..decoding.prompt_budget import sure_context
 from ..decoding.query_subgraph import QueryCentricSubgraph
 from ..graph.readings import is_reversed, reading_of, triplet_of
 from ..parameters import param
-from ..reading.guidance import read_question, reader_param, step_budget, cover_param, joint_param, phrase_param, quick_param, sure_param
+from ..reading.guidance import (cover_param, joint_param, phrase_param, quick_param, read_question, reader_param,
+                                sure_param, step_budget)
 from ..reading.reading import QuestionReading
 from ..trace.faithfulness import check_chains, ground_chain
 from ..trace.schema import Candidate, Step
@@ -248,8 +249,8 @@ class DogParams(PromptParams):
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {"paper": {
         "reader": "none", "auto_steps": False, "walk_to_depth": False, "walk_out_first": False,
         "stay_at_depth": False, "question_relations": False, "hop_order": False, "complete_answers": False,
-        "chain_answers_first": False, "meet_topics": False, "conclude_at_depth": False, "force_conclusion": False, "repeat_triplets": True,
-        "reverse_readings": False, "skip_restatements": False, "unsure_relations": 0.0, "context_pool": 0,
+        "chain_answers_first": False, "meet_topics": False, "conclude_at_depth": False, "force_conclusion": False,
+        "repeat_triplets": True, "reverse_readings": False, "skip_restatements": False, "unsure_relations": 0.0, "context_pool": 0,
         "prompt_examples": "paper", "free_text_cap": 0, "sure_context_triplets": 0}}
 
 
@@ -317,7 +318,7 @@ class DogGuidance:
     order: list[str] = field(default_factory=list)
     rank_by_chain: bool = False
     past_horizon: bool = False  # the reading is open-ended: its hops do not decide which answers lead
-    conclude: ConcludeAtDepth | None = None  # answer where the chain's path completes a very sure plan
+    conclude: ConcludeAtDepth | None = None  # answer where the chain's path completes a sure plan
 
     @classmethod
     def from_reading(cls, reading: QuestionReading, params: "DogParams") -> "DogGuidance":

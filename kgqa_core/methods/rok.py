@@ -31,7 +31,8 @@ from ..graph.knowledge_graph import KnowledgeGraph
 from ..graph.linking import normalize_name, resolve_entity
 from ..models.generation import GenerationConfig
 from ..parameters import MethodParams, param, preset_param
-from ..reading.guidance import read_question, reader_param, cover_param, joint_param, phrase_param, quick_param, sure_param
+from ..reading.guidance import (cover_param, joint_param, phrase_param, quick_param, read_question, reader_param,
+                                sure_param)
 from ..rok import prompts
 from ..rok.branches import SIBLING_RULES, Branch, candidate_branches, numbered_list, parse_relevance
 from ..rok.key_entities import find_key_entities

@@ -174,8 +174,8 @@ def joint_choice(picked: Sequence[RelationPlan], probs: Sequence[float], weighed
     walks among its entity's walks (`probs`, renormalised per entity), times ``exp(align * a)`` where ``a`` is
     the combination's `joint_alignment`: its walks' hops matched to different words of the question, so a word
     names a hop of one entity's walk only (``cover`` and ``among``: what a relation-naming word left to no hop
-    costs, judged against ``among``, as `joint_alignment`).  Returns (probability, walks) best first, the probability a softmax
-    over the combinations; [] when the walks leave from fewer than two entities.
+    costs, judged against ``among``, as `joint_alignment`).  Returns (probability, walks) best first, the
+    probability a softmax over the combinations; [] when the walks leave from fewer than two entities.
 
     Examples
     --------
