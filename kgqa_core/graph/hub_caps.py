@@ -51,10 +51,17 @@ def relation_words(relation: str) -> str:
     """A relation id as words: ``film.film.directed_by`` -> ``directed by``, ``has_tags`` -> ``has tags``,
     ``deathPlace`` -> ``death place`` (a capitalised word in lower case, an acronym as it is: ``ISBN number``).
 
+    An IRI or a prefixed name gives its local name (after the last "/", "#" or ":"), as the dotted Freebase id
+    gives its last part.
+
     >>> [relation_words(r) for r in ("film.film.directed_by", "lienSubdivision", "ISBNNumber", "P26")]
     ['directed by', 'lien subdivision', 'ISBN number', 'P26']
+    >>> [relation_words(r) for r in ("http://www.w3.org/1999/02/22-rdf-syntax-ns#type", "dbo:birthPlace")]
+    ['type', 'birth place']
     """
-    last = relation.rsplit(".", 1)[-1].rsplit("/", 1)[-1]
+    last = re.split(r"[/#]", relation.rsplit(".", 1)[-1])[-1]
+    if ":" in last.rstrip(":"):
+        last = last.rstrip(":").rsplit(":", 1)[-1]
     words = _WORD.findall(_CAMEL.sub(" ", last).replace("_", " "))
     return " ".join(w.lower() if w[:1].isupper() and w[1:].islower() else w for w in words)
 
