@@ -212,7 +212,6 @@ class ChainBeam:
                 out.finished.append(self._finish(beam, "", "length"))
                 continue
             if self.conclude is not None and self.conclude.reached(self.graph, beam.chain, beam.subgraph.topics):
-                self.conclude.concluded += 1
                 out.finished.append(self._finish(beam, "", "depth"))
                 continue
             with progress.phase(progress.SUBGRAPH):  # the step's offer: G_q less the chain, narrowed

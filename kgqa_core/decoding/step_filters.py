@@ -274,14 +274,14 @@ class ConcludeAtDepth:
     (`complete_answers` adds every entity that path reaches), so the sibling
     triplets a small model lists next ("virginia -> has city -> richmond",
     "... -> alexandria", ...) cost tokens and add no answer.  Only for a sure
-    reading of one entity (the caller decides); the answer line is written by the model after "Therefore, the
-    answer is", as for any forced conclusion.
+    reading of one entity (the caller decides); the answer line is written
+    by the model after "Therefore, the answer is", as for any forced
+    conclusion.  The trace counts it (``extra.concluded_at_depth``).
     """
 
     relations: tuple[str, ...]  # the plan's relations, in walking order
     confidence: float = 1.0
     name: str = "conclude_at_depth"
-    concluded: int = 0
 
     def reached(self, graph: Any, chain: Sequence[int], topics: Sequence[str]) -> bool:
         """Whether the chain's latest path from a topic entity walks exactly the planned relations."""
@@ -297,10 +297,6 @@ class ConcludeAtDepth:
         return (f"conclude_at_depth: the chain's path walked the question's reading to its end ({walk}, "
                 f"{self.confidence:.0%} sure), so the answer line was written there instead of more triplets of "
                 "that hop; the graph adds the other entities the path reaches (complete_answers)")
-
-    def summary(self) -> str:
-        return (f"conclude_at_depth: {self.concluded} chain(s) wrote their answer line where their path completed "
-                "the question's reading" if self.concluded else "")
 
 
 class StepFilters(list):
