@@ -216,6 +216,31 @@ def joint_alignment(question: str, topics: Sequence[str], combos: Sequence[Seque
     return scores
 
 
+def plan_words(question: str, topics: Sequence[str], plan: RelationPlan,
+               vocabulary: RelationVocabulary | None = None, embedder: Any = None, among: Sequence[str] = (),
+               phrase_gain: float = PHRASE_GAIN) -> tuple[list[tuple[str, str, float]], list[tuple[str, str, float]]]:
+    """`hop_words` and `unnamed_words` of one plan, from one matching of its hops to the question's words."""
+    from scipy.optimize import linear_sum_assignment
+
+    own = [h.relation for h in plan.hops]
+    relations = list(dict.fromkeys([*own, *among]))
+    words, m = _similarities(question, topics, relations, vocabulary, embedder, phrase_gain)
+    if m is None:
+        return [], []
+    hops_m = m[[relations.index(r) for r in own]]  # hops x words, one row per hop (a relation walked twice: twice)
+    matches = [(h.relation, "", 0.0) for h in plan.hops]
+    taken = set()
+    for i, j in zip(*linear_sum_assignment(-hops_m)):
+        matches[i] = (plan.hops[i].relation, words[j], float(hops_m[i, j]))
+        taken.add(int(j))
+    unnamed = []
+    for j, word in enumerate(words):
+        best = int(np.argmax(m[:, j]))
+        if j not in taken and m[best, j] >= COVER_AT:
+            unnamed.append((word, relations[best], float(m[best, j])))
+    return matches, unnamed
+
+
 def hop_words(question: str, topics: Sequence[str], plan: RelationPlan,
               vocabulary: RelationVocabulary | None = None, embedder: Any = None,
               among: Sequence[str] = (), phrase_gain: float = PHRASE_GAIN) -> list[tuple[str, str, float]]:
@@ -225,18 +250,7 @@ def hop_words(question: str, topics: Sequence[str], plan: RelationPlan,
     ``among``: the relations the phrases were judged against (all the walks' relations, as `hop_alignment`
     judged them; the plan's own when empty).
     """
-    from scipy.optimize import linear_sum_assignment
-
-    own = [h.relation for h in plan.hops]
-    relations = list(dict.fromkeys([*own, *among]))
-    words, m = _similarities(question, topics, relations, vocabulary, embedder, phrase_gain)
-    if m is None:
-        return []
-    m = m[[relations.index(r) for r in own]]  # hops x words, one row per hop (a relation walked twice: twice)
-    out = [(h.relation, "", 0.0) for h in plan.hops]
-    for i, j in zip(*linear_sum_assignment(-m)):
-        out[i] = (plan.hops[i].relation, words[j], float(m[i, j]))
-    return out
+    return plan_words(question, topics, plan, vocabulary, embedder, among, phrase_gain)[0]
 
 
 def unnamed_words(question: str, topics: Sequence[str], plan: RelationPlan,
@@ -247,20 +261,7 @@ def unnamed_words(question: str, topics: Sequence[str], plan: RelationPlan,
     Each as (word, the relation of ``among`` or the plan it is closest to, their similarity): what the trace
     tells a domain expert the reading's walk leaves unsaid (and what ``cover`` charged it for).
     """
-    from scipy.optimize import linear_sum_assignment
-
-    own = [h.relation for h in plan.hops]
-    relations = list(dict.fromkeys([*own, *among]))
-    words, m = _similarities(question, topics, relations, vocabulary, embedder, phrase_gain)
-    if m is None:
-        return []
-    _, taken = linear_sum_assignment(-m[[relations.index(r) for r in own]])
-    out = []
-    for j, word in enumerate(words):
-        best = int(np.argmax(m[:, j]))
-        if j not in set(taken) and m[best, j] >= COVER_AT:
-            out.append((word, relations[best], float(m[best, j])))
-    return out
+    return plan_words(question, topics, plan, vocabulary, embedder, among, phrase_gain)[1]
 
 
 def hop_words_text(matches: Sequence[tuple[str, str, float]]) -> str:

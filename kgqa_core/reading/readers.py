@@ -48,8 +48,8 @@ import re
 import time
 from typing import Any, Sequence
 
-from .alignment import (COVER_WEIGHT, PHRASE_GAIN, hop_alignment, hop_words, hop_words_text, joint_alignment,
-                        unnamed_words, weigh)
+from .alignment import (COVER_WEIGHT, PHRASE_GAIN, hop_alignment, hop_words_text, joint_alignment, plan_words,
+                        weigh)
 from .paths import relation_paths
 from .reading import QuestionReading, RelationPlan, uses_of
 from .vocabulary import RelationVocabulary
@@ -375,13 +375,11 @@ class ModelPathReader:
         reading.at_horizon(self.lexicon.max_hops)
         if aligned_all is not None and reading.plans:
             among = sorted({h.relation for p in plans for h in p.hops})
-            matches = hop_words(question, topics, reading.plans[0], self.lexicon.vocabulary, self.lexicon.embedder,
-                                among=among, phrase_gain=self.phrase_gain)
+            matches, left = plan_words(question, topics, reading.plans[0], self.lexicon.vocabulary,
+                                       self.lexicon.embedder, among=among, phrase_gain=self.phrase_gain)
             if matches:
                 reading.explanation += f"; its hops and the question's words: {hop_words_text(matches)}"
-            left = unnamed_words(question, topics, reading.plans[0], self.lexicon.vocabulary, self.lexicon.embedder,
-                                 among=among, phrase_gain=self.phrase_gain) if self.cover and not joined else []
-            if left:
+            if left and self.cover and not joined:
                 reading.explanation += ("; words of the question that name a relation but no hop of it (each cost "
                                         "the walk, `reading_cover`): " + ", ".join(
                                             f"'{w}' ~ {r} ({x:.2f})" for w, r, x in left))
