@@ -24,7 +24,7 @@ taken back kept for the trace (`SearchedChain.taken_back`,
 `FinishedChain.taken_back`).
 
 ``conclude`` (`ConcludeAtDepth`): a chain whose path from the topic entity
-has walked a very sure reading's whole plan is finished there with the
+has walked a sure reading's whole plan is finished there with the
 forced answer line (stop ``"depth"``) instead of decoding more free text.
 
 A round comes back as a `BeamRound` of typed records (finished chains,
@@ -189,7 +189,7 @@ class ChainBeam:
         self.filters = StepFilters(filters)  # what a step may offer beyond the paper (empty: the paper's loop)
         self.walk_out = walk_out  # take back answer lines written short of the reading's depth (None: never)
         self.free_text_cap = free_text_cap  # tokens of free text a step may write before its answer line (0: no cap)
-        self.conclude = conclude  # a chain whose path completes a very sure reading's plan answers there (None: never)
+        self.conclude = conclude  # a chain whose path completes a sure reading's plan answers there (None: never)
         self.rounds = 0
         self._next_beam = 0
 

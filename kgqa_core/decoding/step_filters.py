@@ -281,7 +281,6 @@ class ConcludeAtDepth:
 
     relations: tuple[str, ...]  # the plan's relations, in walking order
     confidence: float = 1.0
-    name: str = "conclude_at_depth"
 
     def reached(self, graph: Any, chain: Sequence[int], topics: Sequence[str]) -> bool:
         """Whether the chain's latest path from a topic entity walks exactly the planned relations."""

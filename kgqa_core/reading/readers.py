@@ -322,6 +322,7 @@ class ModelPathReader:
         # words a walk leaves to no hop cost it only when one walk answers the question: with walks from two
         # entities, the words one leaves are the other's (the combination pays for them, `joint_choice`)
         cover = self.cover if len({p.topic for p in plans}) < 2 else 0.0
+        among = sorted({h.relation for p in plans for h in p.hops})  # every relation a question word may name
         aligned_all = hop_alignment(question, topics, plans, self.lexicon.vocabulary, self.lexicon.embedder,
                                     phrase_gain=self.phrase_gain, cover=cover) if self.align else None
         quick = not self.listed or self.quick > 0
@@ -359,7 +360,7 @@ class ModelPathReader:
             joint = joint_choice(shown[0], [o.prob for o in decision.options], self._probs(decision, shown[1]),
                                  question, topics, self.lexicon.vocabulary, self.lexicon.embedder, self.align,
                                  self.phrase_gain, cover=self.cover,
-                                 among=sorted({h.relation for p in plans for h in p.hops}))
+                                 among=among)
             if joint:
                 joined = True
                 ranked = joined_ranking(ranked, joint)
@@ -374,7 +375,6 @@ class ModelPathReader:
                 f"{self.quick:.0%}), so {listed_as} listed for it to choose among")
         reading.at_horizon(self.lexicon.max_hops)
         if aligned_all is not None and reading.plans:
-            among = sorted({h.relation for p in plans for h in p.hops})
             matches, left = plan_words(question, topics, reading.plans[0], self.lexicon.vocabulary,
                                        self.lexicon.embedder, among=among, phrase_gain=self.phrase_gain)
             if matches:
