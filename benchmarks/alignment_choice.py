@@ -1,4 +1,4 @@
-"""How often the hop alignment alone (no model) picks a walk that reaches gold, with and without ``cover``.
+"""How often the hop alignment alone (no model) picks a walk that reaches gold, under variants of its pieces.
 
     OMP_NUM_THREADS=2 .venv/bin/python benchmarks/alignment_choice.py --per-type 10 \\
         datasets/multidomain/dbpedia_dev.jsonl datasets/multidomain/geography_dev.jsonl \\
@@ -6,8 +6,9 @@
 
 For the first --per-type questions of each type of each dataset, every walk of up to 3 hops the graph holds
 from the question's entity (`reading.paths.relation_paths`) is scored by `alignment.joint_alignment` alone,
-for each (cover weight, threshold) of a small grid; the best-scoring walk is walked in the graph and counted
-when it reaches a gold answer.  It is the cheap first look at a change to the alignment: the reader
+for each variant: a (cover weight, threshold) grid, and the defaults without the pairs of words apart
+(`alignment.APART_AT`), without the answer words (`alignment.ANSWER_WORDS`), or without both; the best-scoring
+walk is walked in the graph and counted when it reaches a gold answer.  It is the cheap first look at a change to the alignment: the reader
 weighs the model's choice by it (`benchmarks/reading.py` measures that).  No model is loaded.
 """
 
@@ -29,18 +30,26 @@ from kgqa_core.reading.paths import relation_paths  # noqa: E402
 from reading import _norm, walk_plan  # noqa: E402
 
 GRID = [(0.0, alignment.COVER_AT)] + [(w, at) for w in (0.5, 1.0, 2.0) for at in (0.35, 0.45, 0.55)]
+# (name, cover weight, module settings): the cover grid at the other defaults, then the defaults less one piece
+VARIANTS = [(f"cover {w:g}, threshold {at:g}", w, {"COVER_AT": at}) for w, at in GRID] + [
+    ("defaults", alignment.COVER_WEIGHT, {}),
+    ("no words apart", alignment.COVER_WEIGHT, {"APART_AT": 9.0}),
+    ("no answer words", alignment.COVER_WEIGHT, {"ANSWER_WORDS": ()}),
+    ("neither", alignment.COVER_WEIGHT, {"APART_AT": 9.0, "ANSWER_WORDS": ()}),
+]
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("datasets", nargs="+", type=Path)
     ap.add_argument("--per-type", type=int, default=10)
+    ap.add_argument("--show", action="store_true", help="each question's best walk with the defaults and with neither piece")
     args = ap.parse_args(argv)
     embedder = load_embedder()
     if embedder is None:
         print("the packaged sentence-embedding model is not installed: nothing to align with", file=sys.stderr)
         return 2
-    hits: dict[tuple[float, float], dict] = {g: defaultdict(int) for g in GRID}
+    hits: dict[str, dict] = {v[0]: defaultdict(int) for v in VARIANTS}
     n: dict[tuple[str, str], int] = defaultdict(int)
     graphs: dict = {}
     for path in args.datasets:
@@ -58,26 +67,31 @@ def main(argv: list[str] | None = None) -> int:
             n[key] += 1
             gold = {_norm(a) for a in q.answers}
             reaches: dict[tuple, bool] = {}
-            for weight, at in GRID:
-                saved, alignment.COVER_AT = alignment.COVER_AT, at
+            for name, weight, settings in VARIANTS:
+                saved = {k: getattr(alignment, k) for k in settings}
                 try:
+                    for k, v in settings.items():
+                        setattr(alignment, k, v)
                     scores = alignment.joint_alignment(q.question, q.topic_entities, [[p] for p in plans],
                                                        embedder=embedder, cover=weight)
                 finally:
-                    alignment.COVER_AT = saved
+                    for k, v in saved.items():
+                        setattr(alignment, k, v)
                 if scores is None:
                     continue
                 best = plans[max(range(len(plans)), key=lambda i: scores[i])]
                 k = (best.topic, tuple(best.relations), tuple(h.forward for h in best.hops))
                 if k not in reaches:
                     reaches[k] = bool(gold & {_norm(e) for e in walk_plan(graph, best)})
-                hits[(weight, at)][key] += reaches[k]
+                hits[name][key] += reaches[k]
+                if args.show and name in ("defaults", "neither"):
+                    print(f"{name}: {q.question!r} -> {best.text} ({'gold' if reaches[k] else 'not gold'})")
     keys = sorted(n)
-    print("| cover, threshold | " + " | ".join(f"{d} {t}" for d, t in keys) + " | all |")
+    print("| variant | " + " | ".join(f"{d} {t}" for d, t in keys) + " | all |")
     print("|---" * (len(keys) + 2) + "|")
-    for g in GRID:
-        cells = [f"{hits[g][k]}/{n[k]}" for k in keys]
-        print(f"| {g[0]:g}, {g[1]:g} | " + " | ".join(cells) + f" | {sum(hits[g].values())}/{sum(n.values())} |")
+    for name, _, _ in VARIANTS:
+        cells = [f"{hits[name][k]}/{n[k]}" for k in keys]
+        print(f"| {name} | " + " | ".join(cells) + f" | {sum(hits[name].values())}/{sum(n.values())} |")
     return 0
 
 

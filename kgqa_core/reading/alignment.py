@@ -17,6 +17,21 @@ matched to one hop: otherwise the walk that adds a hop for the second word
 (`highest point` then `elevation` for "high") outscores the one the question
 asks for.
 
+Two words apart that name one relation far better together ("what
+position does X play" and `plays_position`, "the country where Y holds
+citizenship" and `country of citizenship`) are one phrase too, but only
+when together they are a near paraphrase of it (`APART_AT`): looser pairs
+of words apart ("movies ... director") are as often two hops' words.
+
+The question words that ask for the kind of the answer ("where": a place;
+"when": a time; "who": a person) name no hop of their own, but the last hop
+answers them: a walk's last hop (walked forward, so its relation names what
+it reaches) that no content word names is not charged for that when such a
+word is at least `COVER_AT` close to it ("where is the club X plays for"
+and `is_in_country`).  They never add more than that: "where was X born"
+still prefers `place_of_birth` to a walk one hop further.  The wh-words are
+English grammar, the same in any domain.
+
 Nothing here is written from a dataset's wording: the words are the
 question's (its entity names masked, English function words left out), the
 relations' words are the graph's (and the user's aliases), and the
@@ -53,6 +68,14 @@ PHRASE_AT = 0.5
 # names").
 COVER_AT = 0.45
 COVER_WEIGHT = 1.0
+# Two words apart (not side by side) are one phrase only when some relation is this close to them together (and
+# PHRASE_GAIN closer than to either alone).  Checked without the model on the dev questions of four domains: at 0.75
+# it joins "chief ... officer", "country ... citizenship", "country ... originated", "place ... died"; below it
+# also "movies ... director" (0.64, to `starred_actors`) and "premier ... open", two hops' words.
+APART_AT = 0.75
+# Question words that ask for the kind of the answer: they name no hop, but a walk's last hop may answer them
+# (English grammar, not a domain's words; "what"/"which" say nothing of the kind).
+ANSWER_WORDS = ("where", "when", "who", "whom")
 _WORD = re.compile(r"[^\W_]+")
 # English pronouns, modal verbs and the like: they name no relation in any graph ("can you tell me ...")
 _FUNCTION = frozenset("i me my we us our you your he him his she her they them their there can could would "
@@ -78,7 +101,7 @@ def question_words(question: str, topics: Sequence[str]) -> list[str]:
     ['state', 'capital']
     """
     return [w for w in _WORD.findall(_without_topics(question, topics))
-            if w not in STOP_WORDS and w not in _FUNCTION and w != "it" and not w.isdigit()]
+            if w not in STOP_WORDS and w not in _FUNCTION and w != "it" and len(w) > 1 and not w.isdigit()]
 
 
 def _adjacent_pairs(question: str, topics: Sequence[str], words: Sequence[str]) -> list[int]:
@@ -90,41 +113,93 @@ def _adjacent_pairs(question: str, topics: Sequence[str], words: Sequence[str]) 
 
 def join_phrases(question: str, topics: Sequence[str], words: list[str], relation_vectors: Any, embedder: Any,
                  gain: float = PHRASE_GAIN) -> tuple[list[str], Any]:
-    """The words with each adjacent pair that names a relation better than either word alone joined into one.
+    """The words with each pair that names a relation better than either word alone joined into one.
 
     A pair is joined when some relation's similarity to the two words
-    together is at least `PHRASE_AT` and `gain` above its similarity to each
-    word alone; of two overlapping pairs, the one that gains more.  Returns
-    the words (phrases in place of their words) and their embeddings.
+    together (in the question's order) is at least `PHRASE_AT` (`APART_AT`
+    for two words apart) and `gain` above its similarity to each word alone.
+    Side-by-side pairs are joined first (of two overlapping ones, the one that
+    gains more), then pairs of the words left.  Returns the words (each phrase
+    in place of its first word, its second word dropped) and their embeddings.
+
+    Examples
+    --------
+    >>> from kgqa_core.graph.embeddings import load_embedder
+    >>> emb = load_embedder()
+    >>> rel = emb.encode(["plays position", "plays in club"])
+    >>> join_phrases("what position does Ann play", ["Ann"], ["position", "play"], rel, emb)[0]
+    ['position play']
     """
     vectors = embedder.encode(words)
-    pairs = _adjacent_pairs(question, topics, words) if gain > 0 else []
-    if not pairs:
+    if gain <= 0 or len(words) < 2:
         return words, vectors
-    together = embedder.encode([f"{words[i]} {words[i + 1]}" for i in pairs])
+    adjacent = set(_adjacent_pairs(question, topics, words))
+    pairs = [(i, j) for i in range(len(words)) for j in range(i + 1, len(words))]
+    together = embedder.encode([f"{words[i]} {words[j]}" for i, j in pairs])
     alone = relation_vectors @ vectors.T  # relations x words
     joint = relation_vectors @ together.T  # relations x pairs
-    gains = {}
-    for k, i in enumerate(pairs):
+    gains = []  # (side by side, gain, pair index)
+    for k, (i, j) in enumerate(pairs):
         best = int(np.argmax(joint[:, k]))
-        g = float(joint[best, k] - max(alone[best, i], alone[best, i + 1]))
-        if joint[best, k] >= PHRASE_AT and g >= gain:
-            gains[i] = (g, k)
-    joined: set[int] = set()
-    for i, _ in sorted(gains.items(), key=lambda kv: -kv[1][0]):
-        if not {i - 1, i, i + 1} & joined:
-            joined.add(i)
-    out_words, out_vectors, i = [], [], 0
-    while i < len(words):
-        if i in joined:
-            out_words.append(f"{words[i]} {words[i + 1]}")
-            out_vectors.append(together[gains[i][1]])
-            i += 2
-        else:
-            out_words.append(words[i])
+        g = float(joint[best, k] - max(alone[best, i], alone[best, j]))
+        side = i in adjacent and j == i + 1
+        if joint[best, k] >= (PHRASE_AT if side else APART_AT) and g >= gain:
+            gains.append((side, g, k))
+    used: set[int] = set()
+    second: dict[int, int] = {}  # a phrase's first word -> its pair's index; its second word is dropped
+    for _, _, k in sorted(gains, key=lambda x: (not x[0], -x[1])):
+        i, j = pairs[k]
+        if not {i, j} & used:
+            used |= {i, j}
+            second[i] = k
+    if not second:
+        return words, vectors
+    dropped = {pairs[k][1] for k in second.values()}
+    out_words, out_vectors = [], []
+    for i, w in enumerate(words):
+        if i in second:
+            out_words.append(f"{w} {words[pairs[second[i]][1]]}")
+            out_vectors.append(together[second[i]])
+        elif i not in dropped:
+            out_words.append(w)
             out_vectors.append(vectors[i])
-            i += 1
     return out_words, np.stack(out_vectors)
+
+
+def answer_words(question: str, topics: Sequence[str]) -> list[str]:
+    """The question's words that ask for the kind of its answer (`ANSWER_WORDS`), each once.
+
+    >>> answer_words("where is the club that Ann plays for", ["Ann"])
+    ['where']
+    """
+    found = set(_WORD.findall(_without_topics(question, topics)))
+    return [w for w in ANSWER_WORDS if w in found]
+
+
+def _answer_fill(question: str, topics: Sequence[str], relations: Sequence[str],
+                 vocabulary: RelationVocabulary | None, embedder: Any, baseline: float) -> Any:
+    """For each relation, what a walk's last (forward) hop of it earns from the question's answer words.
+
+    `baseline` (a matched hop that neither adds nor takes away: the cost of an unnamed hop cancelled) where some
+    answer word is at least `COVER_AT` close to the relation, else 0 (the hop stays unnamed); with each relation's
+    closeness to the nearest answer word.  None: no answer word.
+    """
+    from .readers import _relation_text
+
+    asked = answer_words(question, topics)
+    if embedder is None or not asked or not relations:
+        return None
+    rel = embedder.encode([_relation_text(r, vocabulary) for r in relations])
+    close = (rel @ embedder.encode(asked).T).max(axis=1)
+    return np.where(close >= COVER_AT, baseline, 0.0), close
+
+
+def _with_answer_column(m: Any, hops: Sequence[Any], last: Sequence[bool], fill: Any, row: dict[str, int]) -> Any:
+    """The hops x words matrix with one more column: the answer words' fill for last forward hops, 0 elsewhere."""
+    if fill is None:
+        return m
+    col = np.array([[fill[0][row[h.relation]] if is_last and h.forward else 0.0] for h, is_last in zip(hops, last)])
+    return np.hstack([m, col])
 
 
 def _similarities(question: str, topics: Sequence[str], relations: Sequence[str],
@@ -206,13 +281,16 @@ def joint_alignment(question: str, topics: Sequence[str], combos: Sequence[Seque
         return None
     row = {r: i for i, r in enumerate(relations)}
     naming = np.maximum(sim.max(axis=0) - COVER_AT, 0.0) * cover  # what leaving each word to no hop costs
+    fill = _answer_fill(question, topics, relations, vocabulary, embedder, baseline)
     scores = []
     for combo in combos:
         hops = [h for p in combo for h in p.hops]
-        m = sim[[row[h.relation] for h in hops]]
+        last = [k == len(p.hops) - 1 for p in combo for k in range(len(p.hops))]
+        m = _with_answer_column(sim[[row[h.relation] for h in hops]], hops, last, fill, row)
         hops_i, words_i = linear_sum_assignment(-m)
         score = float(np.sum(m[hops_i, words_i] - baseline)) - (len(hops) - len(hops_i)) * baseline
-        scores.append(score - float(naming.sum() - naming[words_i].sum()))
+        named = words_i[words_i < len(naming)]  # the answer words' column is never charged
+        scores.append(score - float(naming.sum() - naming[named].sum()))
     return scores
 
 
@@ -228,9 +306,17 @@ def plan_words(question: str, topics: Sequence[str], plan: RelationPlan,
     if m is None:
         return [], []
     hops_m = m[[relations.index(r) for r in own]]  # hops x words, one row per hop (a relation walked twice: twice)
+    fill = _answer_fill(question, topics, relations, vocabulary, embedder, BASELINE)
+    last = [k == len(plan.hops) - 1 for k in range(len(plan.hops))]
+    hops_m = _with_answer_column(hops_m, plan.hops, last, fill, {r: i for i, r in enumerate(relations)})
+    asked = " / ".join(answer_words(question, topics))
     matches = [(h.relation, "", 0.0) for h in plan.hops]
     taken = set()
     for i, j in zip(*linear_sum_assignment(-hops_m)):
+        if j == len(words):  # the answer words' column: the last hop answers what the question asks for
+            if hops_m[i, j] > 0:
+                matches[i] = (plan.hops[i].relation, asked, float(fill[1][relations.index(plan.hops[i].relation)]))
+            continue
         matches[i] = (plan.hops[i].relation, words[j], float(hops_m[i, j]))
         taken.add(int(j))
     unnamed = []

@@ -91,9 +91,14 @@ def test_words_that_each_name_their_own_hop_stay_apart(embedder):
     death_place = embedder.encode([_relation_text("deathPlace", None)])
     q = "what is the death place of Ann"
     assert join_phrases(q, ["Ann"], question_words(q, ["Ann"]), death_place, embedder)[0] == ["death place"]
-    q = "what place is the death of Ann in"
-    words = question_words(q, ["Ann"])
-    assert join_phrases(q, ["Ann"], words, death_place, embedder)[0] == words == ["place", "death"]
+    # two words apart are one phrase only where together they are a near paraphrase of a relation (APART_AT)
+    q = "what is the place of Ann's death"
+    assert question_words(q, ["Ann"]) == ["place", "death"]  # the "s" of "Ann's" is no word
+    assert join_phrases(q, ["Ann"], ["place", "death"], death_place, embedder)[0] == ["place death"]
+    directed = embedder.encode(["directed by", "starred actors"])
+    q = "who are the actors in the movies directed by the director of Heat"
+    words = question_words(q, ["Heat"])
+    assert join_phrases(q, ["Heat"], words, directed, embedder)[0] == ["actors", "movies", "directed", "director"]
     assert join_phrases("what is the death place of Ann", ["Ann"], ["death", "place"], death_place, embedder,
                         gain=0)[0] == ["death", "place"]  # 0 joins nothing
 
@@ -146,3 +151,53 @@ def test_a_word_that_names_a_relation_and_no_hop_costs_the_walk_that_leaves_it(e
     alone = joint_alignment(q, ["Ann"], [[plans[1]]], embedder=embedder, cover=1.0)
     judged = joint_alignment(q, ["Ann"], [[plans[1]]], embedder=embedder, cover=1.0, among=["spouse"])
     assert judged[0] < alone[0]
+
+
+def _rev(relation: str) -> PlanHop:
+    return PlanHop(relation, False)
+
+
+def test_two_words_apart_that_name_one_relation_take_one_hop(embedder):
+    """"what position does Ann play": "position" and "play" together are `plays_position`; matched word by word,
+    the walk that plays it there and back (to the players of her position) took both and led."""
+    from kgqa_core.reading import alignment
+
+    q = "what position does Ann play"
+    plans = [_plan("plays_position", topic="Ann"),
+             RelationPlan("Ann", (PlanHop("plays_position"), _rev("plays_position"))),
+             _plan("plays_in_club", topic="Ann")]
+    together = hop_alignment(q, ["Ann"], plans, embedder=embedder, cover=1.0)
+    assert together[0] > together[1] + 0.2 and together[0] > together[2], together
+    assert [w for _, w, _ in hop_words(q, ["Ann"], plans[0], embedder=embedder)] == ["position play"]
+    saved, alignment.APART_AT = alignment.APART_AT, 9.0  # words apart never joined: the old reading
+    try:
+        apart = hop_alignment(q, ["Ann"], plans, embedder=embedder, cover=1.0)
+    finally:
+        alignment.APART_AT = saved
+    assert apart[1] > apart[0], apart
+
+
+def test_where_lets_a_last_hop_to_a_place_go_unnamed_and_adds_nothing_more(embedder):
+    """"where is the club that Ann plays for" names `plays_in_club` and asks where: the walk on to the club's
+    country must not pay for a hop no content word names (it lost to the club itself); "where was Ann born" must
+    not favour a walk past her birthplace either (the answer word only cancels the cost of an unnamed hop)."""
+    from kgqa_core.reading.alignment import answer_words
+
+    q = "where is the club that Ann plays for"
+    assert answer_words(q, ["Ann"]) == ["where"]
+    one, two, back = hop_alignment(q, ["Ann"], [
+        _plan("plays_in_club", topic="Ann"), _plan("plays_in_club", "is_in_country", topic="Ann"),
+        RelationPlan("Ann", (PlanHop("plays_in_club"), _rev("is_in_country")))], embedder=embedder, cover=1.0)
+    assert two == pytest.approx(one, abs=0.02) and back < two - 0.2, (one, two, back)  # a reversed hop is unnamed
+    q = "where is the football club that Ann plays for"
+    matches = hop_words(q, ["Ann"], _plan("plays_in_club", "is_in_country", topic="Ann"), embedder=embedder)
+    assert matches[1][:2] == ("is_in_country", "where") and "is_in_country ~ 'where' (0.4" in hop_words_text(matches)
+    born, further = hop_alignment("where was Ann born", ["Ann"], [
+        _plan("place_of_birth", topic="Ann"), _plan("place_of_birth", "located_in", topic="Ann")],
+        embedder=embedder, cover=1.0)
+    assert born >= further - 1e-6, (born, further)
+    # "who" is no closer than 0.45 to a relation of people ("spouse"): it lets no hop go unnamed
+    alone, wed = hop_alignment("who directed Heat", ["Heat"], [_plan("directed_by", topic="Heat"),
+                                                              _plan("directed_by", "spouse", topic="Heat")],
+                               embedder=embedder, cover=1.0)
+    assert alone > wed + 0.3, (alone, wed)
