@@ -17,7 +17,10 @@ reader was written from these datasets' questions except ``wording``
 (MetaQA's templates).  ``--phrases-only``: only the questions with two
 side-by-side words the alignment joins into one (`alignment.join_phrases`,
 against the relations of the walks from the topic entities): the questions
-``paths:phrase_gain=0`` can read differently.
+``paths:phrase_gain=0`` can read differently.  ``--pieces-only``: only the
+questions whose alignment the pieces for words apart (`alignment.APART_AT`)
+and answer words (`alignment.ANSWER_WORDS`) change; ``--without-pieces``
+reads without them (the reader before them), for an A/B in two processes.
 """
 
 from __future__ import annotations
@@ -66,6 +69,43 @@ def joins_phrases(q, graph) -> list[str]:
     return [w for w in words if " " in w]
 
 
+# The alignment without its pieces for words apart and answer words (`alignment.APART_AT`, `ANSWER_WORDS`)
+WITHOUT_PIECES = {"APART_AT": 9.0, "ANSWER_WORDS": ()}
+WITH_PIECES = {k: getattr(__import__("kgqa_core.reading.alignment", fromlist=["x"]), k) for k in WITHOUT_PIECES}
+
+
+def _set_alignment(settings: dict) -> dict:
+    """Set `alignment` module settings; returns the old values (to set back)."""
+    from kgqa_core.reading import alignment
+
+    saved = {k: getattr(alignment, k) for k in settings}
+    for k, v in settings.items():
+        setattr(alignment, k, v)
+    return saved
+
+
+def pieces_change(q, graph) -> bool:
+    """Whether the pieces for words apart and answer words change any walk's alignment in the question."""
+    from kgqa_core.graph.embeddings import load_embedder
+    from kgqa_core.reading.alignment import COVER_WEIGHT, joint_alignment
+    from kgqa_core.reading.paths import relation_paths
+
+    plans = relation_paths(graph, q.topic_entities)
+    if not plans:
+        return False
+    combos = [[p] for p in plans]
+    scores = []
+    for settings in (WITH_PIECES, WITHOUT_PIECES):  # whichever the run reads with
+        saved = _set_alignment(settings)
+        try:
+            scores.append(joint_alignment(q.question, q.topic_entities, combos, embedder=load_embedder(),
+                                          cover=COVER_WEIGHT))
+        finally:
+            _set_alignment(saved)
+    now, then = scores
+    return now is not None and then is not None and any(abs(a - b) > 1e-6 for a, b in zip(now, then))
+
+
 def _norm(s: str) -> str:
     return " ".join(s.casefold().split())
 
@@ -81,6 +121,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--show", action="store_true", help="print each question's readings")
     ap.add_argument("--phrases-only", action="store_true",
                     help="only questions in which the hop alignment joins two words into one phrase")
+    ap.add_argument("--pieces-only", action="store_true",
+                    help="only questions in which the pieces for words apart and answer words change an alignment")
+    ap.add_argument("--without-pieces", action="store_true",
+                    help="read without those pieces (APART_AT and ANSWER_WORDS off): the reader before them")
     ap.add_argument("--warm", action="store_true",
                     help="keep the prompts read before in the prefix cache, as a session does (one reader per run: "
                          "otherwise one reader's listing serves another's)")
@@ -93,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
 
         model = load_model(args.model, backend=args.backend)
     readers = {n: make_reader(n, model) for n in names}
+    if args.without_pieces:
+        _set_alignment(WITHOUT_PIECES)
     rows: dict[tuple[str, str, str], list[dict]] = defaultdict(list)
     for path in args.datasets:
         ds = load_dataset(path)
@@ -103,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
             taken[q.type] += 1
             graph = q.graph()
             if args.phrases_only and not joins_phrases(q, graph):
+                continue
+            if args.pieces_only and not pieces_change(q, graph):
                 continue
             gold = {_norm(a) for a in q.answers}
             want = int(q.type[0]) if q.type[:1].isdigit() else 0
