@@ -397,7 +397,8 @@ class ChainBeam:
         beam.stop = stop
         forced = False
         if self.force_conclusion and needs_conclusion(stop, last_text) and not parse_answers(beam.text):
-            conclusion = force_conclusion(self.model, beam.state)
+            # at a sure reading's depth the graph adds the other entities the path reaches: one item is enough
+            conclusion = force_conclusion(self.model, beam.state, first_only=stop == "depth")
             beam.generated_ids.extend(conclusion.ids)
             beam.text += conclusion.text
             last_text += conclusion.text

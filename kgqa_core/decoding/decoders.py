@@ -17,7 +17,8 @@ from .. import progress
 from ..models.interface import Sequence as PromptState
 from .beam import TripletBeamSearch, TripletSearchResult
 from .constraint import OpeningDetector, TripletGuide
-from .free_text import CONCLUSION, CONCLUSION_TOKENS, FreeText, StopFn, conclusion_line_end, decode_free_text, default_stop
+from .free_text import (CONCLUSION, CONCLUSION_TOKENS, FreeText, StopFn, conclusion_line_end, decode_free_text,
+                        default_stop, first_answer_end)
 
 
 def _remote(model: Any) -> Any:
@@ -40,16 +41,20 @@ def free_text(model: Any, state: PromptState, max_tokens: int, detector: Opening
 
 
 @progress.in_phase(progress.WRITING)
-def force_conclusion(model: Any, state: PromptState, max_tokens: int = CONCLUSION_TOKENS) -> FreeText:
+def force_conclusion(model: Any, state: PromptState, max_tokens: int = CONCLUSION_TOKENS,
+                     first_only: bool = False) -> FreeText:
     """Append "Therefore, the answer is" to `state` and decode the rest of that line.
 
-    For a text that ended without an answer (loop, token budget, EOS).  The
-    returned text starts with the appended phrase, so the trace shows exactly
-    what the model was conditioned on; ``ids`` holds only the model's tokens.
+    For a text that ended without an answer (loop, token budget, EOS, or a
+    chain at the depth of a sure reading).  The returned text starts with the
+    appended phrase, so the trace shows exactly what the model was conditioned
+    on; ``ids`` holds only the model's tokens.  ``first_only``: the line ends
+    after its first ``* X`` item (`first_answer_end`; the graph adds the rest).
     """
     before = model.counter.forward_passes
     model.step(state, model.encode(CONCLUSION))
-    free = free_text(model, state, max_tokens, detector=None, stop=conclusion_line_end, detect_loops=False)
+    free = free_text(model, state, max_tokens, detector=None,
+                     stop=first_answer_end if first_only else conclusion_line_end, detect_loops=False)
     free.text = CONCLUSION + free.text
     free.forward_passes = model.counter.forward_passes - before
     return free

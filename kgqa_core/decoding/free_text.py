@@ -207,6 +207,32 @@ def conclusion_line_end(text: str) -> int | None:
     return first_line_end(text, " :\n")
 
 
+_NEXT_ITEM = re.compile(r"(?<!\*)\*(?!\*)")
+_ITEM_JOIN = re.compile(r"[\s,;]*(?:\b(?:and|or)\b)?[\s,;]*$")
+
+
+def first_answer_end(text: str) -> int | None:
+    """The forced answer line cut after its first ``* X`` item (at the separator before a second marker).
+
+    For a chain that concluded at the depth of a sure reading (stop ``"depth"``): the graph adds every other
+    entity the chain's path reaches (complete_answers), so a list the model would go on writing costs tokens
+    and adds no answer.  A name may hold commas ("austin, texas"); items are told apart by their markers.
+    Without markers, the line's end.
+
+    >>> t = " * playwright, and * poet."
+    >>> t[:first_answer_end(t)]
+    ' * playwright'
+    >>> first_answer_end(" * austin, texas") is None  # one item, its line not ended yet
+    True
+    """
+    markers = [m.start() for m in _NEXT_ITEM.finditer(text)]
+    if len(markers) >= 2:
+        head = text[:markers[1]]
+        cut = _ITEM_JOIN.search(head)
+        return cut.start() if cut is not None else markers[1]
+    return conclusion_line_end(text)
+
+
 def needs_conclusion(stop: str, text: str) -> bool:
     """Whether a finished text should get the forced answer line: it ended without one, and not by a cut."""
     return stop in ("repeat", "length", "eos", "limit", "cap", "depth") and not parse_answers(text)

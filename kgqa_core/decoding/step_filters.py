@@ -295,7 +295,8 @@ class ConcludeAtDepth:
         walk = " -> ".join(self.relations)
         return (f"conclude_at_depth: the chain's path walked the question's reading to its end ({walk}, "
                 f"{self.confidence:.0%} sure), so the answer line was written there instead of more triplets of "
-                "that hop; the graph adds the other entities the path reaches (complete_answers)")
+                "that hop, and ended after its first answer; the graph adds the other entities the path reaches "
+                "(complete_answers)")
 
 
 class StepFilters(list):

@@ -466,7 +466,7 @@ def unlisted_prompt(question: str, topics: Sequence[str], vocabulary: RelationVo
     return PromptParts(head=head, tail="")
 
 
-READER_OPTIONS = {"permutations": int, "listed": lambda v: str(v).lower() in ("1", "true", "yes"),
+READER_OPTIONS = {"max_hops": int, "permutations": int, "listed": lambda v: str(v).lower() in ("1", "true", "yes"),
                   "max_options": int, "align": float, "quick": float, "quick_options": int, "phrase_gain": float,
                   "cover": float, "joint": lambda v: str(v).lower() in ("1", "true", "yes")}
 

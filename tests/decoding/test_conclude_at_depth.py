@@ -61,6 +61,7 @@ def test_a_chain_that_completed_the_plan_writes_its_answer_line_and_one_that_did
             assert [f.stop for f in round_.finished] == ["depth"] and not round_.searched
             finished = round_.finished[0]
             assert finished.forced_conclusion and finished.free_text.startswith(" Therefore, the answer is")
+            assert finished.free_text.count("*") <= 1, finished.free_text  # one item: the graph adds the rest
             assert "walked the question's reading to its end" in conclude.note() and "95% sure" in conclude.note()
             assert "Collateral" not in conclude.note()
         else:
@@ -69,3 +70,20 @@ def test_a_chain_that_completed_the_plan_writes_its_answer_line_and_one_that_did
         for kept in round_.kept:
             model.release(kept.state)
         model.release(chain.state)
+
+
+def test_a_depth_conclusion_ends_after_its_first_answer_whatever_its_name_holds():
+    from kgqa_core.decoding.free_text import first_answer_end
+    from kgqa_core.decoding.prompt import parse_answers
+
+    for text, kept in [(" * playwright, and * poet.", " * playwright"),
+                       (" * austin, texas, * laredo, texas", " * austin, texas"),
+                       (" * 2004 and * 1995", " * 2004"),
+                       (" * Mel Gibson; * Jodie Foster", " * Mel Gibson"),
+                       (" Mel Gibson.\nNext", " Mel Gibson.")]:
+        cut = first_answer_end(text)
+        assert cut is not None and text[:cut] == kept, (text, cut)
+        assert parse_answers(" Therefore, the answer is" + text[:cut]) == parse_answers(
+            " Therefore, the answer is" + kept)
+    assert parse_answers(" Therefore, the answer is * austin, texas") == ["austin, texas"]
+    assert first_answer_end(" * austin, texas") is None  # one item and no line end yet: the model writes on
