@@ -201,3 +201,20 @@ def test_where_lets_a_last_hop_to_a_place_go_unnamed_and_adds_nothing_more(embed
                                                               _plan("directed_by", "spouse", topic="Heat")],
                                embedder=embedder, cover=1.0)
     assert alone > wed + 0.3, (alone, wed)
+
+
+def test_the_model_reader_reads_a_football_question_whose_relation_words_stand_apart(backend_model):
+    """"what position does Ann play": the reading's walk is `plays_position`, once, and its explanation says it was
+    taken from "position" and "play" together (a made-up graph: no reader was written from its wording)."""
+    from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+    from kgqa_core.reading.readers import make_reader
+
+    graph = KnowledgeGraph.from_triplets([
+        ("Ann Berg", "plays_position", "goalkeeper"), ("Ola Dahl", "plays_position", "goalkeeper"),
+        ("Ann Berg", "plays_in_club", "FC Vardal"), ("Ola Dahl", "plays_in_club", "IFK Holm"),
+        ("FC Vardal", "is_in_country", "norway"), ("IFK Holm", "is_in_country", "sweden"),
+        ("Ann Berg", "plays_for_country", "norway"),
+    ], name="football")
+    reading = make_reader("paths", backend_model).read("what position does Ann Berg play", graph, ["Ann Berg"])
+    assert [(h.relation, h.forward) for h in reading.plans[0].hops] == [("plays_position", True)], reading.explanation
+    assert "plays_position ~ 'position play' (0.9" in reading.explanation
