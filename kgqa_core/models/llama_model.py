@@ -42,6 +42,7 @@ DEFAULT_N_CTX = 8192  # prompt (at most half) + beams + cached prefixes; KGQA_LL
 N_BATCH = 256  # tokens per decode call: the attention scratch buffer grows with it
 N_SEQ_MAX = 64
 N_OUTPUTS = 64  # logits rows per decode call: llama.cpp keeps a buffer of this many vocab-sized rows
+SEEN_PROMPTS = 32  # recent prompts whose ids (not cells) are kept to find a method's fixed part (`_save_seen_prefix`)
 
 
 def repack_weights() -> bool:
@@ -170,6 +171,9 @@ class LlamaCppModel(BackendFields, ModelBase):
         self._free = list(range(N_SEQ_MAX - 1, -1, -1))
         self._pending: list[int] = []
         self._prefixes: list[_Entry] = []
+        # the ids of the prompts read lately (no cells): the fixed part two of them share is found even when the
+        # first one's cells are no longer cached (`_save_seen_prefix`)
+        self._seen: list[list[int]] = []
         # a prompt may take half the cache; beams, forks and cached prefixes share the rest
         self.context_length = min(train, self.n_ctx // 2)
         self._check_vocabulary()
@@ -272,6 +276,9 @@ class LlamaCppModel(BackendFields, ModelBase):
             self.counter.prefix_tokens_reused += reused
             if source_ids is not None and source_ids[:reused + 1] != ids[:reused + 1]:
                 self._save_prefix(seq, ids[:reused])  # shared by two different prompts: the stable part
+            elif self._store is not None and reused < self._store.min_tokens:
+                self._save_seen_prefix(seq, ids)
+            self._seen = [list(ids), *[s for s in self._seen if s != ids]][:SEEN_PROMPTS]
             if self.prefix_cache_size > 0:
                 # `source` may be gone: a full cache evicts every cached prompt while this one is read (`_decode`)
                 if source is not None and any(e is source for e in self._prefixes) and reused * 2 >= len(source.ids):
@@ -310,6 +317,26 @@ class LlamaCppModel(BackendFields, ModelBase):
         self.release(loaded)
         self.counter.prefix_tokens_loaded += n
         return True
+
+    def _save_seen_prefix(self, seq: int, ids: list[int]) -> None:
+        """Save the part of `ids` (just read whole) that a different prompt read lately began with too.
+
+        Why: between two questions of one method, the other methods' prompts
+        (an evaluation asks each question with several, the question's reading
+        first) push the first question's cells out of the few cached prompts,
+        so the method's instructions and examples were never seen shared in
+        the cache, never saved, and read again for every question (1,000
+        prompt tokens a DoG question on a new machine).  The ids of recent
+        prompts are kept without their cells; the longest prefix `ids` shares
+        with one that goes on differently is the method's fixed part.
+        """
+        shared = 0
+        for seen in self._seen:
+            n = min(common_prefix(seen, ids), len(ids) - 1)
+            if n < len(seen) and n > shared:  # a different prompt, not this one again
+                shared = n
+        if shared >= self._store.min_tokens:
+            self._save_prefix(seq, ids[:shared])
 
     def _save_prefix(self, seq: int, prefix: list[int]) -> None:
         store = self._store

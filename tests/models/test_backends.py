@@ -261,3 +261,37 @@ def test_prefill_that_fills_the_cache_evicts_cached_prompts_and_goes_on(llama_mo
         states.append(int(state.logits.argmax()))
         small.release(state)
     assert len(small._prefixes) <= small.prefix_cache_size
+
+
+def test_a_methods_fixed_prefix_is_saved_when_other_prompts_came_between(llama_model, tmp_path):
+    """An evaluation asks each question with several methods: between two DoG prompts the others' prompts push
+    the first out of the few cached ones.  The part the two DoG prompts share is still found (from the ids of
+    recent prompts), saved, and read from disk for the next question instead of being read again."""
+    from kgqa_core.models.base import common_prefix
+    from kgqa_core.models.prompt_cache import PromptStateStore
+
+    m = llama_model
+    kept_store = m._store
+    m._store = PromptStateStore(tmp_path, "llama")
+    try:
+        m.clear_prefix_cache()
+        fixed = m.encode("Examples: " + "< Heat -> directed_by -> Michael Mann > " * 30)
+        assert len(fixed) > m._store.min_tokens
+        m.release(m.prefill(fixed + m.encode(" Question one?")))
+        for i in range(m.prefix_cache_size + 1):  # the other methods' prompts
+            m.release(m.prefill(m.encode(f"Another method's prompt number {i}: " + "x y z " * 20)))
+        assert not any(common_prefix(e.ids, fixed) >= len(fixed) for e in m._prefixes)  # pushed out
+        m.release(m.prefill(fixed + m.encode(" Question two?")))  # read whole: its fixed part is saved
+        third = fixed + m.encode(" Question three, a longer one?")
+        hit = m._store.lookup(third)
+        assert hit is not None and hit[0] >= len(fixed) - 1, hit
+        m.release(m.prefill(fixed + m.encode(" Question two?")))  # the same prompt again saves nothing more
+        assert len(list(tmp_path.iterdir())) == 1
+        m.clear_prefix_cache()
+        loaded, reused = m.counter.prefix_tokens_loaded, m.counter.prefix_tokens_reused
+        m.release(m.prefill(third))
+        assert m.counter.prefix_tokens_loaded - loaded >= len(fixed) - 1
+        assert m.counter.prefix_tokens_reused - reused >= len(fixed) - 1
+    finally:
+        m._store = kept_store
+        m.clear_prefix_cache()
