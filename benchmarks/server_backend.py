@@ -4,7 +4,7 @@ Run from the repository root:
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/server_backend.py [--limit 20] [--method dog]
 
-Starts ``python -m llama_cpp.server`` with the packaged 135M GGUF on
+Starts ``python -m llama_cpp.server`` (through ``kgqa_core.models.llama_server``: weight repacking off) with the packaged 135M GGUF on
 127.0.0.1 (a free port, one thread, as the in-process model), runs the first
 --limit questions of datasets/metaqa_sample (1-hop and 2-hop alternately)
 with both backends, interleaved question by question, and prints per question

@@ -25,7 +25,8 @@ def free_port() -> int:
 
 
 class LlamaServer:
-    """``python -m llama_cpp.server`` with the packaged 135M GGUF, bound to 127.0.0.1 on a free port.
+    """``python -m llama_cpp.server`` (through `kgqa_core.models.llama_server`: weight repacking off, as in process)
+    with the packaged 135M GGUF, bound to 127.0.0.1 on a free port.
 
     Prompt batches of N_BATCH and flash attention are what the in-process backend uses (its attention is
     llama.cpp's "auto", flash on a CPU): with the server's defaults (512, no flash) the parity tests'
@@ -35,10 +36,12 @@ class LlamaServer:
     def __init__(self, gguf: Path, log: Path) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "OMP_NUM_THREADS": "1"}
+        root = str(Path(__file__).resolve().parents[2])  # the launcher is the workbench's own module
+        env = {**os.environ, "OMP_NUM_THREADS": "1",
+               "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH", "")]))}
         self._log = open(log, "wb")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1",
+            [sys.executable, "-m", "kgqa_core.models.llama_server", "--model", str(gguf), "--host", "127.0.0.1",
              "--port", str(self.port), "--n_ctx", "8192", "--n_threads", "1", "--n_threads_batch", "1",
              "--n_batch", str(N_BATCH), "--n_ubatch", str(N_BATCH), "--flash_attn", "true"],
             stdout=self._log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
