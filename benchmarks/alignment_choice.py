@@ -27,15 +27,15 @@ from kgqa_core.eval.dataset import load_dataset  # noqa: E402
 from kgqa_core.graph.embeddings import load_embedder  # noqa: E402
 from kgqa_core.reading import alignment  # noqa: E402
 from kgqa_core.reading.paths import relation_paths  # noqa: E402
-from reading import _norm, walk_plan  # noqa: E402
+from reading import WITHOUT_PIECES, _norm, _set_alignment, walk_plan  # noqa: E402
 
 GRID = [(0.0, alignment.COVER_AT)] + [(w, at) for w in (0.5, 1.0, 2.0) for at in (0.35, 0.45, 0.55)]
 # (name, cover weight, module settings): the cover grid at the other defaults, then the defaults less one piece
 VARIANTS = [(f"cover {w:g}, threshold {at:g}", w, {"COVER_AT": at}) for w, at in GRID] + [
     ("defaults", alignment.COVER_WEIGHT, {}),
-    ("no words apart", alignment.COVER_WEIGHT, {"APART_AT": 9.0}),
-    ("no answer words", alignment.COVER_WEIGHT, {"ANSWER_WORDS": ()}),
-    ("neither", alignment.COVER_WEIGHT, {"APART_AT": 9.0, "ANSWER_WORDS": ()}),
+    ("no words apart", alignment.COVER_WEIGHT, {"APART_AT": WITHOUT_PIECES["APART_AT"]}),
+    ("no answer words", alignment.COVER_WEIGHT, {"ANSWER_WORDS": WITHOUT_PIECES["ANSWER_WORDS"]}),
+    ("neither", alignment.COVER_WEIGHT, WITHOUT_PIECES),
 ]
 
 
@@ -68,15 +68,12 @@ def main(argv: list[str] | None = None) -> int:
             gold = {_norm(a) for a in q.answers}
             reaches: dict[tuple, bool] = {}
             for name, weight, settings in VARIANTS:
-                saved = {k: getattr(alignment, k) for k in settings}
+                saved = _set_alignment(settings)
                 try:
-                    for k, v in settings.items():
-                        setattr(alignment, k, v)
                     scores = alignment.joint_alignment(q.question, q.topic_entities, [[p] for p in plans],
                                                        embedder=embedder, cover=weight)
                 finally:
-                    for k, v in saved.items():
-                        setattr(alignment, k, v)
+                    _set_alignment(saved)
                 if scores is None:
                     continue
                 best = plans[max(range(len(plans)), key=lambda i: scores[i])]

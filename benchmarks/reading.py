@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from kgqa_core.eval.dataset import load_dataset  # noqa: E402
+from kgqa_core.reading import alignment  # noqa: E402
 from kgqa_core.reading.readers import make_reader  # noqa: E402
 
 
@@ -71,13 +72,11 @@ def joins_phrases(q, graph) -> list[str]:
 
 # The alignment without its pieces for words apart and answer words (`alignment.APART_AT`, `ANSWER_WORDS`)
 WITHOUT_PIECES = {"APART_AT": 9.0, "ANSWER_WORDS": ()}
-WITH_PIECES = {k: getattr(__import__("kgqa_core.reading.alignment", fromlist=["x"]), k) for k in WITHOUT_PIECES}
+WITH_PIECES = {k: getattr(alignment, k) for k in WITHOUT_PIECES}
 
 
 def _set_alignment(settings: dict) -> dict:
     """Set `alignment` module settings; returns the old values (to set back)."""
-    from kgqa_core.reading import alignment
-
     saved = {k: getattr(alignment, k) for k in settings}
     for k, v in settings.items():
         setattr(alignment, k, v)
