@@ -98,6 +98,8 @@ class ForwardCounter:
     tokens_forced: int = 0
     prefix_tokens_reused: int = 0
     prefix_tokens_loaded: int = 0  # reused tokens that came from the on-disk prompt cache
+    # prompts read while another sequence was alive (llama.cpp, `exact_reuse`): not bit for bit a fresh read
+    inexact_reads: int = 0
 
     def snapshot(self) -> tuple[int, int, int]:
         return (self.forward_passes, self.tokens_in, self.tokens_out)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import ctypes
 import os
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence as Seq
 
@@ -34,6 +34,7 @@ import torch
 from .. import progress
 from .backend_fields import BackendFields
 from .base import ModelBase, common_prefix
+from .exact_reuse import EXACT_EXT, ExactStates, exact_reuse_default, whole_batches
 from .interface import PromptTooLongError
 from .option_trie import OptionTrie
 from .prompt_cache import PromptStateStore
@@ -133,6 +134,8 @@ class LlamaCppModel(BackendFields, ModelBase):
     threads: int = 0
     prefix_cache_size: int = 4
     min_reused_prefix: int = 32
+    # reuse a prompt's cached cells only where the numbers stay those of a fresh process (`exact_reuse`)
+    exact: bool = field(default_factory=exact_reuse_default)
 
     backend = "llama.cpp"
     lookup_draft = 0  # guessed tokens a pass (models/lookup.py): a 7-token pass costs 3.6 one-token ones
@@ -178,6 +181,8 @@ class LlamaCppModel(BackendFields, ModelBase):
         self.context_length = min(train, self.n_ctx // 2)
         self._check_vocabulary()
         self._store = PromptStateStore.for_model(self.backend, self.name, self.revision, "llama")
+        self._exact_store = PromptStateStore.for_model(self.backend, self.name, self.revision, EXACT_EXT)
+        self._exact_states = ExactStates()
 
     def __del__(self) -> None:  # the batch is ours; model and context free themselves
         for name in ("_batch", "_shared_batch"):
@@ -249,15 +254,22 @@ class LlamaCppModel(BackendFields, ModelBase):
         del self._prefixes[len(self._prefixes) - n :]
 
     def clear_prefix_cache(self) -> None:
+        """Forget every prompt read before (in memory; the files on disk stay), as a new process starts."""
         with self.lock:
             self._evict(len(self._prefixes))
+            self._exact_states.clear()
 
     def prefill(self, ids: Seq[int]) -> LlamaSequence:
         """Read a prompt, copying the longest cached prefix's cells (from memory, else from disk) instead of reading it."""
         ids = self._prompt_ids(ids)
         with self.lock:
+            if self.exact and self._quiet():
+                return self._prefill_exact(ids)
+            if self.exact:  # another sequence is alive: its cells stay, so this read is not a fresh one
+                self.counter.inexact_reads += 1
             reused, slot = self._best_prefix(ids)
-            if self._store is not None and reused < self._store.min_tokens and self._load_prefix(ids):
+            if not self.exact and self._store is not None and reused < self._store.min_tokens and \
+                    self._load_prefix(ids):
                 reused, slot = self._best_prefix(ids)
             source = self._prefixes[slot] if slot is not None else None
             source_ids = source.ids if source is not None else None
@@ -274,23 +286,103 @@ class LlamaCppModel(BackendFields, ModelBase):
                 self.release(state)
                 raise
             self.counter.prefix_tokens_reused += reused
-            if source_ids is not None and source_ids[:reused + 1] != ids[:reused + 1]:
+            if not self.exact and source_ids is not None and source_ids[:reused + 1] != ids[:reused + 1]:
                 self._save_prefix(seq, ids[:reused])  # shared by two different prompts: the stable part
-            elif self._store is not None and reused < self._store.min_tokens:
+            elif not self.exact and self._store is not None and reused < self._store.min_tokens:
                 self._save_seen_prefix(seq, ids)
             self._seen = [list(ids), *[s for s in self._seen if s != ids]][:SEEN_PROMPTS]
-            if self.prefix_cache_size > 0:
-                # `source` may be gone: a full cache evicts every cached prompt while this one is read (`_decode`)
-                if source is not None and any(e is source for e in self._prefixes) and reused * 2 >= len(source.ids):
-                    self._prefixes.remove(source)  # mostly the same prompt: the newer one takes its place
-                    self._ll.llama_memory_seq_rm(self._mem, source.seq_id, -1, -1)
-                    self._free.append(source.seq_id)
-                keep = self._alloc()
-                self._ll.llama_memory_seq_cp(self._mem, seq, keep, -1, -1)
-                self._prefixes.insert(0, _Entry(list(ids), keep))
-                if len(self._prefixes) > self.prefix_cache_size:
-                    self._evict(len(self._prefixes) - self.prefix_cache_size)
+            self._keep_prompt(seq, ids, source, reused)
             return state
+
+    def _keep_prompt(self, seq: int, ids: list[int], source: _Entry | None = None, reused: int = 0) -> None:
+        """Keep the cells of the prompt just read as a cached prompt (the newest first)."""
+        if self.prefix_cache_size <= 0:
+            return
+        # `source` may be gone: a full cache evicts every cached prompt while this one is read (`_decode`)
+        if source is not None and any(e is source for e in self._prefixes) and reused * 2 >= len(source.ids):
+            self._prefixes.remove(source)  # mostly the same prompt: the newer one takes its place
+            self._ll.llama_memory_seq_rm(self._mem, source.seq_id, -1, -1)
+            self._free.append(source.seq_id)
+        keep = self._alloc()
+        self._ll.llama_memory_seq_cp(self._mem, seq, keep, -1, -1)
+        self._prefixes.insert(0, _Entry(list(ids), keep))
+        if len(self._prefixes) > self.prefix_cache_size:
+            self._evict(len(self._prefixes) - self.prefix_cache_size)
+
+    def _quiet(self) -> bool:
+        """No sequence is alive but the cached prompts (a method's earlier ones all released): the cache may be emptied."""
+        self._drain()
+        if len(self._free) + len(self._prefixes) == N_SEQ_MAX:
+            return True
+        import gc
+
+        gc.collect()  # a released state whose finalizer has not run yet
+        self._drain()
+        return len(self._free) + len(self._prefixes) == N_SEQ_MAX
+
+    def _prefill_exact(self, ids: list[int]) -> LlamaSequence:
+        """Read `ids` into an emptied cache, reusing only a prefix read the same way and ending on a whole batch.
+
+        The numbers are those of a fresh process reading `ids` (`exact_reuse`).
+        """
+        self._evict(len(self._prefixes))
+        self._ll.llama_memory_clear(self._mem, False)
+        state, loaded = self._restore_exact(ids)
+        reused = len(state.ids)
+        try:
+            todo = len(ids) - reused
+            cached = f" ({reused:,} more cached)" if reused else ""
+            with progress.activity(progress.PROMPT, f"reading a prompt of {todo:,} tokens{cached}", todo) as act:
+                self._run([(state, ids[reused:], False)], on_chunk=act.advance)
+        except BaseException:
+            self.release(state)
+            raise
+        self.counter.prefix_tokens_reused += reused
+        self.counter.prefix_tokens_loaded += reused if loaded else 0
+        cut = whole_batches(len(ids) - 1, N_BATCH)  # the next read of this prompt (a re-ask) reads from here
+        if cut and not self._exact_states.has(ids[:cut]):
+            self._exact_states.put(ids[:cut], self._sequence_bytes(state.seq_id, cut))
+        store = self._exact_store
+        if store is not None:  # the method's fixed part (shared with a different recent prompt) goes to disk
+            shared = max((min(common_prefix(seen, ids), len(ids) - 1) for seen in self._seen
+                          if common_prefix(seen, ids) < len(seen)), default=0)
+            shared = whole_batches(shared, N_BATCH)
+            if shared >= store.min_tokens and not store.has(ids[:shared]):
+                self._save_part(state.seq_id, ids[:shared], store)
+        self._seen = [list(ids), *[s for s in self._seen if s != ids]][:SEEN_PROMPTS]
+        # its cells stay for a read made while a sequence is alive (not exact then; the next exact read empties them)
+        self._keep_prompt(state.seq_id, ids)
+        return state
+
+    def _restore_exact(self, ids: list[int]) -> tuple[LlamaSequence, bool]:
+        """A new sequence holding the longest exactly-read prefix of `ids` kept in memory or on disk (or nothing)."""
+        n_mem, blob = self._exact_states.best(ids)
+        hit = self._exact_store.lookup(ids) if self._exact_store is not None else None
+        if hit is not None and hit[0] > n_mem:
+            loaded = self.load_sequence(hit[1], hit[0])
+            if loaded is not None and loaded.ids == ids[: hit[0]]:
+                return loaded, True
+            if loaded is not None:
+                self.release(loaded)
+                self._ll.llama_memory_clear(self._mem, False)
+        seq = self._alloc()
+        if blob is not None and self._ll.llama_state_seq_set_data(self._ctx, blob, len(blob), seq):
+            return LlamaSequence(self, seq, ids[:n_mem], torch.empty(0)), False
+        self._ll.llama_memory_seq_rm(self._mem, seq, -1, -1)
+        return LlamaSequence(self, seq, [], torch.empty(0)), False
+
+    def _sequence_bytes(self, seq: int, n: int) -> ctypes.Array:
+        """The keys and values of the first `n` cells of `seq` (llama.cpp's sequence state), as bytes."""
+        tmp = self._alloc()
+        try:
+            self._ll.llama_memory_seq_cp(self._mem, seq, tmp, 0, n)
+            size = int(self._ll.llama_state_seq_get_size(self._ctx, tmp))
+            buf = (ctypes.c_uint8 * size)()
+            self._ll.llama_state_seq_get_data(self._ctx, buf, size, tmp)
+            return buf
+        finally:
+            self._ll.llama_memory_seq_rm(self._mem, tmp, -1, -1)
+            self._free.append(tmp)
 
     def _best_prefix(self, ids: list[int]) -> tuple[int, int | None]:
         reused, slot = 0, None
@@ -342,6 +434,10 @@ class LlamaCppModel(BackendFields, ModelBase):
         store = self._store
         if store is None or len(prefix) < store.min_tokens or store.has(prefix):
             return
+        self._save_part(seq, prefix, store)
+
+    def _save_part(self, seq: int, prefix: list[int], store: PromptStateStore) -> None:
+        """Write the first ``len(prefix)`` cells of `seq` to `store` (a cache we cannot write only costs time)."""
         tmp_seq = self._alloc()
         try:
             self._ll.llama_memory_seq_cp(self._mem, seq, tmp_seq, 0, len(prefix))

@@ -191,8 +191,9 @@ def test_stable_prompt_prefix_is_saved_and_read_by_a_new_process(llama_model, tm
     monkeypatch.setenv("KGQA_CACHE_DIR", str(tmp_path))
     m = llama_model
 
-    def fresh():
-        return LlamaCppModel(name=m.name, path=m.path, tokenizer=m.tokenizer, revision=m.revision, n_ctx=4096)
+    def fresh():  # reusing any cached prefix (KGQA_LLAMA_EXACT=0; the exact reads' files: the test after this one)
+        return LlamaCppModel(name=m.name, path=m.path, tokenizer=m.tokenizer, revision=m.revision, n_ctx=4096,
+                             exact=False)
 
     first = fresh()
     examples = first.encode("Examples:\n" + "".join(f"{i}. < Film {i} -> directed_by -> Person {i} >\n" for i in range(40)))
@@ -217,6 +218,82 @@ def test_stable_prompt_prefix_is_saved_and_read_by_a_new_process(llama_model, tm
     x, y = state.logits.log_softmax(-1), plain.logits.log_softmax(-1)
     top = y.topk(10).indices
     assert int(x.argmax()) == int(y.argmax()) and float((x[top] - y[top]).abs().max()) < PER_TOKEN_TOL
+
+
+def _fresh_read(m, ids):
+    """The log-probs after `ids` read by a new model of the same file (nothing cached in memory or on disk)."""
+    from kgqa_core.models.llama_model import LlamaCppModel
+
+    fresh = LlamaCppModel(name=m.name, path=m.path, tokenizer=m.tokenizer, revision=m.revision, n_ctx=m.n_ctx)
+    fresh._exact_store = None
+    state = fresh.prefill(ids)
+    out = state.logits.log_softmax(-1).clone()
+    fresh.release(state)
+    return out
+
+
+def test_exact_reads_give_a_new_process_numbers_whatever_was_read_before(llama_model):
+    """Issue 32, cold = warm: a prompt read after others (its prefix cached at every cut, other prompts between)
+    gives bit for bit the log-probs a new process gives; reused where that holds (a whole batch of 256 tokens)."""
+    m = llama_model
+    assert m.exact
+    text = "Examples: " + " ".join(f"< film{i} -> directed_by -> person{i} > < film{i} -> release_year -> {1990 + i} >"
+                                   for i in range(40))
+    ids = m.encode(text)[:700]
+    other = m.encode("Something else entirely. " * 60)[:300]
+    cold = _fresh_read(m, ids)
+    for cut in (128, 257, 300, 513, 699):  # a cut leaving a batch of under 64 tokens moved them up to 0.4 nats
+        m.clear_prefix_cache()
+        m.release(m.prefill(ids[:cut]))
+        m.release(m.prefill(other))  # another prompt's cells were before this one's in the shared cache
+        reused, inexact = m.counter.prefix_tokens_reused, m.counter.inexact_reads
+        state = m.prefill(ids)
+        assert torch.equal(state.logits.log_softmax(-1), cold), cut
+        assert m.counter.prefix_tokens_reused - reused == (cut - 1) // 256 * 256  # its last whole batch
+        assert m.counter.inexact_reads == inexact
+        m.release(state)
+    # a re-ask: the whole prompt's last whole batch is served from memory
+    reused = m.counter.prefix_tokens_reused
+    again = m.prefill(ids)
+    assert torch.equal(again.logits.log_softmax(-1), cold) and m.counter.prefix_tokens_reused - reused == 512
+    # read while another sequence is alive: its cells must stay, so the read is counted as not exact
+    held = m.prefill(other)
+    inexact = m.counter.inexact_reads
+    m.release(m.prefill(ids))
+    assert m.counter.inexact_reads == inexact + 1
+    m.release(held)
+    m.release(again)
+    m.clear_prefix_cache()
+
+
+def test_exact_fixed_prefix_is_saved_and_a_new_process_reads_it_bit_for_bit(llama_model, tmp_path, monkeypatch):
+    """Two questions share the examples: their whole batches go to disk (exact reads' own files, ``.kvx``); a new
+    process restores them into its empty cache and reads the rest: the log-probs of a read without any cache."""
+    from kgqa_core.models.llama_model import N_BATCH, LlamaCppModel
+
+    monkeypatch.setenv("KGQA_CACHE_DIR", str(tmp_path))
+    m = llama_model
+
+    def fresh():
+        return LlamaCppModel(name=m.name, path=m.path, tokenizer=m.tokenizer, revision=m.revision, n_ctx=4096)
+
+    first = fresh()
+    examples = first.encode("Examples:\n" + "".join(f"{i}. < Film {i} -> directed_by -> Person {i} >\n" for i in range(40)))
+    assert len(examples) >= 2 * N_BATCH
+    first.release(first.prefill(examples + first.encode("Question: who directed Film 3?")))
+    first.release(first.prefill(examples + first.encode("Question: who wrote Film 7?")))
+    saved = list(first._exact_store.folder.glob("*.kvx"))
+    assert len(saved) == 1 and not list(first._exact_store.folder.glob("*.llama"))
+    n = int(saved[0].name.split("-")[0])
+    assert n % N_BATCH == 0 and len(examples) - N_BATCH < n <= len(examples)
+
+    second = fresh()
+    q = second.encode("Question: who directed Film 11?")
+    state = second.prefill(examples + q)
+    assert second.counter.prefix_tokens_loaded == n
+    assert second.counter.tokens_in == len(examples) + len(q) - n
+    assert torch.equal(state.logits.log_softmax(-1), _fresh_read(m, examples + q))
+    second.release(state)
 
 
 def test_decode_chunks_never_ask_llama_cpp_for_more_logits_rows_than_it_reserved():
@@ -273,6 +350,7 @@ def test_a_methods_fixed_prefix_is_saved_when_other_prompts_came_between(llama_m
     m = llama_model
     kept_store = m._store
     m._store = PromptStateStore(tmp_path, "llama")
+    m.exact = False  # reusing any cached prefix (KGQA_LLAMA_EXACT=0): the store of non-exact reads
     try:
         m.clear_prefix_cache()
         fixed = m.encode("Examples: " + "< Heat -> directed_by -> Michael Mann > " * 30)
@@ -294,4 +372,5 @@ def test_a_methods_fixed_prefix_is_saved_when_other_prompts_came_between(llama_m
         assert m.counter.prefix_tokens_reused - reused >= len(fixed) - 1
     finally:
         m._store = kept_store
+        m.exact = True
         m.clear_prefix_cache()

@@ -1,0 +1,48 @@
+"""Issue 32, "the same answer whatever was cached before": a question asked after others (warm) gives the chain
+it gives in a new process (cold), on the llama.cpp backend with the 135M model.
+
+Before exact reuse (`kgqa_core.models.exact_reuse`), 7 of these 20 DoG chains differed cold vs warm
+(docs/benchmarks.md, "The same answer whatever ran before").
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kgqa_core.eval.dataset import load_dataset
+from kgqa_core.methods.base import MethodRequest, run_method
+from kgqa_core.reading import guidance
+
+ROOT = Path(__file__).resolve().parents[2]
+DATASET = ROOT / "datasets/metaqa_sample/metaqa_dev_50.jsonl"
+
+
+def _ask(model, q, method: str) -> tuple[str, list[str], int]:
+    guidance.clear_readings()  # each run reads its question itself (a recalled reading makes no model call)
+    before = model.counter.inexact_reads
+    trace = run_method(method, MethodRequest(graph=q.graph(), question=q.question, model=model,
+                                             topic_entities=q.topic_entities))
+    assert not trace.error, trace.error
+    return trace.raw_output, [a.text for a in trace.answers], model.counter.inexact_reads - before
+
+
+@pytest.mark.parametrize("method,n", [("dog", 20), ("reads", 6)])
+def test_cold_and_warm_runs_give_the_same_chain(llama_model, method, n):
+    model = llama_model
+    questions = list(load_dataset(DATASET))[:n]
+    kept_store = model._exact_store
+    model._exact_store = None  # nothing on disk either: cold is a new process on a new machine
+    try:
+        model.clear_prefix_cache()
+        warm = [_ask(model, q, method) for q in questions]  # one after another, as a session or an evaluation
+        cold = []
+        for q in questions:
+            model.clear_prefix_cache()
+            cold.append(_ask(model, q, method))
+    finally:
+        model._exact_store = kept_store
+    assert all(w[2] == 0 for w in warm), "a prompt was read while another sequence was alive"
+    differ = [(q.question, w[:2], c[:2]) for q, w, c in zip(questions, warm, cold) if w[:2] != c[:2]]
+    assert not differ, differ
