@@ -22,6 +22,11 @@ next token, in nats):
 
 Run with ``KGQA_PROMPT_CACHE=0`` so no prefix saved on disk by an earlier run
 takes part.
+
+``--server``: the same questions over a loopback model server started with
+``python -m kgqa_core.models.llama_server`` (the same 135M file, one thread):
+warm, one after another on one server; cold, each on a server started for it;
+and each server chain against the in-process warm one.
 """
 
 from __future__ import annotations
@@ -37,6 +42,8 @@ from kgqa_core.eval.dataset import load_dataset  # noqa: E402
 from kgqa_core.methods.base import MethodRequest, run_method  # noqa: E402
 from kgqa_core.models import load_model  # noqa: E402
 from kgqa_core.reading import guidance  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "tests" / "models"))
 
 
 def _ask(model, q, method: str) -> tuple[str, str]:
@@ -82,12 +89,42 @@ def probes(model) -> tuple[list[tuple[int, float]], float]:
     return cuts, layout
 
 
+def server_runs(args, questions, local) -> None:
+    """Warm (one server, question after question) and cold (a server started for each question) over HTTP."""
+    from server_fixtures import LlamaServer
+
+    from kgqa_core.models.manager import packaged_gguf
+    from kgqa_core.models.registry import PACKAGED_MODELS
+    from kgqa_core.models.server_model import connect_server
+
+    gguf = packaged_gguf(PACKAGED_MODELS[args.model])
+    log = Path("/tmp/kgqa-cold-warm-server.log")
+
+    def on_new_server(qs):
+        server = LlamaServer(gguf, log)
+        try:
+            remote = connect_server(server.url)
+            return [_ask(remote, q, args.method) for q in qs]
+        finally:
+            server.stop()
+
+    warm = on_new_server(questions)
+    cold = [on_new_server([q])[0] for q in questions]
+    chains = sum(w[0] != c[0] for w, c in zip(warm, cold))
+    firsts = sum(w[1] != c[1] for w, c in zip(warm, cold))
+    print(f"server: chains differ cold vs warm on {chains}, first answers on {firsts}")
+    chains = sum(w[0] != c[0] for w, c in zip(warm, local))
+    firsts = sum(w[1] != c[1] for w, c in zip(warm, local))
+    print(f"server warm vs in process warm: chains differ on {chains}, first answers on {firsts}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="smollm2-135m")
     ap.add_argument("--dataset", type=Path, default=ROOT / "datasets/metaqa_sample/metaqa_dev_50.jsonl")
     ap.add_argument("--method", default="dog")
     ap.add_argument("--n", type=int, default=20)
+    ap.add_argument("--server", action="store_true", help="also over a loopback model server, cold and warm")
     args = ap.parse_args(argv)
     model = load_model(args.model, backend="llama.cpp")
     if not hasattr(model, "clear_prefix_cache"):
@@ -106,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     for q, w, c in zip(questions, warm, cold):
         if w[1] != c[1]:
             print(f"  {q.question!r}: warm {w[1]!r}, cold {c[1]!r}")
+    if args.server:
+        server_runs(args, questions, warm)
     cuts, layout = probes(model)
     print("one prompt of 700 tokens, the largest change of a top-20 next-token log-prob (nats) against a read into an "
           "empty cache:")

@@ -9,7 +9,9 @@ For each domain of the multi-domain dev benchmark (datasets/multidomain, README 
 KB too), the first ``--per-type`` questions of each type are asked over the domain's whole graph by
 each method (dog, direct, reads, rok by default), with the current defaults and with each
 ``--variant NAME=PARAM=VALUE,PARAM=VALUE`` (repeatable: e.g. the previous defaults, to compare them
-with today's in one run).  A variant runs only for the methods that declare one of its parameters.
+with today's in one run).  A variant runs only for the methods that declare one of its parameters;
+``model.NAME=VALUE`` sets the loaded model's attribute for the variant's runs instead (e.g.
+``--variant reuse=model.exact=false``: llama.cpp reusing any cached prefix, not only exact ones).
 Per question it records the trace's cost breakdown (`Trace.costs`): prompt tokens read beyond the
 cached prefix, tokens served from the cache, tokens written (and of them those the model chose, the
 rest being the runs a DoG triplet's trie forced), model calls, wall seconds and seconds
@@ -67,6 +69,19 @@ def parse_variant(text: str) -> tuple[str, dict[str, str]]:
     return name, params
 
 
+MODEL = "model."  # a variant's setting of the loaded model, not of a method (e.g. model.exact=false)
+
+
+def model_settings(params: dict[str, str]) -> dict[str, Any]:
+    """A variant's ``model.NAME=VALUE`` settings (true/false read as booleans); the rest are methods' parameters."""
+    out: dict[str, Any] = {}
+    for key, value in params.items():
+        if key.startswith(MODEL):
+            low = str(value).lower()
+            out[key] = low in ("1", "true", "yes") if low in ("0", "1", "true", "false", "yes", "no") else value
+    return out
+
+
 def questions(domain: str, per_type: int, types: list[str] = TYPES) -> list[Any]:
     from kgqa_core.eval.dataset import load_dataset
 
@@ -112,7 +127,7 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
             graph = q.graph()
             for method in args.methods:
                 spec = method_spec(method)
-                mine = [(name, applicable_params(spec, p)) for name, p in variants]
+                mine = [(name, applicable_params(spec, p) | model_settings(p)) for name, p in variants]
                 mine = [(name, p) for name, p in mine if name == DEFAULT or p]
                 shift = index % len(mine)  # each setting first on its share of the questions (the first pays
                 mine = mine[shift:] + mine[:shift]  # what a process computes once per question, e.g. context ranking)
@@ -124,10 +139,19 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                     if cold_reading:  # as a new question: nothing of another run's reading or prompt in memory
                         clear_readings()
                         model.clear_prefix_cache()
+                    settings = model_settings(params)
+                    kept = {key: getattr(model, key[len(MODEL):]) for key in settings}
+                    for key, value in settings.items():
+                        setattr(model, key[len(MODEL):], value)
                     request = MethodRequest(graph=graph, question=q.question, model=model,
-                                            topic_entities=list(q.topic_entities), params=dict(params), seed=args.seed)
+                                            topic_entities=list(q.topic_entities), seed=args.seed,
+                                            params={k: v for k, v in params.items() if k not in settings})
                     t0 = time.perf_counter()
-                    trace = run_method(method, request)
+                    try:
+                        trace = run_method(method, request)
+                    finally:
+                        for key, value in kept.items():
+                            setattr(model, key[len(MODEL):], value)
                     row = row_of(trace, domain, q, method, name)
                     rows.append(row)
                     print(f"{domain} {q.id} {method} {name}: {row['prompt_read']} read, {row['written']} written, "

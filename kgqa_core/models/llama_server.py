@@ -11,6 +11,16 @@ segmentation fault; the in-process backend runs with repacking off
 same reason and because it read prompts slower on this project's CPUs.  The
 server started here loads the model the same way, so its answers and the
 in-process ones are computed alike.
+
+It also reads a new prompt the way the in-process backend does
+(`exact_reuse`): llama-cpp-python reuses the longest prefix a request shares
+with the one before and reads the rest from there, so a question's numbers
+depended on the request before it (another question's prompt shares the
+method's instructions, cut anywhere).  Here a prompt that parts from the
+one before is read again from the last whole batch (``--n_batch``) before
+the parting, as a new server would read it; a request that only goes on
+from the one before (DoG's next triplet) reads only its new tokens.
+``KGQA_LLAMA_EXACT=0`` keeps llama-cpp-python's reuse.
 """
 
 from __future__ import annotations
@@ -35,8 +45,39 @@ def _no_repacking() -> None:
     raw.llama_model_default_params = params
 
 
+def _exact_reads() -> None:
+    """Read a prompt that parts from the previous request's from its last whole batch (see the module docstring)."""
+    from llama_cpp import llama as module
+
+    from .exact_reuse import exact_reuse_default, whole_batches
+
+    if not exact_reuse_default():
+        return
+    Llama = module.Llama
+    generate, evaluate = Llama.generate, Llama.eval
+
+    def generate_exact(self, tokens, *args, **kwargs):
+        self._kgqa_before = (self.n_tokens, list(self.input_ids[: self.n_tokens]))
+        return generate(self, tokens, *args, **kwargs)
+
+    def eval_exact(self, tokens):
+        before = getattr(self, "_kgqa_before", None)
+        self._kgqa_before = None  # only the prompt read that starts a request
+        if before is not None:
+            n_before, ids_before = before
+            kept = self.n_tokens
+            cut = whole_batches(kept, self.n_batch)
+            if kept < n_before and cut < kept:  # parted from the previous request's tokens
+                tokens = ids_before[cut:kept] + list(tokens)
+                self.n_tokens = cut
+        return evaluate(self, tokens)
+
+    Llama.generate, Llama.eval = generate_exact, eval_exact
+
+
 def main() -> None:
     _no_repacking()
+    _exact_reads()
     from llama_cpp.server.__main__ import main as serve
 
     serve()
