@@ -7,12 +7,19 @@ releasing it is ``llama_memory_seq_rm``; several beams are advanced in one
 ``llama_decode`` batch, and an extend asks for logits at every fed position
 (DoG's jump-forward scores each forced token exactly).
 
-Recently read prompts stay in the cache as their own sequences (the prefix
-cache): a new prompt copies the longest shared prefix from one of them and
-reads only the rest.  The instruction and in-context examples of a method
-(the prompt's `stable prefix`) are also written to the cache folder with
+A prompt is read *exactly* by default (`exact_reuse`): when no other
+sequence is alive the cache is emptied first, and only a prefix that ends on
+a whole batch and was read the same way is reused (restored from its saved
+keys and values, in memory or on disk), so the numbers are those a new
+process computes, whatever ran before.  The instruction and in-context
+examples of a method (the prompt's `stable prefix`, found as the part two
+different prompts share) are written to the cache folder with
 ``llama_state_seq_save_file``, so a new process does not read them again
-(`prompt_cache.PromptStateStore`).
+(`prompt_cache.PromptStateStore`).  With ``exact=False`` (or
+``KGQA_LLAMA_EXACT=0``), recently read prompts stay in the cache as their
+own sequences and a new prompt copies the longest prefix it shares with one
+of them, wherever it ends (fewer tokens read; the numbers move by up to
+half a nat with what ran before).
 
 Tokenisation uses the Hugging Face tokenizer built from the same GGUF file,
 so the trie, the opening detector and READS' option ids are the same ids
