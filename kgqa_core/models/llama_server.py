@@ -49,30 +49,24 @@ def _exact_reads() -> None:
     """Read a prompt that parts from the previous request's from its last whole batch (see the module docstring)."""
     from llama_cpp import llama as module
 
+    from .base import common_prefix
     from .exact_reuse import exact_reuse_default, whole_batches
 
     if not exact_reuse_default():
         return
     Llama = module.Llama
-    generate, evaluate = Llama.generate, Llama.eval
+    generate = Llama.generate
 
     def generate_exact(self, tokens, *args, **kwargs):
-        self._kgqa_before = (self.n_tokens, list(self.input_ids[: self.n_tokens]))
+        tokens = list(tokens)
+        kept = common_prefix(list(self.input_ids[: self.n_tokens]), tokens)
+        # parted from the tokens read before, or the same prompt again (whose logits a new server computes afresh):
+        # keep only whole batches, so the rest is read in the batches a new server reads it in
+        if kept < self.n_tokens or kept >= len(tokens):
+            self.n_tokens = whole_batches(min(kept, len(tokens) - 1), self.n_batch)
         return generate(self, tokens, *args, **kwargs)
 
-    def eval_exact(self, tokens):
-        before = getattr(self, "_kgqa_before", None)
-        self._kgqa_before = None  # only the prompt read that starts a request
-        if before is not None:
-            n_before, ids_before = before
-            kept = self.n_tokens
-            cut = whole_batches(kept, self.n_batch)
-            if kept < n_before and cut < kept:  # parted from the previous request's tokens
-                tokens = ids_before[cut:kept] + list(tokens)
-                self.n_tokens = cut
-        return evaluate(self, tokens)
-
-    Llama.generate, Llama.eval = generate_exact, eval_exact
+    Llama.generate = generate_exact
 
 
 def main() -> None:
