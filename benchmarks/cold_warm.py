@@ -116,6 +116,9 @@ def server_runs(args, questions, local) -> None:
     chains = sum(w[0] != c[0] for w, c in zip(warm, local))
     firsts = sum(w[1] != c[1] for w, c in zip(warm, local))
     print(f"server warm vs in process warm: chains differ on {chains}, first answers on {firsts}")
+    for q, w, c in zip(questions, warm, local):
+        if w[0] != c[0]:
+            print(f"  {q.question!r}: server {w[1]!r}, in process {c[1]!r}")
 
 
 def main(argv: list[str] | None = None) -> int:
