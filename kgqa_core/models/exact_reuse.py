@@ -59,12 +59,13 @@ class ExactStates:
 
     Only prefixes read exactly are put here (`exact_reuse`), so restoring one
     into an emptied cache gives the cells a fresh read gives.  At most
-    ``max_tokens`` tokens are kept in all (the 1.5B model's keys and values
-    take about 28 KB a token).
+    ``max_bytes`` are kept in all, the most recent first (the 1.5B model's
+    keys and values take about 28 KB a token, so 256 MB hold some 9,000
+    tokens: a few questions' prompts; a 7B model's, about a fifth of that).
     """
 
-    def __init__(self, max_tokens: int = 8192) -> None:
-        self.max_tokens = max_tokens
+    def __init__(self, max_bytes: int = 256 << 20) -> None:
+        self.max_bytes = max_bytes
         self._states: OrderedDict[tuple[int, ...], ctypes.Array] = OrderedDict()
 
     def __len__(self) -> int:
@@ -92,5 +93,5 @@ class ExactStates:
         key = tuple(ids)
         self._states[key] = blob
         self._states.move_to_end(key, last=False)
-        while sum(len(k) for k in self._states) > self.max_tokens and len(self._states) > 1:
+        while sum(len(b) for b in self._states.values()) > self.max_bytes and len(self._states) > 1:
             self._states.popitem(last=True)
