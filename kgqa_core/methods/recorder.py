@@ -61,6 +61,7 @@ class TraceRecorder:
         self._counter_start = self._counter.snapshot() if self._counter is not None else None
         self._forced_start = self._forced()
         self._reused_start = self._reused()
+        self._inexact_start = self._inexact()
         self.clock = PhaseClock(progress.current())  # a new one per run: a second run starts from zero
         self._started = time.perf_counter()
 
@@ -138,7 +139,19 @@ class TraceRecorder:
         if costs.graph_queries:
             t.graph_queries += costs.graph_queries  # the typed cost field (Trace.graph_queries)
         t.costs = self._breakdown(costs)
+        inexact = self._inexact() - self._inexact_start
+        if inexact:
+            t.notes.append(
+                f"inexact reads: {inexact} prompt(s) of this run were read while another run's sequences were in the "
+                "model's cache (e.g. a second tab asking at the same time), so its numbers may differ slightly from "
+                "a new process's and a near tie may go the other way (docs/benchmarks.md, \"The same answer "
+                "whatever ran before\")")
         return t
+
+    def _inexact(self) -> int:
+        """The model's count of prompts read beside other live sequences (llama.cpp's exact reuse; 0 elsewhere)."""
+        value = getattr(self._counter, "inexact_reads", 0)
+        return value if isinstance(value, int) else 0
 
     def _breakdown(self, costs: RunCosts) -> CostBreakdown:
         """The clock's phases, rounded, with ``other`` taking the rest so they sum to the run's seconds."""

@@ -267,7 +267,8 @@ class LlamaCppModel(BackendFields, ModelBase):
             self._exact_states.clear()
 
     def prefill(self, ids: Seq[int]) -> LlamaSequence:
-        """Read a prompt, copying the longest cached prefix's cells (from memory, else from disk) instead of reading it."""
+        """Read a prompt: exactly when no other sequence is alive (`_prefill_exact`), else copying the longest cached
+        prefix's cells (from memory, else from disk) instead of reading it."""
         ids = self._prompt_ids(ids)
         with self.lock:
             if self.exact and self._quiet():
