@@ -352,9 +352,7 @@ class LlamaCppModel(BackendFields, ModelBase):
             self._exact_states.put(ids[:cut], self._sequence_bytes(state.seq_id, cut))
         store = self._exact_store
         if store is not None:  # the method's fixed part (shared with a different recent prompt) goes to disk
-            shared = max((min(common_prefix(seen, ids), len(ids) - 1) for seen in self._seen
-                          if common_prefix(seen, ids) < len(seen)), default=0)
-            shared = whole_batches(shared, N_BATCH)
+            shared = whole_batches(self._fixed_part(ids), N_BATCH)
             if shared >= store.min_tokens and not store.has(ids[:shared]):
                 self._save_part(state.seq_id, ids[:shared], store)
         self._seen = [list(ids), *[s for s in self._seen if s != ids]][:SEEN_PROMPTS]
@@ -430,13 +428,18 @@ class LlamaCppModel(BackendFields, ModelBase):
         prompts are kept without their cells; the longest prefix `ids` shares
         with one that goes on differently is the method's fixed part.
         """
-        shared = 0
-        for seen in self._seen:
-            n = min(common_prefix(seen, ids), len(ids) - 1)
-            if n < len(seen) and n > shared:  # a different prompt, not this one again
-                shared = n
+        shared = self._fixed_part(ids)
         if shared >= self._store.min_tokens:
             self._save_prefix(seq, ids[:shared])
+
+    def _fixed_part(self, ids: list[int]) -> int:
+        """How many first tokens of `ids` a different prompt read lately began with too (its method's fixed part)."""
+        shared = 0
+        for seen in self._seen:
+            n = common_prefix(seen, ids)
+            if n < len(seen):  # a different prompt, not this one again (nor one it goes on from)
+                shared = max(shared, min(n, len(ids) - 1))
+        return shared
 
     def _save_prefix(self, seq: int, prefix: list[int]) -> None:
         store = self._store
