@@ -285,15 +285,7 @@ class LlamaCppModel(BackendFields, ModelBase):
             if source is not None:
                 self._ll.llama_memory_seq_cp(self._mem, source.seq_id, seq, 0, reused)
             state = LlamaSequence(self, seq, ids[:reused], torch.empty(0))
-            try:
-                todo = len(ids) - reused
-                cached = f" ({reused:,} more cached)" if reused else ""
-                with progress.activity(progress.PROMPT, f"reading a prompt of {todo:,} tokens{cached}", todo) as act:
-                    self._run([(state, ids[reused:], False)], on_chunk=act.advance)  # progress per batch
-            except BaseException:
-                self.release(state)
-                raise
-            self.counter.prefix_tokens_reused += reused
+            self._read_rest(state, ids)
             if not self.exact and source_ids is not None and source_ids[:reused + 1] != ids[:reused + 1]:
                 self._save_prefix(seq, ids[:reused])  # shared by two different prompts: the stable part
             elif not self.exact and self._store is not None and reused < self._store.min_tokens:
@@ -301,6 +293,19 @@ class LlamaCppModel(BackendFields, ModelBase):
             self._seen = [list(ids), *[s for s in self._seen if s != ids]][:SEEN_PROMPTS]
             self._keep_prompt(seq, ids, source, reused)
             return state
+
+    def _read_rest(self, state: LlamaSequence, ids: list[int]) -> None:
+        """Read the part of `ids` that `state` (holding a cached prefix of it) lacks, counting the reused tokens."""
+        reused = len(state.ids)
+        try:
+            todo = len(ids) - reused
+            cached = f" ({reused:,} more cached)" if reused else ""
+            with progress.activity(progress.PROMPT, f"reading a prompt of {todo:,} tokens{cached}", todo) as act:
+                self._run([(state, ids[reused:], False)], on_chunk=act.advance)  # progress per batch
+        except BaseException:
+            self.release(state)
+            raise
+        self.counter.prefix_tokens_reused += reused
 
     def _keep_prompt(self, seq: int, ids: list[int], source: _Entry | None = None, reused: int = 0) -> None:
         """Keep the cells of the prompt just read as a cached prompt (the newest first)."""
@@ -337,15 +342,7 @@ class LlamaCppModel(BackendFields, ModelBase):
         self._ll.llama_memory_clear(self._mem, False)
         state, loaded = self._restore_exact(ids)
         reused = len(state.ids)
-        try:
-            todo = len(ids) - reused
-            cached = f" ({reused:,} more cached)" if reused else ""
-            with progress.activity(progress.PROMPT, f"reading a prompt of {todo:,} tokens{cached}", todo) as act:
-                self._run([(state, ids[reused:], False)], on_chunk=act.advance)
-        except BaseException:
-            self.release(state)
-            raise
-        self.counter.prefix_tokens_reused += reused
+        self._read_rest(state, ids)
         self.counter.prefix_tokens_loaded += reused if loaded else 0
         cut = whole_batches(len(ids) - 1, N_BATCH)  # the next read of this prompt (a re-ask) reads from here
         if cut and not self._exact_states.has(ids[:cut]):
