@@ -380,7 +380,8 @@ def decode_prompt_freely(request: Any, ctx: DecodingContext, trace: Trace, stop:
         ids = model.encode(ctx.prompt.text)
         reused0 = model.counter.prefix_tokens_reused
         t_prefill = time.perf_counter()
-        state = model.prefill(ids)  # reuses the cached keys/values of a shared prefix
+        # reuses the cached keys/values of a shared prefix (the instructions and examples kept whole)
+        state = model.prefill(ids, fixed=model.fixed_tokens(ctx.prompt.shared_prefix, ids))
         prefill_seconds = time.perf_counter() - t_prefill
         reused = model.counter.prefix_tokens_reused - reused0
         t0, c0 = time.perf_counter(), time.process_time()

@@ -368,7 +368,8 @@ class _DogRun:
         ids = self.model.encode(prompt.text)
         self.rec.count_call(len(ids) + len(generated))
         before = getattr(self.model.counter, "prefix_tokens_reused", 0)
-        state = self.model.prefill(ids + generated)
+        fixed = self.model.fixed_tokens(prompt.shared_prefix, ids)  # the instructions and examples
+        state = self.model.prefill(ids + generated, fixed=fixed)
         reused = getattr(self.model.counter, "prefix_tokens_reused", 0) - before
         self.trace.extra["prompt_tokens_cached"] = self.trace.extra.get("prompt_tokens_cached", 0) + reused
         return state

@@ -23,6 +23,7 @@ from .lookup import lookup_draft, lookup_draft_tokens
 from .interface import (
     ContinuationScore,
     Generation,
+    PromptText,
     PromptTooLongError,
     ScoreList,
     Sequence,
@@ -113,7 +114,23 @@ class ModelBase:
         """`state` when given, else `prompt` read now; and whether the state is the call's own (released after)."""
         if state is not None:
             return state, False
-        return self.prefill(self.encode(prompt)), True
+        ids = self.encode(prompt)
+        return self.prefill(ids, fixed=self.fixed_tokens(getattr(prompt, "fixed", ""), ids)), True
+
+    def fixed_tokens(self, fixed_text: str, ids: Seq[int]) -> int:
+        """How many first tokens of `ids` (a prompt's) are its fixed start `fixed_text` (`PromptText`), 0 when none.
+
+        The fixed text's last token may merge with what follows it in the
+        prompt; only the tokens both tokenisations share are counted.
+        """
+        if not fixed_text:
+            return 0
+        known = self.__dict__.setdefault("_fixed_ids", {})  # a method's fixed text is encoded once, not per read
+        if fixed_text not in known:
+            if len(known) >= 16:
+                known.clear()
+            known[fixed_text] = self.encode(fixed_text)
+        return common_prefix(known[fixed_text], ids)
 
     def _check_length(self, n: int) -> None:
         if n > self.context_length:

@@ -25,6 +25,12 @@ fresh read, bit for bit.  What it costs: the part of a prompt past its last
 whole batch is read again (at most ``N_BATCH - 1`` tokens more than reusing
 every cached token), measured in docs/benchmarks.md.
 
+A prompt may name its *fixed part* (a method's instructions and examples,
+the same for every question): it is then read as batches of its own (every
+read of that prompt splits there, cold or warm, so a fresh read and a reused
+one still compute the same batches) and its state is kept whole, so the next
+question reuses all of it, not only its whole batches (`batch_cuts`).
+
 ``KGQA_LLAMA_EXACT=0`` turns it off (reuse any cached prefix, as before).
 """
 
@@ -54,6 +60,34 @@ def whole_batches(n: int, batch: int) -> int:
     return (max(0, n) // batch) * batch
 
 
+def batch_cuts(n: int, fixed: int, batch: int) -> list[int]:
+    """Where a read of `n` tokens whose first `fixed` are its method's fixed part splits its batches.
+
+    Every `batch` tokens from the start, and at `fixed` (when it is inside the
+    prompt), then every `batch` tokens from there.  The cuts below a position
+    depend only on the tokens and the fixed part before it, so two prompts of
+    one method split their shared part alike.
+
+    >>> batch_cuts(700, 0, 256)
+    [256, 512]
+    >>> batch_cuts(1300, 989, 256)
+    [256, 512, 768, 989, 1245]
+    >>> batch_cuts(300, 70, 256)
+    [70]
+    """
+    cuts: list[int] = []
+    start = 0
+    if 0 < fixed < n:
+        cuts = [c for c in range(batch, fixed, batch)] + [fixed]
+        start = fixed
+    return cuts + list(range(start + batch, n, batch))
+
+
+def plain_cuts(n: int, batch: int) -> list[int]:
+    """The cuts below `n` of a read that split only every `batch` tokens (how saved prefixes on disk were read)."""
+    return list(range(batch, n, batch))
+
+
 class ExactStates:
     """The keys and values of recently read prompts, each cut at a whole batch, as bytes (most recent first).
 
@@ -66,7 +100,8 @@ class ExactStates:
 
     def __init__(self, max_bytes: int = 256 << 20) -> None:
         self.max_bytes = max_bytes
-        self._states: OrderedDict[tuple[int, ...], ctypes.Array] = OrderedDict()
+        # prefix ids -> (keys and values, the batch cuts below the prefix's end it was read with)
+        self._states: OrderedDict[tuple[int, ...], tuple[ctypes.Array, tuple[int, ...]]] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._states)
@@ -74,12 +109,18 @@ class ExactStates:
     def clear(self) -> None:
         self._states.clear()
 
-    def best(self, ids: Sequence[int]) -> tuple[int, ctypes.Array | None]:
-        """The longest kept prefix of `ids` that leaves at least one token to read: (its length, its bytes)."""
+    def best(self, ids: Sequence[int], cuts: Sequence[int] = ()) -> tuple[int, ctypes.Array | None]:
+        """The longest kept prefix of `ids` that leaves at least one token to read: (its length, its bytes).
+
+        Only a prefix that ends on one of `cuts` (the batch cuts of a fresh
+        read of `ids`) and was read with the same cuts before it is taken.
+        """
         best: tuple[int, ctypes.Array | None] = (0, None)
-        for key, blob in self._states.items():
+        wanted = set(cuts)
+        for key, (blob, below) in self._states.items():
             n = len(key)
-            if best[0] < n < len(ids) and tuple(ids[:n]) == key:
+            if best[0] < n < len(ids) and n in wanted and tuple(c for c in cuts if c < n) == below \
+                    and tuple(ids[:n]) == key:
                 best = (n, blob)
         if best[1] is not None:
             key = tuple(ids[: best[0]])
@@ -89,9 +130,10 @@ class ExactStates:
     def has(self, ids: Sequence[int]) -> bool:
         return tuple(ids) in self._states
 
-    def put(self, ids: Sequence[int], blob: ctypes.Array) -> None:
+    def put(self, ids: Sequence[int], blob: ctypes.Array, cuts: Sequence[int]) -> None:
+        """Keep the state of the prefix `ids`, read with the batch `cuts` (those below its end count)."""
         key = tuple(ids)
-        self._states[key] = blob
+        self._states[key] = (blob, tuple(c for c in cuts if c < len(key)))
         self._states.move_to_end(key, last=False)
-        while sum(len(b) for b in self._states.values()) > self.max_bytes and len(self._states) > 1:
+        while sum(len(b) for b, _ in self._states.values()) > self.max_bytes and len(self._states) > 1:
             self._states.popitem(last=True)

@@ -37,6 +37,24 @@ import torch
 from .generation import GenerationConfig
 
 
+class PromptText(str):
+    """A prompt that knows its fixed start: the method's instructions and examples, the same for every question.
+
+    Why: a backend that reuses what it read (llama.cpp) keeps that start whole
+    and reads it in batches of its own, so the next question of the method
+    reads only what is new, and the numbers are those of a fresh read
+    (`exact_reuse`).  It is a ``str``, so every API that takes a prompt takes
+    it; a backend that does not reuse prompts ignores ``fixed``.
+    """
+
+    fixed: str
+
+    def __new__(cls, text: str, fixed: str = "") -> "PromptText":
+        self = super().__new__(cls, text)
+        self.fixed = fixed if text.startswith(fixed) else ""
+        return self
+
+
 class PromptTooLongError(ValueError):
     """A prompt longer than the model's context (or a KV cache that is full)."""
 
@@ -139,7 +157,8 @@ class LanguageModel(Protocol):
     def continuation_ids(self, prompt_ids: Seq[int], prompt: str, continuation: str) -> list[int]: ...
 
     # sequences
-    def prefill(self, ids: Seq[int]) -> Sequence: ...
+    def prefill(self, ids: Seq[int], fixed: int = 0) -> Sequence: ...  # fixed: the method's fixed first tokens
+    def fixed_tokens(self, fixed_text: str, ids: Seq[int]) -> int: ...
     def step(self, state: Sequence, new_ids: Seq[int]) -> Sequence: ...
     def extend(self, state: Sequence, new_ids: Seq[int]) -> torch.Tensor: ...
     def extend_many(self, states: Seq[Sequence], new_ids: Seq[Seq[int]]) -> list[torch.Tensor]: ...

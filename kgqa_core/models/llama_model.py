@@ -41,7 +41,7 @@ import torch
 from .. import progress
 from .backend_fields import BackendFields
 from .base import ModelBase, common_prefix
-from .exact_reuse import EXACT_EXT, ExactStates, exact_reuse_default, whole_batches
+from .exact_reuse import EXACT_EXT, ExactStates, batch_cuts, exact_reuse_default, plain_cuts, whole_batches
 from .interface import PromptTooLongError
 from .option_trie import OptionTrie
 from .prompt_cache import PromptStateStore
@@ -188,7 +188,8 @@ class LlamaCppModel(BackendFields, ModelBase):
         self.context_length = min(train, self.n_ctx // 2)
         self._check_vocabulary()
         self._store = PromptStateStore.for_model(self.backend, self.name, self.revision, "llama")
-        self._exact_store = PromptStateStore.for_model(self.backend, self.name, self.revision, EXACT_EXT)
+        # a named fixed part is kept whole, so a short one (READS' instructions) is worth a file too
+        self._exact_store = PromptStateStore.for_model(self.backend, self.name, self.revision, EXACT_EXT, 64)
         self._exact_states = ExactStates()
 
     def __del__(self) -> None:  # the batch is ours; model and context free themselves
@@ -266,13 +267,16 @@ class LlamaCppModel(BackendFields, ModelBase):
             self._evict(len(self._prefixes))
             self._exact_states.clear()
 
-    def prefill(self, ids: Seq[int]) -> LlamaSequence:
+    def prefill(self, ids: Seq[int], fixed: int = 0) -> LlamaSequence:
         """Read a prompt: exactly when no other sequence is alive (`_prefill_exact`), else copying the longest cached
-        prefix's cells (from memory, else from disk) instead of reading it."""
+        prefix's cells (from memory, else from disk) instead of reading it.
+
+        `fixed`: how many first tokens are the method's fixed part (read as batches of their own and kept whole).
+        """
         ids = self._prompt_ids(ids)
         with self.lock:
             if self.exact and self._quiet():
-                return self._prefill_exact(ids)
+                return self._prefill_exact(ids, fixed)
             if self.exact:  # another sequence is alive: its cells stay, so this read is not a fresh one
                 self.counter.inexact_reads += 1
             reused, slot = self._best_prefix(ids)
@@ -294,14 +298,21 @@ class LlamaCppModel(BackendFields, ModelBase):
             self._keep_prompt(seq, ids, source, reused)
             return state
 
-    def _read_rest(self, state: LlamaSequence, ids: list[int]) -> None:
-        """Read the part of `ids` that `state` (holding a cached prefix of it) lacks, counting the reused tokens."""
+    def _read_rest(self, state: LlamaSequence, ids: list[int], cuts: Seq[int] = ()) -> None:
+        """Read the part of `ids` that `state` (holding a cached prefix of it) lacks, counting the reused tokens.
+
+        `cuts`: positions where a batch must end (`exact_reuse.batch_cuts`); else batches of N_BATCH from the start.
+        """
         reused = len(state.ids)
         try:
             todo = len(ids) - reused
             cached = f" ({reused:,} more cached)" if reused else ""
+            ends = [c for c in cuts if reused < c < len(ids)] + [len(ids)]
             with progress.activity(progress.PROMPT, f"reading a prompt of {todo:,} tokens{cached}", todo) as act:
-                self._run([(state, ids[reused:], False)], on_chunk=act.advance)  # progress per batch
+                start = reused
+                for end in ends:  # progress per batch
+                    self._run([(state, ids[start:end], False)], on_chunk=act.advance)
+                    start = end
         except BaseException:
             self.release(state)
             raise
@@ -333,23 +344,28 @@ class LlamaCppModel(BackendFields, ModelBase):
         self._drain()
         return len(self._free) + len(self._prefixes) == N_SEQ_MAX
 
-    def _prefill_exact(self, ids: list[int]) -> LlamaSequence:
-        """Read `ids` into an emptied cache, reusing only a prefix read the same way and ending on a whole batch.
+    def _prefill_exact(self, ids: list[int], fixed: int = 0) -> LlamaSequence:
+        """Read `ids` into an emptied cache, reusing only a prefix read the same way and ending on a batch cut.
 
-        The numbers are those of a fresh process reading `ids` (`exact_reuse`).
+        The numbers are those of a fresh process reading `ids` (`exact_reuse`):
+        the batches end at `batch_cuts` (whole batches, and the end of the
+        method's `fixed` part when the caller names it), reused or read.
         """
+        fixed = fixed if 0 < fixed < len(ids) else 0
+        cuts = batch_cuts(len(ids), fixed, N_BATCH)
         self._evict(len(self._prefixes))
         self._ll.llama_memory_clear(self._mem, False)
-        state, loaded = self._restore_exact(ids)
+        state, loaded = self._restore_exact(ids, cuts)
         reused = len(state.ids)
-        self._read_rest(state, ids)
+        self._read_rest(state, ids, cuts)
         self.counter.prefix_tokens_loaded += reused if loaded else 0
-        cut = whole_batches(len(ids) - 1, N_BATCH)  # the next read of this prompt (a re-ask) reads from here
-        if cut and not self._exact_states.has(ids[:cut]):
-            self._exact_states.put(ids[:cut], self._sequence_bytes(state.seq_id, cut))
+        # kept in memory: the fixed part (the next question of the method) and the last cut (a re-ask reads from there)
+        for n in {fixed, max((c for c in cuts if c < len(ids)), default=0)}:
+            if n and not self._exact_states.has(ids[:n]):
+                self._exact_states.put(ids[:n], self._sequence_bytes(state.seq_id, n), cuts)
         store = self._exact_store
-        if store is not None:  # the method's fixed part (shared with a different recent prompt) goes to disk
-            shared = whole_batches(self._fixed_part(ids), N_BATCH)
+        if store is not None:  # the method's fixed part goes to disk (read with plain cuts below its end)
+            shared = fixed or whole_batches(self._fixed_part(ids), N_BATCH)
             if shared >= store.min_tokens and not store.has(ids[:shared]):
                 self._save_part(state.seq_id, ids[:shared], store)
         self._seen = [list(ids), *[s for s in self._seen if s != ids]][:SEEN_PROMPTS]
@@ -357,10 +373,18 @@ class LlamaCppModel(BackendFields, ModelBase):
         self._keep_prompt(state.seq_id, ids)
         return state
 
-    def _restore_exact(self, ids: list[int]) -> tuple[LlamaSequence, bool]:
-        """A new sequence holding the longest exactly-read prefix of `ids` kept in memory or on disk (or nothing)."""
-        n_mem, blob = self._exact_states.best(ids)
-        hit = self._exact_store.lookup(ids) if self._exact_store is not None else None
+    def _restore_exact(self, ids: list[int], cuts: list[int]) -> tuple[LlamaSequence, bool]:
+        """A new sequence holding the longest exactly-read prefix of `ids` kept in memory or on disk (or nothing).
+
+        A prefix is taken only where it ends on one of `cuts` and was read with the same cuts before it (those
+        on disk were read with plain cuts: whole batches, then their end).
+        """
+        n_mem, blob = self._exact_states.best(ids, cuts)
+
+        def plain(n: int) -> bool:
+            return n in cuts and [c for c in cuts if c < n] == plain_cuts(n, N_BATCH)
+
+        hit = self._exact_store.lookup(ids, plain) if self._exact_store is not None else None
         if hit is not None and hit[0] > n_mem:
             loaded = self.load_sequence(hit[1], hit[0])
             if loaded is not None and loaded.ids == ids[: hit[0]]:

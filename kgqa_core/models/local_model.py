@@ -93,8 +93,8 @@ class TransformersModel(BackendFields, ModelBase):
             self.counter.tokens_in += int(input_ids.numel())
             return out.logits.float().cpu(), out.past_key_values
 
-    def prefill(self, ids: Seq[int]) -> PromptState:
-        """Run a prompt, reusing the keys/values of the longest cached prefix."""
+    def prefill(self, ids: Seq[int], fixed: int = 0) -> PromptState:
+        """Run a prompt, reusing the keys/values of the longest cached prefix (any prefix: `fixed` is not needed)."""
         ids = self._prompt_ids(ids)
         with self.lock:
             reused, cache, slot = self._cached_prefix(ids)

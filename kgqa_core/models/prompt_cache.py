@@ -18,7 +18,7 @@ import hashlib
 import os
 import re
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -34,7 +34,7 @@ def ids_digest(ids: Sequence[int]) -> str:
 class PromptStateStore:
     """A folder of saved prefixes for one model file on one backend (``ext`` names the format)."""
 
-    def __init__(self, folder: Path, ext: str, min_tokens: int = 256, max_files: int = 16) -> None:
+    def __init__(self, folder: Path, ext: str, min_tokens: int = 256, max_files: int = 32) -> None:
         self.folder = folder
         self.ext = ext
         self.min_tokens = min_tokens
@@ -42,11 +42,12 @@ class PromptStateStore:
         self._known: set[str] = set()
 
     @classmethod
-    def for_model(cls, backend: str, name: str, revision: str, ext: str) -> "PromptStateStore | None":
+    def for_model(cls, backend: str, name: str, revision: str, ext: str,
+                  min_tokens: int = 256) -> "PromptStateStore | None":
         if os.environ.get("KGQA_PROMPT_CACHE", "1").strip().lower() in ("0", "false", "no", "off"):
             return None
         safe = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{backend}-{name}-{revision}")
-        return cls(cache_root() / "prompt_cache" / safe, ext)
+        return cls(cache_root() / "prompt_cache" / safe, ext, min_tokens)
 
     def path_for(self, ids: Sequence[int]) -> Path:
         return self.folder / f"{len(ids)}-{ids_digest(ids)}.{self.ext}"
@@ -60,8 +61,8 @@ class PromptStateStore:
             return True
         return False
 
-    def lookup(self, ids: Sequence[int]) -> tuple[int, Path] | None:
-        """The longest saved prefix of ``ids`` that leaves at least one token to read."""
+    def lookup(self, ids: Sequence[int], accept: Callable[[int], bool] | None = None) -> tuple[int, Path] | None:
+        """The longest saved prefix of ``ids`` that leaves at least one token to read (and whose length `accept`s)."""
         try:
             names = os.listdir(self.folder)
         except OSError:
@@ -72,7 +73,8 @@ class PromptStateStore:
             if m and m.group(3) == self.ext:
                 found.append((int(m.group(1)), m.group(2), name))
         for n, digest, name in sorted(found, reverse=True):
-            if n >= self.min_tokens and n < len(ids) and ids_digest(ids[:n]) == digest:
+            if n >= self.min_tokens and n < len(ids) and (accept is None or accept(n)) and \
+                    ids_digest(ids[:n]) == digest:
                 return n, self.folder / name
         return None
 

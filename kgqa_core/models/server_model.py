@@ -104,7 +104,7 @@ class ServerBackend(BackendFields, ModelBase):
     wants_remote_decoding = True
 
     # ------------------------------------------------------- sequences
-    def prefill(self, ids: Seq[int]) -> ServerSequence:
+    def prefill(self, ids: Seq[int], fixed: int = 0) -> ServerSequence:  # the server reuses prefixes its own way
         if not ids:
             raise ValueError("cannot prefill an empty prompt")
         self._check_length(len(ids))

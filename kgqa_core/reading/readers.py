@@ -50,6 +50,7 @@ from typing import Any, Sequence
 
 from .alignment import (COVER_WEIGHT, PHRASE_GAIN, hop_alignment, hop_words_text, joint_alignment, plan_words,
                         weigh)
+from ..models.interface import PromptText
 from .paths import relation_paths
 from .reading import QuestionReading, RelationPlan, uses_of
 from .vocabulary import RelationVocabulary
@@ -404,6 +405,7 @@ def _unlisted_choice(model: Any, question: str, topics: Sequence[str], vocabular
     started = time.perf_counter()
     parts = unlisted_prompt(question, topics, vocabulary, plans)
     prompt = model.chat_prompt(parts.head + parts.tail, system=parts.system)
+    prompt = PromptText(prompt, parts.fixed_text(prompt))  # its instructions: read once, kept whole
     terminator = ModelChooser(model).terminator
     with model.lock:
         before = model.counter.snapshot()
@@ -438,15 +440,14 @@ def plan_prompt(question: str, topics: Sequence[str], vocabulary: RelationVocabu
 
     told = _relations_told(vocabulary, plans)
     names = ", ".join(t for t in topics if t)
-    head = (  # the fixed text first: read once per session (the prefix cache), not once per question
+    fixed = (  # the fixed text first: read once per session (the prefix cache), not once per question
         "Below is a question and some walks through a knowledge graph that start at the question's entity. "
         "'A -relation-> B' means A has that relation to B; 'A <-relation- B' means B has it to A. "
         "Which walk ends at an answer to the question? It must follow the relations the question asks about, "
         "no more and no fewer.\n\n"
-        + told
-        + f"The question's entity: {names}\nQuestion: {question}\n\nWalks:\n"
     )
-    return PromptParts(head=head, tail="Reply with one walk, copied exactly.")
+    head = fixed + told + f"The question's entity: {names}\nQuestion: {question}\n\nWalks:\n"
+    return PromptParts(head=head, tail="Reply with one walk, copied exactly.", fixed=fixed)
 
 
 def unlisted_prompt(question: str, topics: Sequence[str], vocabulary: RelationVocabulary | None,
@@ -456,14 +457,13 @@ def unlisted_prompt(question: str, topics: Sequence[str], vocabulary: RelationVo
 
     told = _relations_told(vocabulary, plans)
     names = ", ".join(t for t in topics if t)
-    head = (  # the fixed text first: read once per session (the prefix cache), not once per question
+    fixed = (  # the fixed text first: read once per session (the prefix cache), not once per question
         "Walk through a knowledge graph from the question's entity to an answer of the question. "
         "Write the walk as 'A -relation-> B' for each step ('A <-relation- B' when B has the relation to A). "
         "It must follow the relations the question asks about, no more and no fewer.\n\n"
-        + told
-        + f"The question's entity: {names}\nQuestion: {question}\n"
     )
-    return PromptParts(head=head, tail="")
+    head = fixed + told + f"The question's entity: {names}\nQuestion: {question}\n"
+    return PromptParts(head=head, tail="", fixed=fixed)
 
 
 READER_OPTIONS = {"max_hops": int, "permutations": int, "listed": lambda v: str(v).lower() in ("1", "true", "yes"),

@@ -56,6 +56,12 @@ class PromptParts:
     head: str
     tail: str = ""
     system: str | None = None
+    fixed: str = ""  # the start of `head` every question shares (the instructions): read once, kept whole
+
+    def fixed_text(self, prompt: str) -> str:
+        """The start of `prompt` (this part's chat prompt) that is the same for every question, "" when unknown."""
+        at = prompt.find(self.head) if self.fixed else -1
+        return prompt[: at + len(self.fixed)] if at >= 0 else ""
 
     def user_text(self, options: Sequence[str], order: Sequence[int]) -> str:
         listing = "\n".join(f"{pos + 1}. {options[i]}" for pos, i in enumerate(order))
@@ -231,7 +237,8 @@ class ModelChooser:
             before = model.counter.snapshot()
             shared = _shared_prefix(prompts)
             shared_ids = model.encode(shared) if shared else []
-            base = model.prefill(shared_ids) if shared_ids else None
+            fixed = model.fixed_tokens(parts.fixed_text(prompts[0]), shared_ids)
+            base = model.prefill(shared_ids, fixed=fixed) if shared_ids else None
             prefix_passes = model.counter.forward_passes - before[0]
             per_order: list[list[float]] = []
             means: list[list[float]] = []

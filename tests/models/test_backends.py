@@ -220,13 +220,13 @@ def test_stable_prompt_prefix_is_saved_and_read_by_a_new_process(llama_model, tm
     assert int(x.argmax()) == int(y.argmax()) and float((x[top] - y[top]).abs().max()) < PER_TOKEN_TOL
 
 
-def _fresh_read(m, ids):
+def _fresh_read(m, ids, fixed=0):
     """The log-probs after `ids` read by a new model of the same file (nothing cached in memory or on disk)."""
     from kgqa_core.models.llama_model import LlamaCppModel
 
     fresh = LlamaCppModel(name=m.name, path=m.path, tokenizer=m.tokenizer, revision=m.revision, n_ctx=m.n_ctx)
     fresh._exact_store = None
-    state = fresh.prefill(ids)
+    state = fresh.prefill(ids, fixed=fixed)
     out = state.logits.log_softmax(-1).clone()
     fresh.release(state)
     return out
@@ -296,6 +296,60 @@ def test_exact_fixed_prefix_is_saved_and_a_new_process_reads_it_bit_for_bit(llam
     assert second.counter.tokens_in == len(examples) + len(q) - n
     assert torch.equal(state.logits.log_softmax(-1), _fresh_read(m, examples + q))
     second.release(state)
+
+
+def test_a_named_fixed_part_is_kept_whole_and_read_as_a_fresh_process_reads_it(llama_model, tmp_path, monkeypatch):
+    """A method names its fixed part (instructions and examples, `PromptText`): it is read as batches of its own, so
+    the next question reuses all of it (not only its whole batches), in this process and in a new one (``.kvx``),
+    and the log-probs are bit for bit a fresh read's."""
+    from kgqa_core.models.llama_model import N_BATCH, LlamaCppModel
+
+    monkeypatch.setenv("KGQA_CACHE_DIR", str(tmp_path))
+    m = llama_model
+
+    def fresh():
+        return LlamaCppModel(name=m.name, path=m.path, tokenizer=m.tokenizer, revision=m.revision, n_ctx=4096)
+
+    first = fresh()
+    examples = first.encode("Examples:\n" + "".join(f"{i}. < Film {i} -> directed_by -> Person {i} >\n" for i in range(40)))
+    fixed = len(examples)
+    assert fixed % N_BATCH > 64  # a whole-batch cut would leave most of a batch to read again
+    q1, q2 = first.encode("Question: who directed Film 3?"), first.encode("Question: who wrote Film 7?")
+    first.release(first.prefill(examples + q1, fixed=fixed))
+    before = first.counter.prefix_tokens_reused
+    state = first.prefill(examples + q2, fixed=fixed)
+    assert first.counter.prefix_tokens_reused - before == fixed  # the whole fixed part, from memory
+    assert torch.equal(state.logits.log_softmax(-1), _fresh_read(m, examples + q2, fixed))
+    first.release(state)
+    saved = list(first._exact_store.folder.glob("*.kvx"))
+    assert [int(p.name.split("-")[0]) for p in saved] == [fixed]
+    # the same prompt read without naming its fixed part is cut elsewhere: the kept state is not taken
+    before = first.counter.prefix_tokens_reused
+    state = first.prefill(examples + q2)
+    assert first.counter.prefix_tokens_reused - before == 0
+    assert torch.equal(state.logits.log_softmax(-1), _fresh_read(m, examples + q2))
+    first.release(state)
+
+    second = fresh()  # a new process: the fixed part comes from disk
+    q3 = second.encode("Question: who directed Film 11?")
+    state = second.prefill(examples + q3, fixed=fixed)
+    assert second.counter.prefix_tokens_loaded == fixed
+    assert second.counter.tokens_in == len(q3)
+    assert torch.equal(state.logits.log_softmax(-1), _fresh_read(m, examples + q3, fixed))
+    second.release(state)
+
+
+def test_a_prompt_text_names_its_fixed_start_in_tokens(llama_model):
+    from kgqa_core.models.interface import PromptText
+
+    m = llama_model
+    fixed = "Answer the question from the graph.\n\n"
+    prompt = PromptText(fixed + "Question: who directed Heat?", fixed)
+    ids = m.encode(prompt)
+    n = m.fixed_tokens(prompt.fixed, ids)
+    assert 0 < n <= len(m.encode(fixed)) and m.decode(ids[:n]) == fixed[: len(m.decode(ids[:n]))]
+    assert PromptText("other text", fixed).fixed == ""  # not its start: no fixed part
+    assert m.fixed_tokens("", ids) == 0
 
 
 def test_decode_chunks_never_ask_llama_cpp_for_more_logits_rows_than_it_reserved():
