@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from ..graph.knowledge_graph import KnowledgeGraph
 from ..models.generation import GenerationConfig
+from ..models.interface import PromptText
 from .patterns import PATTERN_NAMES, PATTERNS, Grounder, GroundingLimits, PatternInstance
 from .plan_parser import extract_plan, quote
 from .verbalise import TemplateVerbaliser, Verbalised, Verbaliser
@@ -242,11 +243,11 @@ class Planner:
     def plan(self, question: str) -> PlannerOutput:
         demos = demonstrations(self.graph, self.patterns, self.seed)
         prefix = prompt_prefix(demos)
-        prompt = prefix + prompt_question(question)
-        # The prefix (tool code + demonstrations) is the same for every question
-        # on a graph; LocalModel.prefill reuses its cached keys/values.
+        # The prefix (tool code + demonstrations) is the same for every question on a graph: named as the prompt's
+        # fixed part, a backend that reuses prompts keeps it whole (llama.cpp: read once, the numbers a fresh read's).
+        prompt = PromptText(prefix + prompt_question(question), prefix)
         stops = (_SEPARATOR, "# Example", "\nOriginal_Question", "```\n", "<|")
         gen = self.model.generate(prompt, GenerationConfig(self.max_new_tokens, stop_strings=stops))
         raw = "### Question Type:" + gen.text
         plan_text = extract_plan(raw, question)
-        return PlannerOutput(prompt=prompt, raw=raw, plan_text=plan_text, generation=gen)
+        return PlannerOutput(prompt=str(prompt), raw=raw, plan_text=plan_text, generation=gen)

@@ -38,3 +38,19 @@ def test_demonstration_plans_execute_to_the_grounded_answers(pattern_graph, smal
         executor = PlanExecutor(pattern_graph, small_model, d.verbalised.question, d.instance.anchors)
         result = executor.run(parse_plan(d.plan))
         assert sorted(result.texts()) == sorted(d.instance.answers), (d.plan, result.texts())
+
+
+def test_the_planners_demonstrations_are_read_once_for_the_questions_of_a_graph(pattern_graph, llama_model):
+    """The tool code and demonstrations are the prompt's fixed part: the second question reuses all of it."""
+    from kgqa_core.lpkg.planner import Planner, prompt_prefix
+
+    m = llama_model
+    m.clear_prefix_cache()
+    planner = Planner(m, pattern_graph, max_new_tokens=8)
+    planner.plan("Where does Alice live?")
+    fixed = m.fixed_tokens(prompt_prefix(demonstrations(pattern_graph, planner.patterns, planner.seed)),
+                           m.encode(planner.plan("Who is Bob's friend?").prompt))
+    before = m.counter.prefix_tokens_reused
+    out = planner.plan("Who does Carol know?")
+    assert m.counter.prefix_tokens_reused - before == fixed > 500  # the whole fixed part, not only its whole batches
+    assert isinstance(out.prompt, str) and type(out.prompt) is str  # the trace keeps plain text
