@@ -45,8 +45,8 @@ from ..reads.constraints import (
 from ..reads.options import NONE_OPTION, answer_options, rank_pool, search_options
 from ..reads.prompts import answer_prompt, prune_prompt, search_prompt
 from ..reads.scoring import LENGTH_NORMS, Chooser, Decision, ModelChooser, decision_from_scores, with_penalty
-from ..reading.guidance import (cover_param, joint_param, phrase_param, quick_param, read_question, reader_param,
-                                sure_param)
+from ..reading.guidance import (cover_param, horizon_param, joint_param, phrase_param, quick_param, read_question,
+                                reader_param, sure_param)
 from ..reading.reading import QuestionReading, plan_allows
 from ..trace.schema import Answer, Candidate, ChainTriplet, Step, Trace
 from .base import MethodRequest, MethodSpec, run_method
@@ -90,6 +90,7 @@ class ReadsParams(MethodParams):
     reading_phrase_gain: float = phrase_param()
     reading_joint: bool = joint_param()
     reading_cover: float = cover_param()
+    reading_horizon: bool = horizon_param()
     preset: str = preset_param()
 
     # the paper's search / prune / answer, scored by joint log-probabilities in the order listed

@@ -69,8 +69,16 @@ def joint_param() -> Any:
                  advanced=True)
 
 
+def horizon_param() -> Any:
+    return param(True, "paths reader: when its best walk is as long as it plans (3 hops) and a word of the question "
+                 "that no hop took names a relation the graph has from where the walk ends (as plainly as the walk's "
+                 "own hops are named), the walk takes that hop too (\"the capital of the country whose citizen "
+                 "founded the developer of X\": four hops); false: the reading stops at 3 hops, open-ended.",
+                 advanced=True)
+
+
 def reader_spec(params: Any) -> str:
-    """The reader `params` ask for, with its options (``paths:quick=0.9,phrase_gain=0.1,joint=1,cover=1``): what
+    """The reader `params` ask for, with its options (``paths:quick=0.9,phrase_gain=0.1,joint=1,cover=1,horizon=1``): what
     `make_reader` builds and a reading is cached under."""
     name = getattr(params, "reader", "none")
     if name != "paths":
@@ -78,7 +86,8 @@ def reader_spec(params: Any) -> str:
     options = [f"{key}={value:g}" for key, value in (("quick", getattr(params, "reading_quick_at", None)),
                                                      ("phrase_gain", getattr(params, "reading_phrase_gain", None)),
                                                      ("joint", getattr(params, "reading_joint", None)),
-                                                     ("cover", getattr(params, "reading_cover", None)))
+                                                     ("cover", getattr(params, "reading_cover", None)),
+                                                     ("horizon", getattr(params, "reading_horizon", None)))
                if value is not None]
     return f"{name}:{','.join(options)}" if options else name
 

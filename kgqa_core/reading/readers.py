@@ -51,6 +51,7 @@ from typing import Any, Sequence
 from .alignment import (COVER_WEIGHT, PHRASE_GAIN, hop_alignment, hop_words_text, joint_alignment, plan_words,
                         weigh)
 from ..models.interface import PromptText
+from .horizon import horizon_hop
 from .paths import relation_paths
 from .reading import QuestionReading, RelationPlan, uses_of
 from .vocabulary import RelationVocabulary
@@ -299,8 +300,9 @@ class ModelPathReader:
                  max_hops: int = 3, permutations: int = 2, listed: bool = True,
                  max_options: int = MAX_OPTIONS, align: float = ALIGN_WEIGHT,
                  quick: float = QUICK_SURE_AT, quick_options: int = 0, phrase_gain: float = PHRASE_GAIN,
-                 joint: bool = True, cover: float = COVER_WEIGHT) -> None:
+                 joint: bool = True, cover: float = COVER_WEIGHT, horizon: bool = True) -> None:
         self.model = model
+        self.horizon = horizon  # one hop past max_hops where a word of the question names it (`horizon.horizon_hop`)
         self.cover = cover  # a word that names a relation and no hop of the walk costs it (`alignment.COVER_AT`)
         self.joint = joint  # a question naming several entities: one walk per entity, chosen together
         self.align = align
@@ -367,6 +369,12 @@ class ModelPathReader:
                 ranked = joined_ranking(ranked, joint)
                 how += (f"; the walks of the question's {len(joint[0][1])} entities chosen together, each word of the "
                         "question naming a hop of one walk only")
+        past = None  # one more hop, named by a word of the question, past the longest walk planned
+        if self.horizon and not joined and ranked and len(ranked[0][1].hops) >= self.lexicon.max_hops:
+            past = horizon_hop(question, topics, graph, ranked[0][1], self.lexicon.vocabulary,
+                               self.lexicon.embedder, self.phrase_gain)
+            if past is not None:
+                ranked = [(ranked[0][0], past.plan), *ranked[1:]]
         reading = reading_from_plans(self.name, ranked, topics, how)
         if self.listed and self.quick > 0:
             reading.explanation += (
@@ -374,7 +382,14 @@ class ModelPathReader:
                 f"{self.quick:.0%} needed), so the walks were not listed" if len(looks) == 1 else
                 f"; the model's reply to the question alone was only {quick_sure:.0%} sure (under "
                 f"{self.quick:.0%}), so {listed_as} listed for it to choose among")
-        reading.at_horizon(self.lexicon.max_hops)
+        if past is None:
+            reading.at_horizon(self.lexicon.max_hops)
+        else:
+            hop = past.plan.hops[-1]
+            reading.explanation += (
+                f"; {self.lexicon.max_hops} hops is the longest walk the reader plans, but '{past.word}' names no hop "
+                f"of it and names {hop.label} ({past.closeness:.2f}), which the graph has from where it ends: one "
+                f"hop more (`reading_horizon`)")
         if aligned_all is not None and reading.plans:
             matches, left = plan_words(question, topics, reading.plans[0], self.lexicon.vocabulary,
                                        self.lexicon.embedder, among=among, phrase_gain=self.phrase_gain)
@@ -468,7 +483,8 @@ def unlisted_prompt(question: str, topics: Sequence[str], vocabulary: RelationVo
 
 READER_OPTIONS = {"max_hops": int, "permutations": int, "listed": lambda v: str(v).lower() in ("1", "true", "yes"),
                   "max_options": int, "align": float, "quick": float, "quick_options": int, "phrase_gain": float,
-                  "cover": float, "joint": lambda v: str(v).lower() in ("1", "true", "yes")}
+                  "cover": float, "joint": lambda v: str(v).lower() in ("1", "true", "yes"),
+                  "horizon": lambda v: str(v).lower() in ("1", "true", "yes")}
 
 
 def make_reader(name: str, model: Any = None, vocabulary: RelationVocabulary | None = None) -> Any:

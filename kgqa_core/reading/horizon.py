@@ -1,0 +1,115 @@
+"""One hop past the reader's horizon, when a word of the question names it and the graph has it.
+
+Why: a reader plans walks of at most ``max_hops`` (3) hops, so a question
+that asks four ("the capital of the country whose citizen founded the
+developer of X") is read as its first three, and the chain answers the
+country.  Offering every 4-hop walk to the reader read such questions right
+but lost shorter ones (the model took a longer walk where a shorter one was
+asked; docs/benchmarks.md, "A longer horizon").  Here the horizon moves only
+where the question itself says so: a word that no hop of the best walk took
+(`alignment.plan_words`) names a relation the graph has from where that walk
+ends, as closely as the walk's own hops were named, and with that hop added
+the word is matched to it and every other hop keeps its word.  Otherwise the
+reading stays as it was (open-ended at the horizon, as before).
+
+Examples
+--------
+>>> from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+>>> g = KnowledgeGraph.from_triplets([("Ann", "spouse", "Bob"), ("Bob", "born in", "Oslo")])
+>>> sorted(h.label for h in next_hops(g, RelationPlan("Ann", (PlanHop("spouse"),))))
+['born in']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Sequence
+
+from ..graph.hub_caps import capped_neighbours
+from .alignment import PHRASE_GAIN, plan_words
+from .reading import PlanHop, RelationPlan
+from .vocabulary import RelationVocabulary
+
+# The new hop's word must be at least this close to its relation (cosine, the question's words against the relation's
+# text) and at least as close as the weakest hop of the walk was to its own word: a hop the question names as plainly
+# as the others.
+HORIZON_AT = 0.6
+
+
+@dataclass(frozen=True)
+class HorizonHop:
+    """A plan one hop longer, and the question word that named the hop (for the trace)."""
+
+    plan: RelationPlan
+    word: str
+    closeness: float
+
+
+def plan_ends(graph: Any, plan: RelationPlan, cap: int = 200, fan: int = 20) -> dict[str, tuple[str, ...]]:
+    """The entities `plan` reaches from its topic (at most `fan` per hop), each with one walk there."""
+    ends: dict[str, tuple[str, ...]] = {plan.topic: (plan.topic,)}
+    for hop in plan.hops:
+        nxt: dict[str, tuple[str, ...]] = {}
+        for e in list(ends)[:fan]:
+            for t in capped_neighbours(graph, e, cap, {})[0]:
+                if t.relation != hop.relation or (t.head == e) != hop.forward:
+                    continue
+                other = t.tail if hop.forward else t.head
+                if other not in ends[e]:
+                    nxt.setdefault(other, ends[e] + (other,))
+        ends = nxt
+    return ends
+
+
+def next_hops(graph: Any, plan: RelationPlan, cap: int = 200, fan: int = 20) -> dict[PlanHop, list[tuple[str, ...]]]:
+    """Each (relation, direction) the graph has from where `plan` ends, with the walks along it (topic first)."""
+    out: dict[PlanHop, list[tuple[str, ...]]] = {}
+    for e, walk in list(plan_ends(graph, plan, cap, fan).items())[:fan]:
+        for t in capped_neighbours(graph, e, cap, {})[0]:
+            forward = t.head == e
+            other = t.tail if forward else t.head
+            if other not in walk:
+                out.setdefault(PlanHop(t.relation, forward), []).append(walk + (other,))
+    return out
+
+
+def horizon_hop(question: str, topics: Sequence[str], graph: Any, plan: RelationPlan,
+                vocabulary: RelationVocabulary | None = None, embedder: Any = None,
+                phrase_gain: float = PHRASE_GAIN, at: float = HORIZON_AT) -> HorizonHop | None:
+    """`plan` with one more hop when a word of the question no hop took names a relation from where it ends.
+
+    Parameters
+    ----------
+    question, topics : the question and its topic entities.
+    graph : the graph store the plan walks.
+    plan : the reader's best walk, as long as the reader plans.
+    vocabulary, embedder, phrase_gain : as for `alignment.plan_words`.
+    at : the least closeness of the new hop's word (`HORIZON_AT`).
+
+    Returns
+    -------
+    The longer plan and the word that named its new hop, or None (no such word, or the graph has no such hop).
+    """
+    if embedder is None:
+        return None
+    offered = next_hops(graph, plan)
+    own = {h.relation for h in plan.hops}
+    among = sorted({h.relation for h in offered} - own)
+    if not among:
+        return None
+    matches, left = plan_words(question, topics, plan, vocabulary, embedder, among=among, phrase_gain=phrase_gain)
+    named = [x for _, w, x in matches if w]
+    floor = max(at, min(named)) if named else at
+    for word, relation, closeness in sorted(left, key=lambda x: -x[2]):
+        if relation not in among or closeness < floor:
+            continue
+        for hop, walks in offered.items():
+            if hop.relation != relation:
+                continue
+            longer = replace(plan, hops=plan.hops + (hop,), walk=walks[0], example=walks[0][-1],
+                             reaches=len({w[-1] for w in walks}))
+            again, _ = plan_words(question, topics, longer, vocabulary, embedder, among=among,
+                                  phrase_gain=phrase_gain)
+            if again[-1][1] == word and [w for _, w, _ in again[:-1]] == [w for _, w, _ in matches]:
+                return HorizonHop(longer, word, closeness)
+    return None
