@@ -197,6 +197,10 @@ def test_a_looping_chain_is_cut_and_concluded_on_a_metaqa_question(backend_model
         backend_model.clear_prefix_cache()
         if hasattr(backend_model, "_store"):  # the llama.cpp backend's saved prefixes
             monkeypatch.setattr(backend_model, "_store", None)
+        # the loop was found with the prompt read in whole batches; reading the method's fixed part as batches of
+        # its own (llama.cpp, `exact_reuse.batch_cuts`) moves this near tie too (to "limit" for DoG), so the prompt
+        # is read as then: the loop cut is what this test holds
+        monkeypatch.setattr(backend_model, "fixed_tokens", lambda *args: 0)
         trace = run_method(method, MethodRequest(graph=q.graph(), question=q.question, model=backend_model,
                                                  topic_entities=list(q.topic_entities), params=params))
         assert trace.answer_texts[:1] == ["David Leland"], method
