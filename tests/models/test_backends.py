@@ -268,19 +268,28 @@ def test_exact_reads_give_a_new_process_numbers_whatever_was_read_before(llama_m
     m._exact_store = kept_store
 
 
-def test_exact_fixed_prefix_is_saved_and_a_new_process_reads_it_bit_for_bit(llama_model, tmp_path, monkeypatch):
-    """Two questions share the examples: their whole batches go to disk (exact reads' own files, ``.kvx``); a new
-    process restores them into its empty cache and reads the rest: the log-probs of a read without any cache."""
-    from kgqa_core.models.llama_model import N_BATCH, LlamaCppModel
+def _new_processes_and_examples(m, tmp_path, monkeypatch):
+    """A maker of new models of `m`'s file (each as a new process: nothing in memory, a cache folder in `tmp_path`)
+    and the ids of a 40-example prefix two questions share."""
+    from kgqa_core.models.llama_model import LlamaCppModel
 
     monkeypatch.setenv("KGQA_CACHE_DIR", str(tmp_path))
-    m = llama_model
 
     def fresh():
         return LlamaCppModel(name=m.name, path=m.path, tokenizer=m.tokenizer, revision=m.revision, n_ctx=4096)
 
+    examples = m.encode("Examples:\n" + "".join(f"{i}. < Film {i} -> directed_by -> Person {i} >\n" for i in range(40)))
+    return fresh, examples
+
+
+def test_exact_fixed_prefix_is_saved_and_a_new_process_reads_it_bit_for_bit(llama_model, tmp_path, monkeypatch):
+    """Two questions share the examples: their whole batches go to disk (exact reads' own files, ``.kvx``); a new
+    process restores them into its empty cache and reads the rest: the log-probs of a read without any cache."""
+    from kgqa_core.models.llama_model import N_BATCH
+
+    m = llama_model
+    fresh, examples = _new_processes_and_examples(m, tmp_path, monkeypatch)
     first = fresh()
-    examples = first.encode("Examples:\n" + "".join(f"{i}. < Film {i} -> directed_by -> Person {i} >\n" for i in range(40)))
     assert len(examples) >= 2 * N_BATCH
     first.release(first.prefill(examples + first.encode("Question: who directed Film 3?")))
     first.release(first.prefill(examples + first.encode("Question: who wrote Film 7?")))
@@ -302,16 +311,11 @@ def test_a_named_fixed_part_is_kept_whole_and_read_as_a_fresh_process_reads_it(l
     """A method names its fixed part (instructions and examples, `PromptText`): it is read as batches of its own, so
     the next question reuses all of it (not only its whole batches), in this process and in a new one (``.kvx``),
     and the log-probs are bit for bit a fresh read's."""
-    from kgqa_core.models.llama_model import N_BATCH, LlamaCppModel
+    from kgqa_core.models.llama_model import N_BATCH
 
-    monkeypatch.setenv("KGQA_CACHE_DIR", str(tmp_path))
     m = llama_model
-
-    def fresh():
-        return LlamaCppModel(name=m.name, path=m.path, tokenizer=m.tokenizer, revision=m.revision, n_ctx=4096)
-
+    fresh, examples = _new_processes_and_examples(m, tmp_path, monkeypatch)
     first = fresh()
-    examples = first.encode("Examples:\n" + "".join(f"{i}. < Film {i} -> directed_by -> Person {i} >\n" for i in range(40)))
     fixed = len(examples)
     assert fixed % N_BATCH > 64  # a whole-batch cut would leave most of a batch to read again
     q1, q2 = first.encode("Question: who directed Film 3?"), first.encode("Question: who wrote Film 7?")
