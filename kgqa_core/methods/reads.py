@@ -172,9 +172,15 @@ class _Reads:
         stopped = "max_search_steps"
         min_depth = self._min_depth = self._min_search_steps()
         budget = self.params.max_search_steps
+        max_depth = self.params.max_depth
+        if self._estimate is not None and self._estimate.hops > max_depth:
+            # the reading walks further than the structure goes (one hop past the reader's horizon): so may the search
+            max_depth = self._estimate.hops
+            self.trace.notes.append(f"max_depth {max_depth} (not {self.params.max_depth}) from the question's "
+                                    f"reading, which walks {max_depth} hops: {self._estimate.explanation}")
         for step in range(budget):
             progress.stage(f"search step {step + 1} of at most {budget}: choosing a relation")
-            pool = search_options(self.graph, s, self.params.max_depth, self.params.max_node_triplets)
+            pool = search_options(self.graph, s, max_depth, self.params.max_node_triplets)
             if not pool:
                 stopped = "no expansion left"
                 break

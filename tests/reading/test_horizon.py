@@ -80,3 +80,23 @@ def test_dev_walks_of_three_hops_get_the_fourth_only_where_the_question_asks_it(
             if q.type == "3hop":
                 assert horizon_hop(q.question, q.topic_entities, q.graph(), _gold_plan(q), None, embedder) is None, \
                     q.question
+
+
+def test_reads_searches_as_deep_as_a_reading_past_the_horizon(small_model):
+    """READS' abstract structure stops at `max_depth` (3): a reading that walks four hops takes it one deeper,
+    and the trace says so."""
+    from kgqa_core.methods.base import MethodRequest, run_method
+    from kgqa_core.reading.guidance import clear_readings
+    from kgqa_core.reading.readers import reading_from_plans
+
+    four = RelationPlan("Gizmo", (*THREE.hops, PlanHop("capital")))
+    clear_readings()
+    request = MethodRequest(graph=WORLD, question="What is the capital of the country whose citizen founded the "
+                            "developer of Gizmo?", model=small_model, topic_entities=["Gizmo"])
+    request.reading = reading_from_plans("paths", [(1.0, four)], ["Gizmo"], "given")  # as an evaluation hands it on
+    trace = run_method("reads", request)
+    assert any(n.startswith("max_depth 4 (not 3) from the question's reading") for n in trace.notes), trace.notes
+    assert trace.answer_texts[:1] == ["Oslo"]
+    shallow = run_method("reads", MethodRequest(graph=WORLD, question=request.question, model=small_model,
+                                                topic_entities=["Gizmo"], params={"reader": "none"}))
+    assert not any(n.startswith("max_depth") for n in shallow.notes)
