@@ -48,9 +48,9 @@ import re
 import time
 from typing import Any, Sequence
 
+from ..models.interface import PromptText
 from .alignment import (COVER_WEIGHT, PHRASE_GAIN, hop_alignment, hop_words_text, joint_alignment, plan_words,
                         weigh)
-from ..models.interface import PromptText
 from .horizon import horizon_hop
 from .paths import relation_paths
 from .reading import QuestionReading, RelationPlan, uses_of
