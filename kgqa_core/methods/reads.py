@@ -47,6 +47,7 @@ from ..reads.prompts import answer_prompt, prune_prompt, search_prompt
 from ..reads.scoring import LENGTH_NORMS, Chooser, Decision, ModelChooser, decision_from_scores, with_penalty
 from ..reading.guidance import (cover_param, horizon_param, joint_param, phrase_param, quick_param, read_question,
                                 reader_param, sure_param)
+from ..reading.reading import MAX_HOPS as READER_HORIZON
 from ..reading.reading import QuestionReading, plan_allows
 from ..trace.schema import Answer, Candidate, ChainTriplet, Step, Trace
 from .base import MethodRequest, MethodSpec, run_method
@@ -173,8 +174,9 @@ class _Reads:
         min_depth = self._min_depth = self._min_search_steps()
         budget = self.params.max_search_steps
         max_depth = self.params.max_depth
-        if self._estimate is not None and self._estimate.hops > max_depth:
-            # the reading walks further than the structure goes (one hop past the reader's horizon): so may the search
+        if self._estimate is not None and max_depth >= READER_HORIZON and self._estimate.hops > max_depth:
+            # the reading walks past the reader's horizon, further than the structure goes: so may the search (a
+            # structure set shallower than the horizon stays as set)
             max_depth = self._estimate.hops
             self.trace.notes.append(f"max_depth {max_depth} (not {self.params.max_depth}) from the question's "
                                     f"reading, which walks {max_depth} hops: {self._estimate.explanation}")
