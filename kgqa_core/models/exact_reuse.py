@@ -78,7 +78,7 @@ def batch_cuts(n: int, fixed: int, batch: int) -> list[int]:
     cuts: list[int] = []
     start = 0
     if 0 < fixed < n:
-        cuts = [c for c in range(batch, fixed, batch)] + [fixed]
+        cuts = plain_cuts(fixed, batch) + [fixed]
         start = fixed
     return cuts + list(range(start + batch, n, batch))
 
