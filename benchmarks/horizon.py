@@ -30,8 +30,8 @@ sys.path.insert(0, str(ROOT))
 from kgqa_core.eval.dataset import load_dataset  # noqa: E402
 from kgqa_core.graph.embeddings import load_embedder  # noqa: E402
 from kgqa_core.reading.alignment import hop_alignment  # noqa: E402
-from kgqa_core.reading.horizon import horizon_hop, plan_ends  # noqa: E402
-from kgqa_core.reading.paths import relation_paths  # noqa: E402
+from kgqa_core.reading.horizon import horizon_hop  # noqa: E402
+from kgqa_core.reading.paths import plan_ends, relation_paths  # noqa: E402
 from kgqa_core.reading.reading import PlanHop, RelationPlan  # noqa: E402
 
 

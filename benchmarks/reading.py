@@ -41,22 +41,11 @@ from kgqa_core.reading.readers import make_reader  # noqa: E402
 
 
 def walk_plan(graph, plan, limit: int = 5000) -> set[str]:
-    """The entities the plan's relation path reaches from its topic entity (either direction per hop as planned)."""
-    ends = {plan.topic}
-    for hop in plan.hops:
-        nxt: set[str] = set()
-        for e in ends:
-            for t in graph.neighbours(e):
-                if t.relation != hop.relation:
-                    continue
-                if hop.forward and t.head == e:
-                    nxt.add(t.tail)
-                elif not hop.forward and t.tail == e:
-                    nxt.add(t.head)
-            if len(nxt) > limit:
-                break
-        ends = nxt - {plan.topic}
-    return ends
+    """The entities the plan's relation path reaches from its topic entity, walked as the readers walk
+    (`reading.paths.plan_ends`) but through every neighbour and from up to `limit` entities a hop."""
+    from kgqa_core.reading.paths import plan_ends
+
+    return set(plan_ends(graph, plan, cap=sys.maxsize, fan=limit)) - {plan.topic}
 
 
 def joins_phrases(q, graph) -> list[str]:

@@ -25,8 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
-from ..graph.hub_caps import capped_neighbours
 from .alignment import PHRASE_GAIN, plan_words
+from .paths import Walks, plan_ends, step_out
 from .reading import PlanHop, RelationPlan
 from .vocabulary import RelationVocabulary
 
@@ -45,32 +45,10 @@ class HorizonHop:
     closeness: float
 
 
-def plan_ends(graph: Any, plan: RelationPlan, cap: int = 200, fan: int = 20) -> dict[str, tuple[str, ...]]:
-    """The entities `plan` reaches from its topic (at most `fan` per hop), each with one walk there."""
-    ends: dict[str, tuple[str, ...]] = {plan.topic: (plan.topic,)}
-    for hop in plan.hops:
-        nxt: dict[str, tuple[str, ...]] = {}
-        for e in list(ends)[:fan]:
-            for t in capped_neighbours(graph, e, cap, {})[0]:
-                if t.relation != hop.relation or (t.head == e) != hop.forward:
-                    continue
-                other = t.tail if hop.forward else t.head
-                if other not in ends[e]:
-                    nxt.setdefault(other, ends[e] + (other,))
-        ends = nxt
-    return ends
-
-
-def next_hops(graph: Any, plan: RelationPlan, cap: int = 200, fan: int = 20) -> dict[PlanHop, list[tuple[str, ...]]]:
-    """Each (relation, direction) the graph has from where `plan` ends, with the walks along it (topic first)."""
-    out: dict[PlanHop, list[tuple[str, ...]]] = {}
-    for e, walk in list(plan_ends(graph, plan, cap, fan).items())[:fan]:
-        for t in capped_neighbours(graph, e, cap, {})[0]:
-            forward = t.head == e
-            other = t.tail if forward else t.head
-            if other not in walk:
-                out.setdefault(PlanHop(t.relation, forward), []).append(walk + (other,))
-    return out
+def next_hops(graph: Any, plan: RelationPlan, cap: int = 200, fan: int = 20) -> dict[PlanHop, Walks]:
+    """Each (relation, direction) the graph has from where `plan` ends, with the entities it reaches and a walk
+    to each (topic first)."""
+    return step_out(graph, plan_ends(graph, plan, cap, fan), cap, fan)
 
 
 def horizon_hop(question: str, topics: Sequence[str], graph: Any, plan: RelationPlan,
@@ -106,8 +84,8 @@ def horizon_hop(question: str, topics: Sequence[str], graph: Any, plan: Relation
         for hop, walks in offered.items():
             if hop.relation != relation:
                 continue
-            longer = replace(plan, hops=plan.hops + (hop,), walk=walks[0], example=walks[0][-1],
-                             reaches=len({w[-1] for w in walks}))
+            first = next(iter(walks))
+            longer = replace(plan, hops=plan.hops + (hop,), walk=walks[first], example=first, reaches=len(walks))
             again, _ = plan_words(question, topics, longer, vocabulary, embedder, among=among,
                                   phrase_gain=phrase_gain)
             if again[-1][1] == word and [w for _, w, _ in again[:-1]] == [w for _, w, _ in matches]:

@@ -29,6 +29,38 @@ from ..graph.hub_caps import capped_neighbours
 from .reading import MAX_HOPS, PlanHop, RelationPlan
 
 
+Walks = dict[str, tuple[str, ...]]  # each entity reached, with one walk there (its start first)
+
+
+def step_out(graph: Any, ends: Walks, cap: int = 200, fan: int = 20) -> dict[PlanHop, Walks]:
+    """One hop further from `ends` (at most `fan` of them), grouped by (relation, direction).
+
+    Why one function: the reader's paths, the walk a plan follows and the hop past its horizon must walk the
+    graph the same way (the same capped neighbours, the same fan, a walk never back to an entity it passed),
+    or a plan the reader offered could reach other entities when it is followed.
+
+    Returns
+    -------
+    For each (relation, direction) met, the entities it reaches, each with the first walk found there.
+    """
+    groups: dict[PlanHop, Walks] = {}
+    for e in list(ends)[:fan]:
+        for t in capped_neighbours(graph, e, cap, {})[0]:
+            forward = t.head == e
+            other = t.tail if forward else t.head
+            if other not in ends[e]:  # a walk never comes back to an entity it passed
+                groups.setdefault(PlanHop(t.relation, forward), {}).setdefault(other, ends[e] + (other,))
+    return groups
+
+
+def plan_ends(graph: Any, plan: RelationPlan, cap: int = 200, fan: int = 20) -> Walks:
+    """The entities `plan` reaches from its topic, each with one walk there (as `relation_paths` walks)."""
+    ends: Walks = {plan.topic: (plan.topic,)}
+    for hop in plan.hops:
+        ends = step_out(graph, ends, cap, fan).get(hop, {})
+    return ends
+
+
 def relation_paths(graph: Any, topics: Sequence[str], max_hops: int = MAX_HOPS, cap: int = 200, fan: int = 20,
                    max_paths: int = 3000) -> list[RelationPlan]:
     """Every relation path of 1..`max_hops` hops from each of `topics` that reaches an entity other than its start.
@@ -48,18 +80,12 @@ def relation_paths(graph: Any, topics: Sequence[str], max_hops: int = MAX_HOPS, 
     """
     out: list[RelationPlan] = []
     for topic in dict.fromkeys(t for t in topics if t and graph.has_entity(t)):
-        # each path: its hops, the entities it reaches, and for each of them one walk there from the topic
-        level: list[tuple[tuple[PlanHop, ...], dict[str, tuple[str, ...]]]] = [((), {topic: (topic,)})]
+        # each path: its hops, and the entities it reaches (each with one walk there from the topic)
+        level: list[tuple[tuple[PlanHop, ...], Walks]] = [((), {topic: (topic,)})]
         for _ in range(max_hops):
-            nxt: list[tuple[tuple[PlanHop, ...], dict[str, tuple[str, ...]]]] = []
+            nxt: list[tuple[tuple[PlanHop, ...], Walks]] = []
             for hops, ends in level:
-                groups: dict[PlanHop, dict[str, tuple[str, ...]]] = {}
-                for e in list(ends)[:fan]:
-                    for t in capped_neighbours(graph, e, cap, {})[0]:
-                        forward = t.head == e
-                        other = t.tail if forward else t.head
-                        if other not in ends[e]:  # a walk never comes back to an entity it passed
-                            groups.setdefault(PlanHop(t.relation, forward), {}).setdefault(other, ends[e] + (other,))
+                groups = step_out(graph, ends, cap, fan)
                 for hop in sorted(groups, key=lambda h: (h.relation, not h.forward)):
                     reached = groups[hop]
                     path = hops + (hop,)

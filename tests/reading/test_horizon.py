@@ -14,7 +14,8 @@ import pytest
 from kgqa_core.eval.dataset import load_dataset
 from kgqa_core.graph.embeddings import load_embedder
 from kgqa_core.graph.knowledge_graph import KnowledgeGraph
-from kgqa_core.reading.horizon import HORIZON_AT, horizon_hop, next_hops, plan_ends
+from kgqa_core.reading.horizon import HORIZON_AT, horizon_hop, next_hops
+from kgqa_core.reading.paths import plan_ends
 from kgqa_core.reading.reading import PlanHop, RelationPlan
 
 ROOT = Path(__file__).resolve().parents[2]
