@@ -36,7 +36,9 @@ VARIANTS = [(f"cover {w:g}, threshold {at:g}", w, {"COVER_AT": at}) for w, at in
     ("no words apart", alignment.COVER_WEIGHT, {"APART_AT": WITHOUT_PIECES["APART_AT"]}),
     ("no answer words", alignment.COVER_WEIGHT, {"ANSWER_WORDS": WITHOUT_PIECES["ANSWER_WORDS"]}),
     ("neither", alignment.COVER_WEIGHT, WITHOUT_PIECES),
-]
+    ("no domain words", alignment.COVER_WEIGHT, {"SPREAD_WEIGHT": 0.0}),
+] + [(f"domain words {w:g}, floor {f:g}", alignment.COVER_WEIGHT, {"SPREAD_WEIGHT": w, "SPREAD_FLOOR": f})
+     for w in (1.0, 2.0, 3.0) for f in (0.3, 0.35, 0.4)]
 
 
 def main(argv: list[str] | None = None) -> int:

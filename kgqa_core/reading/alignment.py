@@ -76,6 +76,17 @@ APART_AT = 0.75
 # Question words that ask for the kind of the answer: they name no hop, but a walk's last hop may answer them
 # (English grammar, not a domain's words; "what"/"which" say nothing of the kind).
 ANSWER_WORDS = ("where", "when", "who", "whom")
+# A word about as close to most of the relations the question's walks offer as to any one of them is a word of the
+# graph's whole domain ("movies" in a film graph: a median 0.38-0.44 over its relations, where a word that names one
+# relation lies at 0.15-0.35 from the rest), not the name of a relation: its closeness to every relation is lowered
+# by SPREAD_WEIGHT x (its median closeness - SPREAD_FLOOR), where there are at least SPREAD_AMONG relations to judge
+# by.  The floor is BASELINE: a word whose typical closeness to the graph's relations already counts as naming one
+# says nothing of which.  Checked without the model on the dev questions of four domains (docs/benchmarks.md,
+# "Words of the whole domain"): weight 2 at floor 0.35 reads 56 of 94 walks right against 50, no domain worse but
+# MetaQA 3-hop (7 to 6: walks whose hop order only the model tells).  0: off.
+SPREAD_WEIGHT = 2.0
+SPREAD_FLOOR = BASELINE
+SPREAD_AMONG = 5
 _WORD = re.compile(r"[^\W_]+")
 # English pronouns, modal verbs and the like: they name no relation in any graph ("can you tell me ...")
 _FUNCTION = frozenset("i me my we us our you your he him his she her they them their there can could would "
@@ -204,10 +215,11 @@ def _with_answer_column(m: Any, hops: Sequence[Any], last: Sequence[bool], fill:
 
 def _similarities(question: str, topics: Sequence[str], relations: Sequence[str],
                   vocabulary: RelationVocabulary | None, embedder: Any,
-                  phrase_gain: float = PHRASE_GAIN) -> tuple[list[str], Any]:
+                  phrase_gain: float = PHRASE_GAIN, spread: float | None = None) -> tuple[list[str], Any]:
     """The question's words (phrases joined) and each relation's cosine with each (None: nothing to match).
 
-    A relation's text is its words and the user's aliases for it.
+    A relation's text is its words and the user's aliases for it; words of the whole domain are lowered
+    (`spread_discount`, weight ``spread``: None is `SPREAD_WEIGHT`).
     """
     from .readers import _relation_text
 
@@ -216,13 +228,47 @@ def _similarities(question: str, topics: Sequence[str], relations: Sequence[str]
         return words, None
     rel = embedder.encode([_relation_text(r, vocabulary) for r in relations])
     words, vectors = join_phrases(question, topics, words, rel, embedder, phrase_gain)
-    return words, rel @ vectors.T
+    return words, spread_discount(rel @ vectors.T, spread)
+
+
+def spread_discount(sim: Any, weight: float | None = None, floor: float | None = None) -> Any:
+    """`sim` (relations x words) with each word's closeness lowered by how close it is to all the relations at once.
+
+    Why: a word of the graph's domain ("movies", "films" in a film graph) is about as close to every relation,
+    and without this it names whichever hop is left, so a walk adds a hop the question never asked for ("who
+    directed movies for the writer of X": `starred_actors ~ 'movies'`).  A word that names a relation, or two
+    ("size": `area`, `population`), is far from most of the others, and keeps its closeness.
+    """
+    weight = SPREAD_WEIGHT if weight is None else weight
+    floor = SPREAD_FLOOR if floor is None else floor
+    if weight <= 0 or sim.shape[0] < SPREAD_AMONG:
+        return sim
+    return sim - weight * np.maximum(np.median(sim, axis=0) - floor, 0.0)
+
+
+def domain_words(question: str, topics: Sequence[str], relations: Sequence[str],
+                 vocabulary: RelationVocabulary | None = None, embedder: Any = None,
+                 phrase_gain: float = PHRASE_GAIN, spread: float | None = None) -> list[tuple[str, float]]:
+    """The question's words that `spread_discount` lowers: (word, its median closeness to `relations`).
+
+    What the trace tells a domain expert: these words are about as close to most of their graph's relations,
+    so the reading takes none of them as the name of one.
+    """
+    from .readers import _relation_text
+
+    words = question_words(question, topics)
+    if (SPREAD_WEIGHT if spread is None else spread) <= 0 or embedder is None or not words or len(relations) < SPREAD_AMONG:
+        return []
+    rel = embedder.encode([_relation_text(r, vocabulary) for r in relations])
+    words, vectors = join_phrases(question, topics, words, rel, embedder, phrase_gain)
+    med = np.median(rel @ vectors.T, axis=0)
+    return [(w, float(m)) for w, m in zip(words, med) if m > SPREAD_FLOOR]
 
 
 def hop_alignment(question: str, topics: Sequence[str], plans: Sequence[RelationPlan],
                   vocabulary: RelationVocabulary | None = None, embedder: Any = None,
                   baseline: float = BASELINE, phrase_gain: float = PHRASE_GAIN,
-                  cover: float = 0.0) -> list[float] | None:
+                  cover: float = 0.0, spread: float | None = None) -> list[float] | None:
     """Each plan's alignment: the sum over its hops of (similarity to the word assigned to it - `baseline`).
 
     Parameters
@@ -236,6 +282,7 @@ def hop_alignment(question: str, topics: Sequence[str], plans: Sequence[Relation
         one phrase (`join_phrases`); 0 matches every word alone.
     cover : what a word that names a relation of the walks (its closest relation at least `COVER_AT` close) costs a
         walk that matches it to no hop, per unit of closeness above `COVER_AT`; 0 (the default here) costs nothing.
+    spread : how much a word of the whole domain is lowered (`spread_discount`); None: `SPREAD_WEIGHT`.
 
     Returns
     -------
@@ -243,13 +290,13 @@ def hop_alignment(question: str, topics: Sequence[str], plans: Sequence[Relation
     there is no embedder, no plan or no content word.
     """
     return joint_alignment(question, topics, [[p] for p in plans], vocabulary, embedder, baseline, phrase_gain,
-                           cover=cover)
+                           cover=cover, spread=spread)
 
 
 def joint_alignment(question: str, topics: Sequence[str], combos: Sequence[Sequence[RelationPlan]],
                     vocabulary: RelationVocabulary | None = None, embedder: Any = None, baseline: float = BASELINE,
                     phrase_gain: float = PHRASE_GAIN, cover: float = 0.0,
-                    among: Sequence[str] = ()) -> list[float] | None:
+                    among: Sequence[str] = (), spread: float | None = None) -> list[float] | None:
     """Each combination's alignment: the hops of all its walks (one walk per topic entity) matched to different words.
 
     Why: a question that names two entities names a walk for each ("the borders of massachusetts and the
@@ -276,7 +323,7 @@ def joint_alignment(question: str, topics: Sequence[str], combos: Sequence[Seque
     from scipy.optimize import linear_sum_assignment
 
     relations = sorted({h.relation for c in combos for p in c for h in p.hops} | set(among))
-    _, sim = _similarities(question, topics, relations, vocabulary, embedder, phrase_gain)  # relations x words
+    _, sim = _similarities(question, topics, relations, vocabulary, embedder, phrase_gain, spread)  # relations x words
     if sim is None:
         return None
     row = {r: i for i, r in enumerate(relations)}
@@ -296,13 +343,14 @@ def joint_alignment(question: str, topics: Sequence[str], combos: Sequence[Seque
 
 def plan_words(question: str, topics: Sequence[str], plan: RelationPlan,
                vocabulary: RelationVocabulary | None = None, embedder: Any = None, among: Sequence[str] = (),
-               phrase_gain: float = PHRASE_GAIN) -> tuple[list[tuple[str, str, float]], list[tuple[str, str, float]]]:
+               phrase_gain: float = PHRASE_GAIN,
+               spread: float | None = None) -> tuple[list[tuple[str, str, float]], list[tuple[str, str, float]]]:
     """`hop_words` and `unnamed_words` of one plan, from one matching of its hops to the question's words."""
     from scipy.optimize import linear_sum_assignment
 
     own = [h.relation for h in plan.hops]
     relations = list(dict.fromkeys([*own, *among]))
-    words, m = _similarities(question, topics, relations, vocabulary, embedder, phrase_gain)
+    words, m = _similarities(question, topics, relations, vocabulary, embedder, phrase_gain, spread)
     if m is None:
         return [], []
     hops_m = m[[relations.index(r) for r in own]]  # hops x words, one row per hop (a relation walked twice: twice)

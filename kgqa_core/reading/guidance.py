@@ -5,7 +5,7 @@ runs the method's reader (``reader``), or takes the reading the caller
 already made for this question (an evaluation reads a question once for
 all its methods), records it as a ``reading.plan`` step with the plans and
 their probabilities, and says in plain words what the reading will change.
-`reader_param`, `sure_param`, `quick_param`, `phrase_param`, `cover_param` and `joint_param` (and
+`reader_param`, `sure_param`, `quick_param`, `phrase_param`, `cover_param`, `domain_words_param` and `joint_param` (and
 `kgqa_core.parameters.preset_param`) declare the parameters each guided method shares, so a new method
 declares them the same way.
 """
@@ -77,8 +77,16 @@ def horizon_param() -> Any:
                  advanced=True)
 
 
+def domain_words_param() -> Any:
+    return param(True, "paths reader: a word of the question about as close to most of the relations its walks offer "
+                 "as to any one of them (\"movies\" in a film graph) is a word of the graph's whole domain, not the "
+                 "name of a relation, so it cannot pay for a hop the question never asks for (\"when did the movies "
+                 "written by X release\" is two hops, not three through has_genre); false: every word may name the "
+                 "relation it is closest to.", advanced=True)
+
+
 def reader_spec(params: Any) -> str:
-    """The reader `params` ask for, with its options (``paths:quick=0.9,phrase_gain=0.1,joint=1,cover=1,horizon=1``): what
+    """The reader `params` ask for, with its options (``paths:quick=0.9,...,horizon=1,spread=2``): what
     `make_reader` builds and a reading is cached under."""
     name = getattr(params, "reader", "none")
     if name != "paths":
@@ -87,9 +95,17 @@ def reader_spec(params: Any) -> str:
                                                      ("phrase_gain", getattr(params, "reading_phrase_gain", None)),
                                                      ("joint", getattr(params, "reading_joint", None)),
                                                      ("cover", getattr(params, "reading_cover", None)),
-                                                     ("horizon", getattr(params, "reading_horizon", None)))
+                                                     ("horizon", getattr(params, "reading_horizon", None)),
+                                                     ("spread", _spread(getattr(params, "reading_domain_words", None))))
                if value is not None]
     return f"{name}:{','.join(options)}" if options else name
+
+
+def _spread(on: bool | None) -> float | None:
+    """The reader's ``spread`` weight for `reading_domain_words` (None: the reader's default)."""
+    from .alignment import SPREAD_WEIGHT
+
+    return None if on is None else SPREAD_WEIGHT if on else 0.0
 
 
 @progress.in_phase(progress.QUESTION_READING)

@@ -53,7 +53,8 @@ def next_hops(graph: Any, plan: RelationPlan, cap: int = 200, fan: int = 20) -> 
 
 def horizon_hop(question: str, topics: Sequence[str], graph: Any, plan: RelationPlan,
                 vocabulary: RelationVocabulary | None = None, embedder: Any = None,
-                phrase_gain: float = PHRASE_GAIN, at: float = HORIZON_AT) -> HorizonHop | None:
+                phrase_gain: float = PHRASE_GAIN, at: float = HORIZON_AT,
+                spread: float | None = None) -> HorizonHop | None:
     """`plan` with one more hop when a word of the question no hop took names a relation from where it ends.
 
     Parameters
@@ -61,7 +62,7 @@ def horizon_hop(question: str, topics: Sequence[str], graph: Any, plan: Relation
     question, topics : the question and its topic entities.
     graph : the graph store the plan walks.
     plan : the reader's best walk, as long as the reader plans.
-    vocabulary, embedder, phrase_gain : as for `alignment.plan_words`.
+    vocabulary, embedder, phrase_gain, spread : as for `alignment.plan_words`.
     at : the least closeness of the new hop's word (`HORIZON_AT`).
 
     Returns
@@ -75,7 +76,8 @@ def horizon_hop(question: str, topics: Sequence[str], graph: Any, plan: Relation
     among = sorted({h.relation for h in offered} - own)
     if not among:
         return None
-    matches, left = plan_words(question, topics, plan, vocabulary, embedder, among=among, phrase_gain=phrase_gain)
+    matches, left = plan_words(question, topics, plan, vocabulary, embedder, among=among, phrase_gain=phrase_gain,
+                               spread=spread)
     named = [x for _, w, x in matches if w]
     floor = max(at, min(named)) if named else at
     for word, relation, closeness in sorted(left, key=lambda x: -x[2]):
@@ -87,7 +89,7 @@ def horizon_hop(question: str, topics: Sequence[str], graph: Any, plan: Relation
             first = next(iter(walks))
             longer = replace(plan, hops=plan.hops + (hop,), walk=walks[first], example=first, reaches=len(walks))
             again, _ = plan_words(question, topics, longer, vocabulary, embedder, among=among,
-                                  phrase_gain=phrase_gain)
+                                  phrase_gain=phrase_gain, spread=spread)
             if again[-1][1] == word and [w for _, w, _ in again[:-1]] == [w for _, w, _ in matches]:
                 return HorizonHop(longer, word, closeness)
     return None

@@ -49,8 +49,8 @@ import time
 from typing import Any, Sequence
 
 from ..models.interface import PromptText
-from .alignment import (COVER_WEIGHT, PHRASE_GAIN, hop_alignment, hop_words_text, joint_alignment, plan_words,
-                        weigh)
+from .alignment import (COVER_WEIGHT, PHRASE_GAIN, SPREAD_WEIGHT, domain_words, hop_alignment, hop_words_text, joint_alignment,
+                        plan_words, weigh)
 from .horizon import horizon_hop
 from .paths import relation_paths
 from .reading import QuestionReading, RelationPlan, uses_of
@@ -168,7 +168,7 @@ def _with_confidence(plan: RelationPlan, confidence: float) -> RelationPlan:
 def joint_choice(picked: Sequence[RelationPlan], probs: Sequence[float], weighed: Sequence[float], question: str,
                  topics: Sequence[str], vocabulary: RelationVocabulary | None, embedder: Any, align: float,
                  phrase_gain: float = PHRASE_GAIN, per_topic: int = PER_TOPIC, cover: float = 0.0,
-                 among: Sequence[str] = ()) -> list[tuple[float, tuple[RelationPlan, ...]]]:
+                 among: Sequence[str] = (), spread: float | None = None) -> list[tuple[float, tuple[RelationPlan, ...]]]:
     """For a question whose walks leave from two or more of its entities: one walk per entity, chosen together.
 
     Each entity's `per_topic` likeliest walks (by `weighed`: the model's probability weighed by the walk's own
@@ -202,7 +202,7 @@ def joint_choice(picked: Sequence[RelationPlan], probs: Sequence[float], weighed
         candidates.append([(pr / z, p) for _, pr, p in best])
     combos = list(itertools.product(*candidates))
     aligned = joint_alignment(question, topics, [[p for _, p in c] for c in combos], vocabulary, embedder,
-                              phrase_gain=phrase_gain, cover=cover, among=among) if align else None
+                              phrase_gain=phrase_gain, cover=cover, among=among, spread=spread) if align else None
     logits = [sum(math.log(max(pr, 1e-12)) for pr, _ in c) + (align * aligned[i] if aligned else 0.0)
               for i, c in enumerate(combos)]
     top = max(logits)
@@ -300,8 +300,10 @@ class ModelPathReader:
                  max_hops: int = 3, permutations: int = 2, listed: bool = True,
                  max_options: int = MAX_OPTIONS, align: float = ALIGN_WEIGHT,
                  quick: float = QUICK_SURE_AT, quick_options: int = 0, phrase_gain: float = PHRASE_GAIN,
-                 joint: bool = True, cover: float = COVER_WEIGHT, horizon: bool = True) -> None:
+                 joint: bool = True, cover: float = COVER_WEIGHT, horizon: bool = True,
+                 spread: float = SPREAD_WEIGHT) -> None:
         self.model = model
+        self.spread = spread  # a word about as close to all the walks' relations names none (`alignment.spread_discount`)
         self.horizon = horizon  # one hop past max_hops where a word of the question names it (`horizon.horizon_hop`)
         self.cover = cover  # a word that names a relation and no hop of the walk costs it (`alignment.COVER_AT`)
         self.joint = joint  # a question naming several entities: one walk per entity, chosen together
@@ -327,7 +329,7 @@ class ModelPathReader:
         cover = self.cover if len({p.topic for p in plans}) < 2 else 0.0
         among = sorted({h.relation for p in plans for h in p.hops})  # every relation a question word may name
         aligned_all = hop_alignment(question, topics, plans, self.lexicon.vocabulary, self.lexicon.embedder,
-                                    phrase_gain=self.phrase_gain, cover=cover) if self.align else None
+                                    phrase_gain=self.phrase_gain, cover=cover, spread=self.spread) if self.align else None
         quick = not self.listed or self.quick > 0
         listed_as = "the walks were"  # what an unsure quick look hands on to the list
         first: dict[str, int] = {}  # each walk's text once, for the first plan offered that writes it
@@ -363,7 +365,7 @@ class ModelPathReader:
             joint = joint_choice(shown[0], [o.prob for o in decision.options], self._probs(decision, shown[1]),
                                  question, topics, self.lexicon.vocabulary, self.lexicon.embedder, self.align,
                                  self.phrase_gain, cover=self.cover,
-                                 among=among)
+                                 among=among, spread=self.spread)
             if joint:
                 joined = True
                 ranked = joined_ranking(ranked, joint)
@@ -372,7 +374,7 @@ class ModelPathReader:
         past = None  # one more hop, named by a word of the question, past the longest walk planned
         if self.horizon and not joined and ranked and len(ranked[0][1].hops) >= self.lexicon.max_hops:
             past = horizon_hop(question, topics, graph, ranked[0][1], self.lexicon.vocabulary,
-                               self.lexicon.embedder, self.phrase_gain)
+                               self.lexicon.embedder, self.phrase_gain, spread=self.spread)
             if past is not None:
                 ranked = [(ranked[0][0], past.plan), *ranked[1:]]
         reading = reading_from_plans(self.name, ranked, topics, how)
@@ -392,13 +394,20 @@ class ModelPathReader:
                 f"hop more (`reading_horizon`)")
         if aligned_all is not None and reading.plans:
             matches, left = plan_words(question, topics, reading.plans[0], self.lexicon.vocabulary,
-                                       self.lexicon.embedder, among=among, phrase_gain=self.phrase_gain)
+                                       self.lexicon.embedder, among=among, phrase_gain=self.phrase_gain,
+                                       spread=self.spread)
             if matches:
                 reading.explanation += f"; its hops and the question's words: {hop_words_text(matches)}"
             if left and self.cover and not joined:
                 reading.explanation += ("; words of the question that name a relation but no hop of it (each cost "
                                         "the walk, `reading_cover`): " + ", ".join(
                                             f"'{w}' ~ {r} ({x:.2f})" for w, r, x in left))
+            spread = domain_words(question, topics, among, self.lexicon.vocabulary, self.lexicon.embedder,
+                                  self.phrase_gain, self.spread)
+            if spread:
+                reading.explanation += ("; words about as close to most of the walks' relations as to any one, so "
+                                        "they name none of them more than the rest (`reading_domain_words`): " + ", ".join(
+                                            f"'{w}' (median {m:.2f})" for w, m in spread))
         reading.seconds = time.perf_counter() - started
         reading.calls = [c for d, _, _ in looks for c in d.calls]
         reading.forward_passes = sum(d.forward_passes for d, _, _ in looks)
@@ -484,7 +493,7 @@ def unlisted_prompt(question: str, topics: Sequence[str], vocabulary: RelationVo
 READER_OPTIONS = {"max_hops": int, "permutations": int, "listed": lambda v: str(v).lower() in ("1", "true", "yes"),
                   "max_options": int, "align": float, "quick": float, "quick_options": int, "phrase_gain": float,
                   "cover": float, "joint": lambda v: str(v).lower() in ("1", "true", "yes"),
-                  "horizon": lambda v: str(v).lower() in ("1", "true", "yes")}
+                  "horizon": lambda v: str(v).lower() in ("1", "true", "yes"), "spread": float}
 
 
 def make_reader(name: str, model: Any = None, vocabulary: RelationVocabulary | None = None) -> Any:

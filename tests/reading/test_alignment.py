@@ -218,3 +218,62 @@ def test_the_model_reader_reads_a_football_question_whose_relation_words_stand_a
     reading = make_reader("paths", backend_model).read("what position does Ann Berg play", graph, ["Ann Berg"])
     assert [(h.relation, h.forward) for h in reading.plans[0].hops] == [("plays_position", True)], reading.explanation
     assert "plays_position ~ 'position play' (0.9" in reading.explanation
+
+
+FILM_RELATIONS = ["directed_by", "written_by", "starred_actors", "has_genre", "release_year", "in_language",
+                  "has_tags"]
+
+
+def test_a_word_of_the_whole_domain_names_no_hop_of_its_own(embedder):
+    from kgqa_core.reading import alignment
+
+    q, topics = "when did the movies written by Willis Goldbeck release", ["Willis Goldbeck"]
+    # "movies" is about as close to every relation of a film graph: it is the domain's word, not a relation's
+    spread = dict(alignment.domain_words(q, topics, FILM_RELATIONS, embedder=embedder))
+    assert "movies" in spread and "written" not in spread and "release" not in spread, spread
+    asked = RelationPlan(topic=topics[0], hops=(PlanHop("written_by", False), PlanHop("release_year")))
+    lent = RelationPlan(topic=topics[0], hops=(PlanHop("written_by", False), PlanHop("has_genre"),
+                                               PlanHop("release_year")))
+    score = lambda: alignment.joint_alignment(q, topics, [[asked], [lent]], embedder=embedder,  # noqa: E731
+                                              among=FILM_RELATIONS, cover=1.0)
+    with_piece = score()
+    saved, alignment.SPREAD_WEIGHT = alignment.SPREAD_WEIGHT, 0.0
+    try:
+        without = score()
+        assert alignment.domain_words(q, topics, FILM_RELATIONS, embedder=embedder) == []  # off: nothing lowered
+        lent_words = dict((r, w) for r, w, _ in hop_words(q, topics, lent, embedder=embedder, among=FILM_RELATIONS))
+    finally:
+        alignment.SPREAD_WEIGHT = saved
+    # without the piece "movies" pays for a `has_genre` hop the question never asks for, and that walk wins
+    assert lent_words["has_genre"] == "movies" and without[1] > without[0], (lent_words, without)
+    assert with_piece[0] > with_piece[1], with_piece
+    # what the trace shows: "movies" names `has_genre` less closely than a hop needs to count as named
+    close = {r: x for r, _, x in hop_words(q, topics, lent, embedder=embedder, among=FILM_RELATIONS)}
+    assert close["has_genre"] < alignment.BASELINE < close["written_by"], close
+
+
+def test_a_word_close_to_two_relations_of_many_still_names_a_hop(embedder):
+    from kgqa_core.reading import alignment
+
+    # "size" is near `area` and `population` and far from the rest of a geography graph: it names a hop
+    relations = ["area", "population", "borders", "capital", "has city", "has lake", "flows through", "highest point",
+                 "lowest point", "has river", "country"]
+    assert alignment.domain_words("what is the size of the capital of texas", ["texas"], relations,
+                                  embedder=embedder) == []
+    combos = [[_plan("capital", "population")], [_plan("capital", "area")], [_plan("capital")]]
+    q = "what is the size of the capital of texas"
+    a = alignment.joint_alignment(q, ["texas"], combos, embedder=embedder, cover=1.0, among=relations)
+    saved, alignment.SPREAD_WEIGHT = alignment.SPREAD_WEIGHT, 0.0
+    try:
+        b = alignment.joint_alignment(q, ["texas"], combos, embedder=embedder, cover=1.0, among=relations)
+    finally:
+        alignment.SPREAD_WEIGHT = saved
+    assert a == pytest.approx(b), (a, b)  # the piece leaves it as it was
+
+
+def test_with_few_relations_to_judge_by_no_word_is_the_domains(embedder):
+    from kgqa_core.reading import alignment
+
+    # two relations say nothing of what a graph's whole domain is ("leader" is one of them)
+    assert alignment.domain_words("who is the author of the leader of Gau Weser-Ems?", ["Gau Weser-Ems"],
+                                  ["leader", "author"], embedder=embedder) == []
