@@ -86,7 +86,7 @@ def domain_words_param() -> Any:
 
 
 def reader_spec(params: Any) -> str:
-    """The reader `params` ask for, with its options (``paths:quick=0.9,...,horizon=1,spread=2``): what
+    """The reader `params` ask for, with its options (``paths:quick=0.9,...,horizon=1,spread=3``): what
     `make_reader` builds and a reading is cached under."""
     name = getattr(params, "reader", "none")
     if name != "paths":
