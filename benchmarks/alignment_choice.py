@@ -39,7 +39,8 @@ VARIANTS = [(f"cover {w:g}, threshold {at:g}", w, {"COVER_AT": at}) for w, at in
     ("no domain words", alignment.COVER_WEIGHT, {"SPREAD_WEIGHT": 0.0}),
 ] + [(f"domain words {w:g}, floor {f:g}", alignment.COVER_WEIGHT, {"SPREAD_WEIGHT": w, "SPREAD_FLOOR": f})
      for w in (1.0, 2.0, 3.0) for f in (0.3, 0.35)] + [
-    ("domain words, no keep", alignment.COVER_WEIGHT, {"SPREAD_KEEP": 9.0})]
+    ("domain words, no keep", alignment.COVER_WEIGHT, {"SPREAD_KEEP": 9.0}),
+    ("domain words, nothing stands out", alignment.COVER_WEIGHT, {"SPREAD_STANDS_OUT": 9.0})]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -81,13 +81,16 @@ ANSWER_WORDS = ("where", "when", "who", "whom")
 # relation lies at 0.15-0.35 from the rest), not the name of a relation: its closeness to every relation is lowered
 # by SPREAD_WEIGHT x (its median closeness - SPREAD_FLOOR), where there are at least SPREAD_AMONG relations to judge
 # by, but not where it is a near paraphrase of the relation (SPREAD_KEEP or closer: "east" and `east` among the
-# compass relations, which are all close to each other).  The floor is the top of where unrelated words lie (0.1-0.3).
+# compass relations, which are all close to each other) or stands out from the rest for it (SPREAD_STANDS_OUT above
+# the word's median: "born" and `place_of_birth` in a people graph whose kinship relations are all near "born").
+# The floor is the top of where unrelated words lie (0.1-0.3).
 # Checked without the model on the dev questions of four domains (docs/benchmarks.md, "Words of the whole domain"):
 # 59 of 94 best walks reach gold against 50, no domain worse but MetaQA 3-hop (7 to 6).  SPREAD_WEIGHT 0: off.
 SPREAD_WEIGHT = 3.0
 SPREAD_FLOOR = 0.3
 SPREAD_AMONG = 5
 SPREAD_KEEP = APART_AT
+SPREAD_STANDS_OUT = 0.2
 _WORD = re.compile(r"[^\W_]+")
 # English pronouns, modal verbs and the like: they name no relation in any graph ("can you tell me ...")
 _FUNCTION = frozenset("i me my we us our you your he him his she her they them their there can could would "
@@ -239,13 +242,15 @@ def spread_discount(sim: Any, weight: float | None = None) -> Any:
     and without this it names whichever hop is left, so a walk adds a hop the question never asked for ("when did
     the movies written by X release": `has_genre ~ 'movies'`).  A word that names a relation, or two ("size":
     `area`, `population`), is far from most of the others, and keeps its closeness; so does a near paraphrase of
-    a relation (`SPREAD_KEEP`), however close its relation is to the others.  ``weight`` None: `SPREAD_WEIGHT`.
+    a relation (`SPREAD_KEEP`), however close its relation is to the others, and a word for the relation it is
+    `SPREAD_STANDS_OUT` closer to than to the median relation.  ``weight`` None: `SPREAD_WEIGHT`.
     """
     weight = SPREAD_WEIGHT if weight is None else weight
     if weight <= 0 or sim.shape[0] < SPREAD_AMONG:
         return sim
-    lowered = sim - weight * np.maximum(np.median(sim, axis=0) - SPREAD_FLOOR, 0.0)
-    return np.where(sim >= SPREAD_KEEP, sim, lowered)
+    median = np.median(sim, axis=0)
+    lowered = sim - weight * np.maximum(median - SPREAD_FLOOR, 0.0)
+    return np.where((sim >= SPREAD_KEEP) | (sim - median >= SPREAD_STANDS_OUT), sim, lowered)
 
 
 def domain_words(question: str, topics: Sequence[str], relations: Sequence[str],
@@ -263,8 +268,10 @@ def domain_words(question: str, topics: Sequence[str], relations: Sequence[str],
         return []
     rel = embedder.encode([_relation_text(r, vocabulary) for r in relations])
     words, vectors = join_phrases(question, topics, words, rel, embedder, phrase_gain)
-    med = np.median(rel @ vectors.T, axis=0)
-    return [(w, float(m)) for w, m in zip(words, med) if m > SPREAD_FLOOR]
+    sim = rel @ vectors.T
+    med, best = np.median(sim, axis=0), sim.max(axis=0)
+    return [(w, float(m)) for w, m, b in zip(words, med, best)
+            if m > SPREAD_FLOOR and b < SPREAD_KEEP and b - m < SPREAD_STANDS_OUT]
 
 
 def hop_alignment(question: str, topics: Sequence[str], plans: Sequence[RelationPlan],

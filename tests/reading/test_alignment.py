@@ -277,3 +277,26 @@ def test_with_few_relations_to_judge_by_no_word_is_the_domains(embedder):
     # two relations say nothing of what a graph's whole domain is ("leader" is one of them)
     assert alignment.domain_words("who is the author of the leader of Gau Weser-Ems?", ["Gau Weser-Ems"],
                                   ["leader", "author"], embedder=embedder) == []
+
+
+def test_a_word_that_stands_out_for_one_relation_keeps_it_in_a_graph_of_close_relations(embedder):
+    """A made-up people graph (no reader was written from its wording): its kinship relations are all near "born"
+    and "husband", yet each names the one relation it stands out for, so the two-hop walk is still read."""
+    from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+    from kgqa_core.reading import alignment
+    from kgqa_core.reading.paths import relation_paths
+
+    people = KnowledgeGraph.from_triplets([
+        ("Ann", "spouse", "Bob"), ("Bob", "ethnicity", "germans"), ("Ann", "ethnicity", "dutch"),
+        ("Ann", "parent", "Carl"), ("Carl", "child", "Dora"), ("Dora", "parent", "Eve"), ("Ann", "place_of_birth", "Oslo"),
+        ("Bob", "place_of_birth", "Bonn"), ("Ann", "gender", "female"), ("Bob", "gender", "male"),
+        ("Ann", "profession", "actor"), ("Carl", "parent", "Fred"), ("Ann", "nationality", "norway")], name="people")
+    plans = relation_paths(people, ["Ann"], 3)
+    for q, asked in [("where was Ann's husband born", "Ann -> spouse -> place_of_birth"),
+                     ("what is the ethnicity of Ann's wife", "Ann -> spouse -> ethnicity"),
+                     ("who is Ann's dad's child's parent", "Ann -> parent -> child -> parent")]:
+        scores = alignment.joint_alignment(q, ["Ann"], [[p] for p in plans], embedder=embedder, cover=1.0)
+        assert plans[max(range(len(plans)), key=lambda i: scores[i])].text == asked, q
+    relations = sorted({h.relation for p in plans for h in p.hops})
+    assert "born" not in dict(alignment.domain_words("where was Ann's husband born", ["Ann"], relations,
+                                                     embedder=embedder))
