@@ -219,20 +219,33 @@ def _with_answer_column(m: Any, hops: Sequence[Any], last: Sequence[bool], fill:
 
 def _similarities(question: str, topics: Sequence[str], relations: Sequence[str],
                   vocabulary: RelationVocabulary | None, embedder: Any,
-                  phrase_gain: float = PHRASE_GAIN, spread: float | None = None) -> tuple[list[str], Any]:
+                  phrase_gain: float = PHRASE_GAIN, spread: float | None = None, raw: bool = False) -> tuple:
     """The question's words (phrases joined) and each relation's cosine with each (None: nothing to match).
 
     A relation's text is its words and the user's aliases for it; words of the whole domain are lowered
-    (`spread_discount`, weight ``spread``: None is `SPREAD_WEIGHT`).
+    (`spread_discount`, weight ``spread``: None is `SPREAD_WEIGHT`).  ``raw``: the cosines before that too, third
+    (`hop_rows` takes a hop walked backwards from them).
     """
     from .readers import _relation_text
 
     words = question_words(question, topics)
     if embedder is None or not words or not relations:
-        return words, None
+        return (words, None, None) if raw else (words, None)
     rel = embedder.encode([_relation_text(r, vocabulary) for r in relations])
     words, vectors = join_phrases(question, topics, words, rel, embedder, phrase_gain)
-    return words, spread_discount(rel @ vectors.T, spread)
+    sim = rel @ vectors.T
+    return (words, spread_discount(sim, spread), sim) if raw else (words, spread_discount(sim, spread))
+
+
+def hop_rows(sim: Any, raw: Any, hops: Sequence[Any], row: dict[str, int]) -> Any:
+    """One row of closeness to the question's words per hop: lowered for words of the whole domain where the hop is
+    walked forward, as measured where it is walked backwards.
+
+    Why: a relation's name says what it reaches walked forward (`directed_by`: a director), so a word of the whole
+    domain ("movies") does not name that hop; walked backwards it reaches what the relation's name does not say
+    (`starred_actors` backwards: films), and there the question's "films that have the same actor" names it.
+    """
+    return np.array([(sim if getattr(h, "forward", True) else raw)[row[h.relation]] for h in hops])
 
 
 def spread_discount(sim: Any, weight: float | None = None) -> Any:
@@ -332,7 +345,8 @@ def joint_alignment(question: str, topics: Sequence[str], combos: Sequence[Seque
     from scipy.optimize import linear_sum_assignment
 
     relations = sorted({h.relation for c in combos for p in c for h in p.hops} | set(among))
-    _, sim = _similarities(question, topics, relations, vocabulary, embedder, phrase_gain, spread)  # relations x words
+    _, sim, raw = _similarities(question, topics, relations, vocabulary, embedder, phrase_gain, spread,
+                                raw=True)  # relations x words
     if sim is None:
         return None
     row = {r: i for i, r in enumerate(relations)}
@@ -342,7 +356,7 @@ def joint_alignment(question: str, topics: Sequence[str], combos: Sequence[Seque
     for combo in combos:
         hops = [h for p in combo for h in p.hops]
         last = [k == len(p.hops) - 1 for p in combo for k in range(len(p.hops))]
-        m = _with_answer_column(sim[[row[h.relation] for h in hops]], hops, last, fill, row)
+        m = _with_answer_column(hop_rows(sim, raw, hops, row), hops, last, fill, row)
         hops_i, words_i = linear_sum_assignment(-m)
         score = float(np.sum(m[hops_i, words_i] - baseline)) - (len(hops) - len(hops_i)) * baseline
         named = words_i[words_i < len(naming)]  # the answer words' column is never charged
@@ -359,10 +373,11 @@ def plan_words(question: str, topics: Sequence[str], plan: RelationPlan,
 
     own = [h.relation for h in plan.hops]
     relations = list(dict.fromkeys([*own, *among]))
-    words, m = _similarities(question, topics, relations, vocabulary, embedder, phrase_gain, spread)
+    words, m, raw = _similarities(question, topics, relations, vocabulary, embedder, phrase_gain, spread, raw=True)
     if m is None:
         return [], []
-    hops_m = m[[relations.index(r) for r in own]]  # hops x words, one row per hop (a relation walked twice: twice)
+    # hops x words, one row per hop (a relation walked twice: twice)
+    hops_m = hop_rows(m, raw, plan.hops, {r: i for i, r in enumerate(relations)})
     fill = _answer_fill(question, topics, relations, vocabulary, embedder, BASELINE)
     last = [k == len(plan.hops) - 1 for k in range(len(plan.hops))]
     hops_m = _with_answer_column(hops_m, plan.hops, last, fill, {r: i for i, r in enumerate(relations)})
