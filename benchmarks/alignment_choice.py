@@ -7,7 +7,8 @@
 For the first --per-type questions of each type of each dataset, every walk of up to 3 hops the graph holds
 from the question's entity (`reading.paths.relation_paths`) is scored by `alignment.joint_alignment` alone,
 for each variant: a (cover weight, threshold) grid, and the defaults without the pairs of words apart
-(`alignment.APART_AT`), without the answer words (`alignment.ANSWER_WORDS`), or without both; the best-scoring
+(`alignment.APART_AT`), without the answer words (`alignment.ANSWER_WORDS`), or without both, and with the words
+of the whole domain lowered (`reading_domain_words`, `alignment.spread_discount`; off by default); the best-scoring
 walk is walked in the graph and counted when it reaches a gold answer.  It is the cheap first look at a change to the alignment: the reader
 weighs the model's choice by it (`benchmarks/reading.py` measures that).  No model is loaded.
 """
@@ -36,11 +37,13 @@ VARIANTS = [(f"cover {w:g}, threshold {at:g}", w, {"COVER_AT": at}) for w, at in
     ("no words apart", alignment.COVER_WEIGHT, {"APART_AT": WITHOUT_PIECES["APART_AT"]}),
     ("no answer words", alignment.COVER_WEIGHT, {"ANSWER_WORDS": WITHOUT_PIECES["ANSWER_WORDS"]}),
     ("neither", alignment.COVER_WEIGHT, WITHOUT_PIECES),
-    ("no domain words", alignment.COVER_WEIGHT, {"SPREAD_WEIGHT": 0.0}),
+    ("domain words (reading_domain_words)", alignment.COVER_WEIGHT, {"SPREAD_WEIGHT": alignment.SPREAD_ON}),
 ] + [(f"domain words {w:g}, floor {f:g}", alignment.COVER_WEIGHT, {"SPREAD_WEIGHT": w, "SPREAD_FLOOR": f})
      for w in (1.0, 2.0, 3.0) for f in (0.3, 0.35)] + [
-    ("domain words, no keep", alignment.COVER_WEIGHT, {"SPREAD_KEEP": 9.0}),
-    ("domain words, nothing stands out", alignment.COVER_WEIGHT, {"SPREAD_STANDS_OUT": 9.0})]
+    ("domain words, no paraphrase kept", alignment.COVER_WEIGHT,
+     {"SPREAD_WEIGHT": alignment.SPREAD_ON, "SPREAD_KEEP": 9.0}),
+    ("domain words, nothing stands out", alignment.COVER_WEIGHT,
+     {"SPREAD_WEIGHT": alignment.SPREAD_ON, "SPREAD_STANDS_OUT": 9.0})]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -49,8 +49,8 @@ import time
 from typing import Any, Sequence
 
 from ..models.interface import PromptText
-from .alignment import (COVER_WEIGHT, PHRASE_GAIN, SPREAD_WEIGHT, domain_words, hop_alignment, hop_words_text, joint_alignment,
-                        plan_words, weigh)
+from .alignment import (COVER_WEIGHT, PHRASE_GAIN, SPREAD_WEIGHT, domain_words, hop_alignment, hop_words_text,
+                        joint_alignment, plan_words, weigh)
 from .horizon import horizon_hop
 from .paths import relation_paths
 from .reading import QuestionReading, RelationPlan, uses_of
@@ -168,7 +168,8 @@ def _with_confidence(plan: RelationPlan, confidence: float) -> RelationPlan:
 def joint_choice(picked: Sequence[RelationPlan], probs: Sequence[float], weighed: Sequence[float], question: str,
                  topics: Sequence[str], vocabulary: RelationVocabulary | None, embedder: Any, align: float,
                  phrase_gain: float = PHRASE_GAIN, per_topic: int = PER_TOPIC, cover: float = 0.0,
-                 among: Sequence[str] = (), spread: float | None = None) -> list[tuple[float, tuple[RelationPlan, ...]]]:
+                 among: Sequence[str] = (),
+                 spread: float | None = None) -> list[tuple[float, tuple[RelationPlan, ...]]]:
     """For a question whose walks leave from two or more of its entities: one walk per entity, chosen together.
 
     Each entity's `per_topic` likeliest walks (by `weighed`: the model's probability weighed by the walk's own
@@ -303,7 +304,8 @@ class ModelPathReader:
                  joint: bool = True, cover: float = COVER_WEIGHT, horizon: bool = True,
                  spread: float = SPREAD_WEIGHT) -> None:
         self.model = model
-        self.spread = spread  # a word about as close to all the walks' relations names none (`alignment.spread_discount`)
+        # a word about as close to all the walks' relations names no forward hop (`alignment.spread_discount`)
+        self.spread = spread
         self.horizon = horizon  # one hop past max_hops where a word of the question names it (`horizon.horizon_hop`)
         self.cover = cover  # a word that names a relation and no hop of the walk costs it (`alignment.COVER_AT`)
         self.joint = joint  # a question naming several entities: one walk per entity, chosen together
@@ -329,7 +331,8 @@ class ModelPathReader:
         cover = self.cover if len({p.topic for p in plans}) < 2 else 0.0
         among = sorted({h.relation for p in plans for h in p.hops})  # every relation a question word may name
         aligned_all = hop_alignment(question, topics, plans, self.lexicon.vocabulary, self.lexicon.embedder,
-                                    phrase_gain=self.phrase_gain, cover=cover, spread=self.spread) if self.align else None
+                                    phrase_gain=self.phrase_gain, cover=cover,
+                                    spread=self.spread) if self.align else None
         quick = not self.listed or self.quick > 0
         listed_as = "the walks were"  # what an unsure quick look hands on to the list
         first: dict[str, int] = {}  # each walk's text once, for the first plan offered that writes it
@@ -405,8 +408,10 @@ class ModelPathReader:
             spread = domain_words(question, topics, among, self.lexicon.vocabulary, self.lexicon.embedder,
                                   self.phrase_gain, self.spread)
             if spread:
-                reading.explanation += ("; words about as close to most of the walks' relations as to any one, so "
-                                        "they name none of them more than the rest (`reading_domain_words`): " + ", ".join(
+                reading.explanation += ("; words about as close to most of the walks' relations as to any one (words "
+                                        "of the graph's whole domain), so they name a hop only where it is walked "
+                                        "backwards, to what its relation's name does not say "
+                                        "(`reading_domain_words`): " + ", ".join(
                                             f"'{w}' (median {m:.2f})" for w, m in spread))
         reading.seconds = time.perf_counter() - started
         reading.calls = [c for d, _, _ in looks for c in d.calls]

@@ -224,7 +224,15 @@ FILM_RELATIONS = ["directed_by", "written_by", "starred_actors", "has_genre", "r
                   "has_tags"]
 
 
-def test_a_word_of_the_whole_domain_names_no_hop_of_its_own(embedder):
+@pytest.fixture
+def domain_words_on(monkeypatch):
+    """`reading_domain_words` on (off by default) for the alignment's module-level calls."""
+    from kgqa_core.reading import alignment
+
+    monkeypatch.setattr(alignment, "SPREAD_WEIGHT", alignment.SPREAD_ON)
+
+
+def test_a_word_of_the_whole_domain_names_no_hop_of_its_own(embedder, domain_words_on):
     from kgqa_core.reading import alignment
 
     q, topics = "when did the movies written by Willis Goldbeck release", ["Willis Goldbeck"]
@@ -237,7 +245,7 @@ def test_a_word_of_the_whole_domain_names_no_hop_of_its_own(embedder):
     score = lambda: alignment.joint_alignment(q, topics, [[asked], [lent]], embedder=embedder,  # noqa: E731
                                               among=FILM_RELATIONS, cover=1.0)
     with_piece = score()
-    saved, alignment.SPREAD_WEIGHT = alignment.SPREAD_WEIGHT, 0.0
+    saved, alignment.SPREAD_WEIGHT = alignment.SPREAD_WEIGHT, 0.0  # off, as by default
     try:
         without = score()
         assert alignment.domain_words(q, topics, FILM_RELATIONS, embedder=embedder) == []  # off: nothing lowered
@@ -252,7 +260,7 @@ def test_a_word_of_the_whole_domain_names_no_hop_of_its_own(embedder):
     assert close["has_genre"] < alignment.BASELINE < close["written_by"], close
 
 
-def test_a_word_close_to_two_relations_of_many_still_names_a_hop(embedder):
+def test_a_word_close_to_two_relations_of_many_still_names_a_hop(embedder, domain_words_on):
     from kgqa_core.reading import alignment
 
     # "size" is near `area` and `population` and far from the rest of a geography graph: it names a hop
@@ -271,7 +279,7 @@ def test_a_word_close_to_two_relations_of_many_still_names_a_hop(embedder):
     assert a == pytest.approx(b), (a, b)  # the piece leaves it as it was
 
 
-def test_with_few_relations_to_judge_by_no_word_is_the_domains(embedder):
+def test_with_few_relations_to_judge_by_no_word_is_the_domains(embedder, domain_words_on):
     from kgqa_core.reading import alignment
 
     # two relations say nothing of what a graph's whole domain is ("leader" is one of them)
@@ -279,7 +287,7 @@ def test_with_few_relations_to_judge_by_no_word_is_the_domains(embedder):
                                   ["leader", "author"], embedder=embedder) == []
 
 
-def test_a_word_that_stands_out_for_one_relation_keeps_it_in_a_graph_of_close_relations(embedder):
+def test_a_word_that_stands_out_for_one_relation_keeps_it_in_a_graph_of_close_relations(embedder, domain_words_on):
     """A made-up people graph (no reader was written from its wording): its kinship relations are all near "born"
     and "husband", yet each names the one relation it stands out for, so the two-hop walk is still read."""
     from kgqa_core.graph.knowledge_graph import KnowledgeGraph
@@ -288,7 +296,8 @@ def test_a_word_that_stands_out_for_one_relation_keeps_it_in_a_graph_of_close_re
 
     people = KnowledgeGraph.from_triplets([
         ("Ann", "spouse", "Bob"), ("Bob", "ethnicity", "germans"), ("Ann", "ethnicity", "dutch"),
-        ("Ann", "parent", "Carl"), ("Carl", "child", "Dora"), ("Dora", "parent", "Eve"), ("Ann", "place_of_birth", "Oslo"),
+        ("Ann", "parent", "Carl"), ("Carl", "child", "Dora"), ("Dora", "parent", "Eve"),
+        ("Ann", "place_of_birth", "Oslo"),
         ("Bob", "place_of_birth", "Bonn"), ("Ann", "gender", "female"), ("Bob", "gender", "male"),
         ("Ann", "profession", "actor"), ("Carl", "parent", "Fred"), ("Ann", "nationality", "norway")], name="people")
     plans = relation_paths(people, ["Ann"], 3)
@@ -300,3 +309,30 @@ def test_a_word_that_stands_out_for_one_relation_keeps_it_in_a_graph_of_close_re
     relations = sorted({h.relation for p in plans for h in p.hops})
     assert "born" not in dict(alignment.domain_words("where was Ann's husband born", ["Ann"], relations,
                                                      embedder=embedder))
+
+
+def test_a_word_of_the_whole_domain_still_names_a_hop_walked_backwards(embedder, domain_words_on):
+    """Walked backwards, `starred_actors` reaches films, which its name does not say: "the films that have the same
+    actor of X" names that hop with "films", so the two-hop walk keeps what the word pays it."""
+    from kgqa_core.reading import alignment
+
+    q, topics = "what are the films that have the same actor of Hana and Alice", ["Hana and Alice"]
+    assert "films" in dict(alignment.domain_words(q, topics, FILM_RELATIONS, embedder=embedder))
+    back = RelationPlan(topic=topics[0], hops=(PlanHop("starred_actors"), PlanHop("starred_actors", False)))
+    forward = RelationPlan(topic=topics[0], hops=(PlanHop("starred_actors"), PlanHop("directed_by")))
+    words = {(r, f): (w, x) for (r, w, x), f in zip(
+        hop_words(q, topics, back, embedder=embedder, among=FILM_RELATIONS), (True, False))}
+    assert words[("starred_actors", False)][0] == "films" and words[("starred_actors", False)][1] > 0.5, words
+    close = {r: x for r, w, x in hop_words(q, topics, forward, embedder=embedder, among=FILM_RELATIONS)}
+    assert close["directed_by"] < alignment.BASELINE, close  # forward, "films" does not name `directed_by`
+
+
+def test_words_of_the_whole_domain_are_off_by_default_and_a_reader_option(embedder):
+    from kgqa_core.reading import alignment
+    from kgqa_core.reading.readers import make_reader
+
+    q, topics = "when did the movies written by Willis Goldbeck release", ["Willis Goldbeck"]
+    assert alignment.domain_words(q, topics, FILM_RELATIONS, embedder=embedder) == []
+    assert dict(alignment.domain_words(q, topics, FILM_RELATIONS, embedder=embedder, spread=alignment.SPREAD_ON))
+    assert make_reader("paths:spread=3", model=object()).spread == 3.0
+    assert make_reader("paths", model=object()).spread == 0.0
