@@ -274,7 +274,7 @@ def domain_words(question: str, topics: Sequence[str], relations: Sequence[str],
     """The question's words that `spread_discount` lowers: (word, its median closeness to `relations`).
 
     What the trace tells a domain expert: these words are about as close to most of their graph's relations,
-    so the reading takes none of them as the name of one.
+    so the reading takes them as the name of no hop walked forward (`hop_rows`).
     """
     from .readers import _relation_text
 
