@@ -6,8 +6,8 @@ already made for this question (an evaluation reads a question once for
 all its methods), records it as a ``reading.plan`` step with the plans and
 their probabilities, and says in plain words what the reading will change.
 `reader_param`, `sure_param`, `quick_param`, `phrase_param`, `cover_param`, `domain_words_param` and
-`joint_param` (and `kgqa_core.parameters.preset_param`) declare the parameters each guided method shares, so a new method
-declares them the same way.
+`joint_param` (and `kgqa_core.parameters.preset_param`) declare the parameters each guided method shares, so a
+new method declares them the same way.
 """
 
 from __future__ import annotations
