@@ -47,7 +47,7 @@ import numpy as np
 
 from ..graph.words import STOP_WORDS
 from .reading import RelationPlan
-from .vocabulary import RelationVocabulary
+from .vocabulary import RelationVocabulary, relation_text
 
 # A hop matched to a word this close to it or closer adds to a walk; one matched less closely (or to nothing)
 # takes away.  The cosine of unrelated single words in MiniLM's space lies around 0.1-0.3, of a relation's
@@ -99,12 +99,17 @@ _FUNCTION = frozenset("i me my we us our you your he him his she her they them t
                       "will shall should may might must please all any some many much also".split())
 
 
+def masked_question(question: str, topics: Sequence[str]) -> str:
+    """The question with its topic entities' names replaced by 'it' (a name says nothing about relations)."""
+    for t in sorted({t for t in topics if t and t.strip()}, key=len, reverse=True):
+        question = re.sub(rf"(?<!\w){re.escape(t.strip())}(?!\w)", "it", question, flags=re.IGNORECASE)
+    return question
+
+
 def _without_topics(question: str, topics: Sequence[str]) -> str:
     """The question, casefolded, with its topic entities' names (and their bare names) replaced by 'it'."""
     from ..answers.chain_entities import bare_name
-    from .readers import _masked
-
-    return _masked(question, [*topics, *filter(None, (bare_name(t) for t in topics))]).casefold()
+    return masked_question(question, [*topics, *filter(None, (bare_name(t) for t in topics))]).casefold()
 
 
 def question_words(question: str, topics: Sequence[str]) -> list[str]:
@@ -201,12 +206,10 @@ def _answer_fill(question: str, topics: Sequence[str], relations: Sequence[str],
     answer word is at least `COVER_AT` close to the relation, else 0 (the hop stays unnamed); with each relation's
     closeness to the nearest answer word.  None: no answer word.
     """
-    from .readers import _relation_text
-
     asked = answer_words(question, topics)
     if embedder is None or not asked or not relations:
         return None
-    rel = embedder.encode([_relation_text(r, vocabulary) for r in relations])
+    rel = embedder.encode([relation_text(r, vocabulary) for r in relations])
     close = (rel @ embedder.encode(asked).T).max(axis=1)
     return np.where(close >= COVER_AT, baseline, 0.0), close
 
@@ -228,12 +231,10 @@ def _similarities(question: str, topics: Sequence[str], relations: Sequence[str]
     (`spread_discount`, weight ``spread``: None is `SPREAD_WEIGHT`).  ``raw``: the cosines before that too, third
     (`hop_rows` takes a hop walked backwards from them).
     """
-    from .readers import _relation_text
-
     words = question_words(question, topics)
     if embedder is None or not words or not relations:
         return (words, None, None) if raw else (words, None)
-    rel = embedder.encode([_relation_text(r, vocabulary) for r in relations])
+    rel = embedder.encode([relation_text(r, vocabulary) for r in relations])
     words, vectors = join_phrases(question, topics, words, rel, embedder, phrase_gain)
     sim = rel @ vectors.T
     return (words, spread_discount(sim, spread), sim) if raw else (words, spread_discount(sim, spread))
@@ -276,13 +277,11 @@ def domain_words(question: str, topics: Sequence[str], relations: Sequence[str],
     What the trace tells a domain expert: these words are about as close to most of their graph's relations,
     so the reading takes them as the name of no hop walked forward (`hop_rows`).
     """
-    from .readers import _relation_text
-
     words = question_words(question, topics)
     weight = SPREAD_WEIGHT if spread is None else spread
     if weight <= 0 or embedder is None or not words or len(relations) < SPREAD_AMONG:
         return []
-    rel = embedder.encode([_relation_text(r, vocabulary) for r in relations])
+    rel = embedder.encode([relation_text(r, vocabulary) for r in relations])
     words, vectors = join_phrases(question, topics, words, rel, embedder, phrase_gain)
     sim = rel @ vectors.T
     med, best = np.median(sim, axis=0), sim.max(axis=0)

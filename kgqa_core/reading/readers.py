@@ -44,17 +44,16 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 import time
 from typing import Any, Sequence
 
 from ..models.interface import PromptText
 from .alignment import (COVER_WEIGHT, PHRASE_GAIN, SPREAD_WEIGHT, domain_words, hop_alignment, hop_words_text,
-                        joint_alignment, plan_words, weigh)
+                        joint_alignment, masked_question, plan_words, weigh)
 from .horizon import horizon_hop
 from .paths import relation_paths
 from .reading import QuestionReading, RelationPlan, uses_of
-from .vocabulary import RelationVocabulary
+from .vocabulary import RelationVocabulary, relation_text
 
 READERS = ("paths", "lexicon", "wording", "none")
 PER_LENGTH = 4  # the best paths of each length the model is offered
@@ -76,21 +75,6 @@ PER_TOPIC = 4
 MAX_JOINED = 3
 
 
-def _masked(question: str, topics: Sequence[str]) -> str:
-    """The question with its topic entities' names replaced by 'it' (a name says nothing about relations)."""
-    for t in sorted({t for t in topics if t and t.strip()}, key=len, reverse=True):
-        question = re.sub(rf"(?<!\w){re.escape(t.strip())}(?!\w)", "it", question, flags=re.IGNORECASE)
-    return question
-
-
-def _relation_text(relation: str, vocabulary: RelationVocabulary | None) -> str:
-    from ..graph.hub_caps import relation_words
-
-    words = relation_words(relation) or relation
-    aliases = vocabulary.aliases(relation) if vocabulary else []
-    return f"{words} ({', '.join(aliases)})" if aliases else words
-
-
 def lexicon_scores(question: str, topics: Sequence[str], plans: Sequence[RelationPlan],
                    vocabulary: RelationVocabulary | None = None, embedder: Any = None) -> list[float]:
     """Each plan's closeness to the question: the mean over its hops of its relation's similarity to the question.
@@ -103,9 +87,9 @@ def lexicon_scores(question: str, topics: Sequence[str], plans: Sequence[Relatio
     """
     from ..graph.hub_caps import content_stems
 
-    q = _masked(question, topics)
+    q = masked_question(question, topics)
     relations = sorted({h.relation for p in plans for h in p.hops})
-    texts = [_relation_text(r, vocabulary) for r in relations]
+    texts = [relation_text(r, vocabulary) for r in relations]
     if embedder is not None and relations:
         sims = embedder.encode(texts) @ embedder.encode([q])[0]
         score = {r: float(x) for r, x in zip(relations, sims)}

@@ -113,3 +113,16 @@ class RelationVocabulary:
         """Relations the vocabulary names that the graph does not hold (a typo the user should see)."""
         known = set(getattr(graph, "relations", []) or [])
         return [r for r in self.entries if known and r not in known]
+
+
+def relation_text(relation: str, vocabulary: RelationVocabulary | None) -> str:
+    """What the readers embed for a relation: its words (``deathPlace``: "death place"), then the user's aliases.
+
+    >>> relation_text("is_in_country", RelationVocabulary.parse("is_in_country: where is"))
+    'is in country (where is)'
+    """
+    from ..graph.hub_caps import relation_words
+
+    words = relation_words(relation) or relation
+    aliases = vocabulary.aliases(relation) if vocabulary else []
+    return f"{words} ({', '.join(aliases)})" if aliases else words

@@ -86,9 +86,9 @@ def test_words_that_each_name_their_own_hop_stay_apart(embedder):
         words = question_words(q, [topic])
         assert join_phrases(q, [topic], words, vectors, embedder)[0] == words, q
     # a relation the graph names in two words ("deathPlace") is matched by them together, and only side by side
-    from kgqa_core.reading.readers import _relation_text
+    from kgqa_core.reading.vocabulary import relation_text
 
-    death_place = embedder.encode([_relation_text("deathPlace", None)])
+    death_place = embedder.encode([relation_text("deathPlace", None)])
     q = "what is the death place of Ann"
     assert join_phrases(q, ["Ann"], question_words(q, ["Ann"]), death_place, embedder)[0] == ["death place"]
     # two words apart are one phrase only where together they are a near paraphrase of a relation (APART_AT)
