@@ -277,16 +277,15 @@ def domain_words(question: str, topics: Sequence[str], relations: Sequence[str],
     What the trace tells a domain expert: these words are about as close to most of their graph's relations,
     so the reading takes them as the name of no hop walked forward (`hop_rows`).
     """
-    words = question_words(question, topics)
     weight = SPREAD_WEIGHT if spread is None else spread
-    if weight <= 0 or embedder is None or not words or len(relations) < SPREAD_AMONG:
+    if weight <= 0:
         return []
-    rel = embedder.encode([relation_text(r, vocabulary) for r in relations])
-    words, vectors = join_phrases(question, topics, words, rel, embedder, phrase_gain)
-    sim = rel @ vectors.T
-    med, best = np.median(sim, axis=0), sim.max(axis=0)
-    return [(w, float(m)) for w, m, b in zip(words, med, best)
-            if m > SPREAD_FLOOR and b < SPREAD_KEEP and b - m < SPREAD_STANDS_OUT]
+    words, sim = _similarities(question, topics, relations, vocabulary, embedder, phrase_gain, spread=0.0)
+    if sim is None:
+        return []
+    lowered, best = spread_discount(sim, weight), sim.argmax(axis=0)
+    median = np.median(sim, axis=0)
+    return [(w, float(median[j])) for j, w in enumerate(words) if lowered[best[j], j] < sim[best[j], j]]
 
 
 def hop_alignment(question: str, topics: Sequence[str], plans: Sequence[RelationPlan],
