@@ -389,14 +389,14 @@ class ModelPathReader:
                 reading.explanation += ("; words of the question that name a relation but no hop of it (each cost "
                                         "the walk, `reading_cover`): " + ", ".join(
                                             f"'{w}' ~ {r} ({x:.2f})" for w, r, x in left))
-            spread = domain_words(question, topics, among, self.lexicon.vocabulary, self.lexicon.embedder,
+            domain = domain_words(question, topics, among, self.lexicon.vocabulary, self.lexicon.embedder,
                                   self.phrase_gain, self.spread)
-            if spread:
+            if domain:
                 reading.explanation += ("; words about as close to most of the walks' relations as to any one (words "
                                         "of the graph's whole domain), so they name a hop only where it is walked "
                                         "backwards, to what its relation's name does not say "
                                         "(`reading_domain_words`): " + ", ".join(
-                                            f"'{w}' (median {m:.2f})" for w, m in spread))
+                                            f"'{w}' (median {m:.2f})" for w, m in domain))
         reading.seconds = time.perf_counter() - started
         reading.calls = [c for d, _, _ in looks for c in d.calls]
         reading.forward_passes = sum(d.forward_passes for d, _, _ in looks)

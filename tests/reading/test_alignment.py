@@ -336,3 +336,22 @@ def test_words_of_the_whole_domain_are_off_by_default_and_a_reader_option(embedd
     assert dict(alignment.domain_words(q, topics, FILM_RELATIONS, embedder=embedder, spread=alignment.SPREAD_ON))
     assert make_reader("paths:spread=3", model=object()).spread == 3.0
     assert make_reader("paths", model=object()).spread == 0.0
+
+
+def test_the_model_reader_names_the_words_of_the_whole_domain_it_lowered(backend_model):
+    """With `reading_domain_words` on (reader option ``spread``), the reading's explanation says which words it took
+    for the graph's whole domain; off (the default) it says nothing of them."""
+    from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+    from kgqa_core.reading.readers import make_reader
+
+    films = KnowledgeGraph.from_triplets([
+        ("Ten Tall Men", "written_by", "Willis Goldbeck"), ("Ten Tall Men", "release_year", "1951"),
+        ("Ten Tall Men", "directed_by", "Willis Goldbeck"), ("Ten Tall Men", "has_genre", "Adventure"),
+        ("Ten Tall Men", "starred_actors", "Burt Lancaster"), ("Ten Tall Men", "in_language", "English"),
+        ("Ten Tall Men", "has_tags", "foreign legion"), ("Vera Cruz", "starred_actors", "Burt Lancaster"),
+        ("Vera Cruz", "release_year", "1954")], name="films")
+    q, topics = "when did the movies written by Willis Goldbeck release", ["Willis Goldbeck"]
+    on = make_reader("paths:spread=3", backend_model).read(q, films, topics)
+    assert "(`reading_domain_words`): 'movies' (median 0." in on.explanation, on.explanation
+    off = make_reader("paths", backend_model).read(q, films, topics)
+    assert "reading_domain_words" not in off.explanation
