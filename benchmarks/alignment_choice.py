@@ -36,6 +36,8 @@ VARIANTS = [(f"cover {w:g}, threshold {at:g}", w, {"COVER_AT": at}) for w, at in
     ("defaults", alignment.COVER_WEIGHT, {}),
     ("no words apart", alignment.COVER_WEIGHT, {"APART_AT": WITHOUT_PIECES["APART_AT"]}),
     ("no answer words", alignment.COVER_WEIGHT, {"ANSWER_WORDS": WITHOUT_PIECES["ANSWER_WORDS"]}),
+    ("no answer nouns", alignment.COVER_WEIGHT, {"ANSWER_NOUNS": False}),
+    ("answer nouns name no hop", alignment.COVER_WEIGHT, {"ANSWER_NOUN_NAMES": False}),
     ("neither", alignment.COVER_WEIGHT, WITHOUT_PIECES),
     ("domain words (reading_domain_words)", alignment.COVER_WEIGHT, {"SPREAD_WEIGHT": alignment.SPREAD_ON}),
 ] + [(f"domain words {w:g}, floor {f:g}", alignment.COVER_WEIGHT, {"SPREAD_WEIGHT": w, "SPREAD_FLOOR": f})
@@ -51,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("datasets", nargs="+", type=Path)
     ap.add_argument("--per-type", type=int, default=10)
     ap.add_argument("--show", action="store_true", help="each question's best walk with the defaults and with neither piece")
+    ap.add_argument("--against", default="neither", help="the variant --show compares the defaults with")
     args = ap.parse_args(argv)
     embedder = load_embedder()
     if embedder is None:
@@ -88,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
                 if k not in reaches:
                     reaches[k] = bool(gold & {_norm(e) for e in walk_plan(graph, best)})
                 hits[name][key] += reaches[k]
-                if args.show and name in ("defaults", "neither"):
+                if args.show and name in ("defaults", args.against):
                     print(f"{name}: {q.question!r} -> {best.text} ({'gold' if reaches[k] else 'not gold'})")
     keys = sorted(n)
     print("| variant | " + " | ".join(f"{d} {t}" for d, t in keys) + " | all |")

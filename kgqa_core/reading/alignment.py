@@ -32,6 +32,19 @@ and `is_in_country`).  They never add more than that: "where was X born"
 still prefers `place_of_birth` to a walk one hop further.  The wh-words are
 English grammar, the same in any domain.
 
+The noun that an interrogative "which" or "what" asks with ("which company
+is X produced by", "the films of X were in which genres") says what kind of
+thing the answer is, so it is kept out of the words that name hops: as one
+of them it named a hop past the answer ("company" and `manufacturer` back
+again, to the company's other cars; "genres" and `has_genre` back again).
+Instead a walk whose last hop is walked forward (its relation's name says
+what it reaches) gains the noun's closeness to that relation above
+`COVER_AT`, and pays, as for a relation-naming word left unsaid, when that
+hop is not close to a noun that names some relation of the graph.  The
+determiner is told from a relative "which" by its place (it opens the
+question or follows a preposition), which is grammar again, not a word
+list; `ANSWER_NOUNS` off is the reading before it.
+
 Nothing here is written from a dataset's wording: the words are the
 question's (its entity names masked, English function words left out), the
 relations' words are the graph's (and the user's aliases), and the
@@ -76,6 +89,19 @@ APART_AT = 0.75
 # Question words that ask for the kind of the answer: they name no hop, but a walk's last hop may answer them
 # (English grammar, not a domain's words; "what"/"which" say nothing of the kind).
 ANSWER_WORDS = ("where", "when", "who", "whom")
+# The noun an interrogative "which"/"what" asks with ("which movies did X direct", "in which country is Y") says what
+# kind of thing the answer is, like "where" and "who": it names no hop of its own (a walk that gives it one walks
+# past the answer), and a walk's last forward hop gains or pays by its closeness to it (`_answer_noun_score`;
+# English grammar: the determiner opens the question or follows a preposition; a relative "which" follows a noun).
+# Without the model, on 94 dev questions of four domains, the best-aligned walk reached gold for 58 against 51
+# (benchmarks/alignment_choice.py, docs/benchmarks.md, "The answer's kind").  ANSWER_NOUN_NAMES off: the noun only
+# cancels the cost of an unnamed last hop, as "where" does (51 of 94: DBpedia's "which division ..." lost the
+# relation its noun names).
+ANSWER_NOUNS = True
+ANSWER_NOUN_NAMES = True
+_WH_DETERMINERS = frozenset({"which", "what"})
+_PREPOSITIONS = frozenset("of in for to with from by on at about into onto under over after before during "
+                          "through among between".split())
 # A word about as close to most of the relations the question's walks offer as to any one of them is a word of the
 # graph's whole domain ("movies" in a film graph: a median 0.38-0.44 over its relations, where a word that names one
 # relation lies at 0.15-0.35 from the rest), not the name of a relation: with `reading_domain_words` on, its closeness
@@ -119,11 +145,39 @@ def question_words(question: str, topics: Sequence[str]) -> list[str]:
 
     >>> question_words("what are the capital cities of the states which border Texas", ["texas"])
     ['capital', 'cities', 'states', 'border']
-    >>> question_words("which state has the capital Atlanta", ["atlanta, georgia"])  # the graph's qualifier aside
+    >>> question_words("the state that has the capital Atlanta", ["atlanta, georgia"])  # the graph's qualifier aside
     ['state', 'capital']
+    >>> question_words("which state has the capital Atlanta", ["atlanta, georgia"])  # "state": the answer's kind
+    ['capital']
     """
-    return [w for w in _WORD.findall(_without_topics(question, topics))
-            if w not in STOP_WORDS and w not in _FUNCTION and w != "it" and len(w) > 1 and not w.isdigit()]
+    tokens = _WORD.findall(_without_topics(question, topics))
+    kind = _answer_noun_positions(tokens) if ANSWER_NOUNS else set()
+    return [w for i, w in enumerate(tokens) if i not in kind and _content(w)]
+
+
+def _content(word: str) -> bool:
+    return word not in STOP_WORDS and word not in _FUNCTION and word != "it" and len(word) > 1 and not word.isdigit()
+
+
+def _answer_noun_positions(tokens: Sequence[str]) -> set[int]:
+    """Positions of the nouns an interrogative "which"/"what" asks with (`ANSWER_NOUNS`)."""
+    return {i for i in range(1, len(tokens))
+            if tokens[i - 1] in _WH_DETERMINERS and _content(tokens[i])
+            and (i == 1 or tokens[i - 2] in _PREPOSITIONS)}
+
+
+def answer_nouns(question: str, topics: Sequence[str]) -> list[str]:
+    """The nouns an interrogative "which"/"what" asks with: what kind of thing the answer is.
+
+    >>> answer_nouns("in which country is the club that Ann plays for", ["Ann"])
+    ['country']
+    >>> answer_nouns("what are the capital cities of the states which border Texas", ["texas"])
+    []
+    """
+    if not ANSWER_NOUNS:
+        return []
+    tokens = _WORD.findall(_without_topics(question, topics))
+    return [tokens[i] for i in sorted(_answer_noun_positions(tokens))]
 
 
 def _adjacent_pairs(question: str, topics: Sequence[str], words: Sequence[str]) -> list[int]:
@@ -195,7 +249,7 @@ def answer_words(question: str, topics: Sequence[str]) -> list[str]:
     ['where']
     """
     found = set(_WORD.findall(_without_topics(question, topics)))
-    return [w for w in ANSWER_WORDS if w in found]
+    return [w for w in ANSWER_WORDS if w in found] + [w for w in answer_nouns(question, topics) if w not in ANSWER_WORDS]
 
 
 def _answer_fill(question: str, topics: Sequence[str], relations: Sequence[str],
@@ -204,14 +258,40 @@ def _answer_fill(question: str, topics: Sequence[str], relations: Sequence[str],
 
     `baseline` (a matched hop that neither adds nor takes away: the cost of an unnamed hop cancelled) where some
     answer word is at least `COVER_AT` close to the relation, else 0 (the hop stays unnamed); with each relation's
-    closeness to the nearest answer word.  None: no answer word.
+    closeness to each answer word (relations x `answer_words`), and to each answer noun (`_answer_noun_score`).
+    None: no answer word.
     """
     asked = answer_words(question, topics)
     if embedder is None or not asked or not relations:
         return None
     rel = embedder.encode([relation_text(r, vocabulary) for r in relations])
-    close = (rel @ embedder.encode(asked).T).max(axis=1)
-    return np.where(close >= COVER_AT, baseline, 0.0), close
+    sims = rel @ embedder.encode(asked).T  # relations x answer words
+    close = sims.max(axis=1)
+    nouns = [j for j, w in enumerate(asked) if w not in ANSWER_WORDS]
+    return np.where(close >= COVER_AT, baseline, 0.0), sims, sims[:, nouns] if ANSWER_NOUN_NAMES else sims[:, :0]
+
+
+def _answer_noun_score(nouns: Any, lasts: Sequence[Any], row: dict[str, int], cover: float) -> float:
+    """What a walk's last hop earns or costs for the kind of thing the question asks for (its answer nouns).
+
+    ``nouns`` is relations x answer nouns (cosines).  A last hop walked forward (its relation's name says what it
+    reaches) gains the noun's closeness to it above `COVER_AT`, over and above the words that name it; a walk whose
+    last hops are all forward and none of them `COVER_AT` close to a noun that names some relation pays ``cover`` x
+    (that noun's closeness to its nearest relation - `COVER_AT`), as a content word left to no hop does.  A hop
+    walked backwards reaches what its name does not say, so it is neither paid nor charged.  Of several walks (one
+    per entity) the best last hop counts: they reach one answer.
+    """
+    if nouns.shape[1] == 0:
+        return 0.0
+    forward = [row[h.relation] for h in lasts if h.forward]
+    if not forward:
+        return 0.0
+    close = nouns[forward]  # the forward last hops x nouns
+    gain = float(np.maximum(close - COVER_AT, 0.0).max())
+    names = np.maximum(nouns.max(axis=0) - COVER_AT, 0.0) * cover  # what leaving each noun unanswered costs
+    if len(forward) == len(lasts):
+        gain -= float(names[(close < COVER_AT).all(axis=0)].sum())
+    return gain
 
 
 def _with_answer_column(m: Any, hops: Sequence[Any], last: Sequence[bool], fill: Any, row: dict[str, int]) -> Any:
@@ -361,6 +441,8 @@ def joint_alignment(question: str, topics: Sequence[str], combos: Sequence[Seque
         hops_i, words_i = linear_sum_assignment(-m)
         score = float(np.sum(m[hops_i, words_i] - baseline)) - (len(hops) - len(hops_i)) * baseline
         named = words_i[words_i < len(naming)]  # the answer words' column is never charged
+        if fill is not None:
+            score += _answer_noun_score(fill[2], [p.hops[-1] for p in combo], row, cover)
         scores.append(score - float(naming.sum() - naming[named].sum()))
     return scores
 
@@ -382,22 +464,33 @@ def plan_words(question: str, topics: Sequence[str], plan: RelationPlan,
     fill = _answer_fill(question, topics, relations, vocabulary, embedder, BASELINE)
     last = [k == len(plan.hops) - 1 for k in range(len(plan.hops))]
     hops_m = _with_answer_column(hops_m, plan.hops, last, fill, {r: i for i, r in enumerate(relations)})
-    asked = " / ".join(answer_words(question, topics))
+    asked = answer_words(question, topics)
     matches = [(h.relation, "", 0.0) for h in plan.hops]
-    taken = set()
+    taken: dict[int, int] = {}  # word -> the hop it names
     for i, j in zip(*linear_sum_assignment(-hops_m)):
         if j == len(words):  # the answer words' column: the last hop answers what the question asks for
-            if hops_m[i, j] > 0:
-                matches[i] = (plan.hops[i].relation, asked, float(fill[1][relations.index(plan.hops[i].relation)]))
+            if hops_m[i, j] > 0:  # shown with the answer word closest to it
+                close = fill[1][relations.index(plan.hops[i].relation)]
+                matches[i] = (plan.hops[i].relation, asked[int(np.argmax(close))], float(close.max()))
             continue
         matches[i] = (plan.hops[i].relation, words[j], float(hops_m[i, j]))
-        taken.add(int(j))
+        taken[int(j)] = int(i)
+    last, k = plan.hops[-1], len(plan.hops) - 1
+    nouns = [w for w in asked if w not in ANSWER_WORDS][: fill[2].shape[1]] if fill is not None and last.forward else []
+    noun_left = []
+    for j, word in enumerate(nouns):  # the kind of answer asked for, and the last hop (`_answer_noun_score`)
+        best, here = int(np.argmax(fill[2][:, j])), float(fill[2][relations.index(last.relation), j])
+        if here >= COVER_AT and (here > matches[k][2] or matches[k][1] == word):  # the noun names it more plainly
+            taken = {w: i for w, i in taken.items() if i != k}
+            matches[k] = (last.relation, word, here)
+        elif fill[2][best, j] >= COVER_AT > here:
+            noun_left.append((word, relations[best], float(fill[2][best, j])))
     unnamed = []
     for j, word in enumerate(words):
         best = int(np.argmax(m[:, j]))
         if j not in taken and m[best, j] >= COVER_AT:
             unnamed.append((word, relations[best], float(m[best, j])))
-    return matches, unnamed
+    return matches, unnamed + noun_left
 
 
 def hop_words(question: str, topics: Sequence[str], plan: RelationPlan,
