@@ -48,8 +48,8 @@ import time
 from typing import Any, Sequence
 
 from ..models.interface import PromptText
-from .alignment import (COVER_WEIGHT, PHRASE_GAIN, SPREAD_WEIGHT, domain_words, hop_alignment, hop_words_text,
-                        joint_alignment, masked_question, plan_words, weigh)
+from .alignment import (COVER_WEIGHT, PHRASE_GAIN, SPREAD_WEIGHT, answer_nouns, domain_words, hop_alignment,
+                        hop_words_text, joint_alignment, masked_question, plan_words, weigh)
 from .horizon import horizon_hop
 from .paths import relation_paths
 from .reading import QuestionReading, RelationPlan, uses_of
@@ -389,6 +389,12 @@ class ModelPathReader:
                 reading.explanation += ("; words of the question that name a relation but no hop of it (each cost "
                                         "the walk, `reading_cover`): " + ", ".join(
                                             f"'{w}' ~ {r} ({x:.2f})" for w, r, x in left))
+            kinds = answer_nouns(question, topics)
+            if kinds:
+                reading.explanation += ("; " + ", ".join(f"'{w}'" for w in kinds) + " (after which/what) says what "
+                                        "kind of thing the answer is, so it names no hop of its own: a walk whose "
+                                        "last hop reaches such a thing gains, one whose last hop plainly does not "
+                                        "pays")
             domain = domain_words(question, topics, among, self.lexicon.vocabulary, self.lexicon.embedder,
                                   self.phrase_gain, self.spread)
             if domain:

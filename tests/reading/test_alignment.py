@@ -433,3 +433,27 @@ def test_the_trace_names_an_answer_noun_a_walk_leaves_unanswered(embedder):
     assert [w for w, _, _ in left] == ["list"] and left[0][1] == "liste", left
     matches, left = plan_words(q, topics, _plan("predecessor", "liste", topic="Ann"), embedder=embedder, among=among)
     assert left == [] and matches[0][:2] == ("predecessor", "predecessor"), (matches, left)
+
+
+def test_the_model_reader_reads_the_answers_kind_and_says_so(backend_model):
+    """A made-up car graph: "which company is the Vela produced by" is the maker, one hop (the noun once named a
+    hop back from the maker, to its other cars), and the reading tells the expert what "company" did."""
+    from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+    from kgqa_core.reading import alignment
+    from kgqa_core.reading.readers import make_reader
+
+    graph = KnowledgeGraph.from_triplets([
+        ("Vela", "manufacturer", "Norda Motors"), ("Brisa", "manufacturer", "Norda Motors"),
+        ("Norda Motors", "founded_by", "Ida Lund"), ("Vela", "model_year", "1998"),
+        ("Ida Lund", "place_of_birth", "Oslo"),
+    ], name="cars")
+    reading = make_reader("paths", backend_model).read("which company is the Vela produced by", graph, ["Vela"])
+    assert [(h.relation, h.forward) for h in reading.plans[0].hops] == [("manufacturer", True)], reading.explanation
+    assert "'company' (after which/what) says what kind of thing the answer is" in reading.explanation
+    saved, alignment.ANSWER_NOUNS = alignment.ANSWER_NOUNS, False
+    try:
+        before = make_reader("paths", backend_model).read("which company is the Vela produced by", graph, ["Vela"])
+    finally:
+        alignment.ANSWER_NOUNS = saved
+    # without the piece the small model took "company" for a hop of its own: the maker's other cars
+    assert "kind of thing" not in before.explanation and len(before.plans[0].hops) == 2, before.explanation
