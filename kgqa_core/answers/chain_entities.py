@@ -21,6 +21,11 @@ they are the same name:
   ``-ed``, ``-ing``) or the ending of an adjective or demonym made from a name
   (``-an``, ``-ian``, ``-ese``, ``-ish``, ``-ic``, ``-i``), the stem's final
   vowel dropped or kept;
+* ``subject``: a sentence that opens with the name of an entity the chain
+  reached (not one of the question's own), followed by a word in lower case
+  ("Costas Mandylor starred in both Saw IV and Saw V." for "Costas Mandylor"):
+  the model answered with the entity and went on to say why; the longest such
+  name;
 * ``embedding``: cosine similarity of all-MiniLM-L6-v2 sentence embeddings at
   least `EMBEDDING_THRESHOLD`, among the chain's entities only, with the
   numbers of both names equal and no second entity as close (`map_to_chain`).
@@ -54,7 +59,7 @@ from typing import Any, Callable, Iterable, Sequence
 from ..graph.linking import normalize_name
 from ..trace.schema import Answer
 
-MATCHES = ("exact", "case", "number", "qualified", "inflection", "embedding")
+MATCHES = ("exact", "case", "number", "qualified", "inflection", "subject", "embedding")
 EMBEDDING_THRESHOLD = 0.85  # all-MiniLM-L6-v2 cosine; "Democratic Party"/"Republican Party" is 0.82
 EMBEDDING_MARGIN = 0.02  # a second chain entity this close to the best makes the match ambiguous
 MIN_STEM = 4  # letters a shared stem needs (3 for a plain plural: "box"/"boxes")
@@ -302,6 +307,10 @@ def map_to_chain(text: str, chain_entities: Sequence[str], similarity: Similarit
         for e in names:
             if is_inflection(written, e):
                 return ChainMatch(e, "inflection", 0.9)
+    if "subject" in levels:
+        opened = opening_entity(written, [e for e in names if e not in set(topics)])
+        if opened is not None:
+            return ChainMatch(opened, "subject", 0.8)
     if "embedding" in levels and similarity is not None:
         topic_set = set(topics)
         for group in ([e for e in names if e not in topic_set], [e for e in names if e in topic_set]):
@@ -317,6 +326,29 @@ def map_to_chain(text: str, chain_entities: Sequence[str], similarity: Similarit
                 return None  # two chain entities as close: no guess
             return ChainMatch(group[i], "embedding", round(best, 4))
     return None
+
+
+def opening_entity(text: str, names: Sequence[str]) -> str | None:
+    """The longest of `names` that `text` opens with, as the subject of a sentence that goes on in lower case.
+
+    >>> opening_entity("Costas Mandylor starred in both Saw IV and Saw V.", ["Saw IV", "Costas Mandylor"])
+    'Costas Mandylor'
+    >>> opening_entity("Costas Mandylor Tobin Bell", ["Costas Mandylor"]) is None  # two names, not a sentence
+    True
+    >>> opening_entity("Richmond, Virginia", ["Richmond"]) is None
+    True
+    """
+    low = text.casefold()
+    best = None
+    for e in names:
+        key = e.strip().casefold()
+        rest = text[len(key):]
+        if not key or not low.startswith(key) or not rest.startswith(" "):
+            continue
+        words = rest.split()
+        if len(words) >= 2 and words[0][:1].islower() and (best is None or len(e) > len(best)):
+            best = e
+    return best
 
 
 def embedding_similarity() -> Similarity | None:

@@ -341,7 +341,11 @@ def _chain_end_first(answers: Sequence[Answer], chain: Sequence[Any], paths: Seq
     The model's answer line may name what no step of its chain reached
     ("... Widows' Peak is in Japanese. Therefore, the answer is Japanese"
     after ``< Widows' Peak -> in_language -> Irish >``); the chain is the
-    grounded part, so its answers lead.  The entities the chain wrote come
+    grounded part, so its answers lead.  Not when the model's first answer is
+    an entity the chain itself wrote, at another hop: that answer is
+    grounded too, and the reading's hop count may be what is wrong ("which
+    film did Luke Wilson write the story for" read as two hops, 54% sure: the
+    film, not its director).  The entities the chain wrote come
     first, then the others the graph holds there.  Only a path whose first
     `hops` hops walk the relations the question names, each as often as
     named, is read so: a chain that wandered off (the films' writers where
@@ -349,12 +353,17 @@ def _chain_end_first(answers: Sequence[Answer], chain: Sequence[Any], paths: Seq
     """
     if not question_uses:
         return None
+    written = {n: None for t in chain for n in (t.head, t.tail)}
+    own = next((a.entity for a in answers if a.entity and a.entity not in topic_set), None)
+    if own is not None and own in written:
+        # the model answered with an entity its own chain wrote, at another hop than the reading's: the grounded
+        # answer it chose stands (on the dev runs the path's end led 24 times over such answers, right once)
+        return None
     for source, path, levels, skipped in paths:
         if len(path) < hops or not levels[hops - 1] or Counter(r for r, _ in path[:hops]) != Counter(question_uses):
             continue
         if question_order and [r for r, _ in path[:hops]] != list(question_order):
             continue
-        written = {n: None for t in chain for n in (t.head, t.tail)}
         there = {e: None for e in levels[hops - 1] if e not in topic_set}  # `reach` never returns `source`
         reached = [e for e in written if e in there] + [e for e in there if e not in written]
         if not reached:

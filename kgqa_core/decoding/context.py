@@ -209,7 +209,7 @@ def resolve_answers(
             return strong.entity, strong.score, strong.match
         if resolve_entity(piece, graph, threshold=1.0)[0] is None:  # a graph entity's name (up to case) stays it
             loose = map_to_chain(piece, chain, similarity if embed else None, topics=topics,
-                                 levels=("qualified", "inflection", "embedding"))
+                                 levels=("qualified", "inflection", "subject", "embedding"))
             if loose is not None:
                 return loose.entity, loose.score, loose.match
         entity, score = resolve_entity(piece, graph, threshold=0.85 if fuzzy else 1.0)
@@ -252,10 +252,10 @@ def resolve_answers(
                 continue
             seen.update((piece, key))
             written = piece.strip()
-            mapped = match in ("case", "number", "qualified", "inflection", "embedding") and written != entity
+            mapped = match in ("case", "number", "qualified", "inflection", "subject", "embedding") and written != entity
             if mapped and notes is not None:
                 how = {"case": "up to case", "number": "as a number", "qualified": "without its qualifier",
-                       "inflection": "up to word endings",
+                       "inflection": "up to word endings", "subject": "that the model's sentence opens with",
                        "embedding": f"by embedding similarity {score}"}[match]
                 notes.append(f"the model wrote '{written}'; the chain reached '{entity}' (the same name {how}): "
                              "answered with the graph's entity")

@@ -203,7 +203,8 @@ class DogParams(PromptParams):
     chain_answers_first: bool = param(
         True, "With complete_answers: the answers the chain's path reaches at the question's hops lead; the "
         "model's answers it does not reach are ranked after, and when it reaches none of them the path's end "
-        "comes first (not in the paper; noted).", advanced=True)
+        "comes first, unless the model's first answer is an entity the chain itself wrote (not in the paper; "
+        "noted).", advanced=True)
     conclude_at_depth: bool = param(
         True, "When the question's reading is sure (reading_sure_at) and names one entity, a chain whose path "
         "from it has walked the reading's whole plan writes its answer line there, instead of listing more "

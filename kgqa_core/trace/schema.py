@@ -158,7 +158,7 @@ class Answer:
     # the model wrote another name for the chain's entity `entity` ("German" for "germans"): its text
     mapped_from: str | None = None
     # how the written answer met an entity the chain reached (kgqa_core.answers.chain_entities.MATCHES):
-    # "exact", "case", "number", "qualified", "inflection", "embedding"; "" when it is not a chain entity (linked graph-wide, or not at all)
+    # "exact", "case", "number", "qualified", "inflection", "subject", "embedding"; "" when it is not a chain entity (linked graph-wide, or not at all)
     match: str = ""
 
 

@@ -155,3 +155,23 @@ def test_a_name_without_its_qualifier_and_a_number_with_separators_are_the_chain
     # the whole qualified name is still one answer, not cut at its comma
     got = resolve_answers(["richmond, virginia"], g, ["virginia"], [], chain_entities=chain)
     assert [a.entity for a in got] == ["richmond, virginia"]
+
+
+def test_a_sentence_that_opens_with_an_entity_the_chain_reached_is_that_entity():
+    """"Costas Mandylor starred in both Saw IV and Saw V." (a 1.5B's answer line on MetaQA's KB): the model
+    answered with the actor and went on to say why; before, the whole sentence stood as a non-entity answer."""
+    g = KnowledgeGraph.from_triplets([("Saw IV", "written_by", "Thomas Fenton"), ("Saw IV", "starred_actors",
+                                      "Costas Mandylor"), ("Saw V", "starred_actors", "Costas Mandylor"),
+                                      ("Saw IV", "starred_actors", "Tobin Bell")])
+    chain = ["Thomas Fenton", "Saw IV", "Costas Mandylor", "Saw V"]
+    notes: list[str] = []
+    got = resolve_answers(["Costas Mandylor starred in both Saw IV and Saw V."], g, ["Thomas Fenton"], notes,
+                          chain_entities=chain)
+    assert got[0].text == "Costas Mandylor" and got[0].in_graph and got[0].match == "subject", got
+    assert got[0].mapped_from == "Costas Mandylor starred in both Saw IV and Saw V."
+    assert any("that the model's sentence opens with" in n for n in notes), notes
+    # the question's own entity opening the sentence is not an answer taken from it
+    got = resolve_answers(["Thomas Fenton wrote both of them."], g, ["Thomas Fenton"], [], chain_entities=chain)
+    assert not got[0].in_graph, got
+    # a name then more names is a list, not a sentence
+    assert map_to_chain("Costas Mandylor Tobin Bell", chain, levels=("subject",)) is None

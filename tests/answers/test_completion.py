@@ -394,3 +394,23 @@ def test_a_list_led_by_an_entity_the_chain_reached_is_split_and_the_models_own_n
     # without the chain's word for it, one named piece is no evidence of a list: the text stays whole
     whole = resolve_answers(["Colorado River, Neva River, Arizona River"], g, ["colorado"], [])
     assert len(whole) == 1
+
+
+def test_an_answer_the_chain_wrote_at_another_hop_than_the_readings_keeps_its_place():
+    """"which film did Luke Wilson write the story for", read as two hops (the films' directors, 54% sure): the
+    chain wrote the film and then its director, and the model answered with the film.  Its answer is grounded
+    (an entity of its own chain), so the reading's hop does not put the director before it; an answer the chain
+    never wrote ("Japanese" above) still goes behind the chain's end."""
+    g = KnowledgeGraph.from_triplets([
+        ("The Wendell Baker Story", "written_by", "Luke Wilson"),
+        ("The Wendell Baker Story", "directed_by", "Andrew Wilson"),
+        ("Bottle Rocket", "written_by", "Owen Wilson"),
+    ])
+    chain = [g.find("The Wendell Baker Story", "written_by", "Luke Wilson"),
+             g.find("The Wendell Baker Story", "directed_by", "Andrew Wilson")]
+    notes: list[str] = []
+    got = resolve_answers(["The Wendell Baker Story"], g, ["Luke Wilson"], notes, complete_from=chain, hops=2,
+                          rank_by_chain=True, question_uses={"written_by": 1, "directed_by": 1},
+                          question_order=["written_by", "directed_by"])
+    assert got[0].text == "The Wendell Baker Story", got
+    assert not any("no answer the model wrote is where the chain's path ends" in n for n in notes), notes
