@@ -38,6 +38,10 @@ VARIANTS = [(f"cover {w:g}, threshold {at:g}", w, {"COVER_AT": at}) for w, at in
     ("no answer words", alignment.COVER_WEIGHT, {"ANSWER_WORDS": WITHOUT_PIECES["ANSWER_WORDS"]}),
     ("no answer nouns", alignment.COVER_WEIGHT, {"ANSWER_NOUNS": False}),
     ("answer nouns name no hop", alignment.COVER_WEIGHT, {"ANSWER_NOUN_NAMES": False}),
+    ("answer nouns, every relation they are close to (not only where they stand out)", alignment.COVER_WEIGHT,
+     {"NOUN_STANDS_OUT": 0.0}),
+] + [(f"answer nouns standing out by {d:g}", alignment.COVER_WEIGHT, {"NOUN_STANDS_OUT": d})
+     for d in (0.1, 0.15, 0.25)] + [
     ("neither", alignment.COVER_WEIGHT, WITHOUT_PIECES),
     ("domain words (reading_domain_words)", alignment.COVER_WEIGHT, {"SPREAD_WEIGHT": alignment.SPREAD_ON}),
 ] + [(f"domain words {w:g}, floor {f:g}", alignment.COVER_WEIGHT, {"SPREAD_WEIGHT": w, "SPREAD_FLOOR": f})

@@ -65,6 +65,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shard", default=None)
     ap.add_argument("--workers", type=int, default=1, help="worker processes per evaluation (eval --workers)")
     ap.add_argument("--runs", default=",".join(RUNS), help="which of the runs: " + ", ".join(RUNS))
+    ap.add_argument("--methods", default="",
+                    help="only these of each run's methods (e.g. dog: a change to DoG alone, the others' rows kept "
+                         "from an earlier --out)")
     ap.add_argument("--types", default=",".join(TYPES),
                     help="question types to run (default up to 3 hops; e.g. 4hop for Wikidata's and geography's longer ones)")
     ap.add_argument("--report", action="store_true",
@@ -81,6 +84,10 @@ def main(argv: list[str] | None = None) -> int:
         for run, (methods, params) in RUNS.items():
             if run not in args.runs.split(","):
                 continue
+            if args.methods:
+                methods = [m for m in methods if m in args.methods.split(",")]
+                if not methods:
+                    continue
             summary = run_eval(DOMAINS[domain], methods, args.model, args.out / domain / run, params=params or None,
                                progress=False, per_type=args.per_type, types=types,
                                shard=None if args.report else _shard(args.shard),
