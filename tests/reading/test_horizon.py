@@ -64,8 +64,9 @@ def _gold_plan(q) -> RelationPlan:
 
 
 def test_dev_walks_of_three_hops_get_the_fourth_only_where_the_question_asks_it(embedder):
-    """Wikidata's 4-hop questions (MQuAKE): their first three gold hops get the fourth (34 of 40 at 0.6; none a
-    wrong one); DBpedia's and geography's 3-hop gold walks get nothing (0 of 43)."""
+    """Wikidata's 4-hop questions (MQuAKE): their first three gold hops get the fourth (37 of 40 at 0.6, 34 before
+    "which continent" was read as the answer's kind; none a wrong one); DBpedia's and geography's 3-hop gold walks
+    get nothing (0 of 43)."""
     four = [q for q in load_dataset(ROOT / "datasets/multidomain/wikidata_dev.jsonl").questions if q.type == "4hop"]
     right = wrong = 0
     for q in four:
@@ -75,7 +76,7 @@ def test_dev_walks_of_three_hops_get_the_fourth_only_where_the_question_asks_it(
         if past is not None:
             right += past.plan.hops[-1] == gold.hops[-1]
             wrong += past.plan.hops[-1] != gold.hops[-1]
-    assert wrong == 0 and right >= 30
+    assert wrong == 0 and right >= 35
     for name in ("dbpedia_dev", "geography_dev"):
         for q in load_dataset(ROOT / f"datasets/multidomain/{name}.jsonl").questions:
             if q.type == "3hop":
