@@ -462,8 +462,7 @@ def test_the_model_reader_reads_the_answers_kind_and_says_so(backend_model):
 
 def test_an_answer_noun_of_the_whole_domain_confirms_no_last_hop(embedder):
     """"what films did Eartha Kitt star in": "films" is 0.54 close to `starred_actors` and about as close to
-    every relation of a film graph, so it does not confirm the walk on to her films' co-stars; "genres" stands out
-    for `has_genre` and still confirms it."""
+    every relation of a film graph, so it does not confirm the walk on to her films' co-stars."""
     from kgqa_core.reading import alignment
 
     q, topics = "what films did Eartha Kitt star in", ["Eartha Kitt"]
@@ -479,9 +478,4 @@ def test_an_answer_noun_of_the_whole_domain_confirms_no_last_hop(embedder):
     finally:
         alignment.NOUN_STANDS_OUT = saved
     assert two_every - one_every > two - one + 0.05, (one, two, one_every, two_every)
-    q, topics = "the films written by Floyd Dell were in which genres", ["Floyd Dell"]
-    asked = RelationPlan(topics[0], (_rev("written_by"), PlanHop("has_genre")))
-    further = RelationPlan(topics[0], (_rev("written_by"), PlanHop("has_genre"), _rev("has_genre")))
-    a, b = alignment.joint_alignment(q, topics, [[asked], [further]], embedder=embedder, among=FILM_RELATIONS,
-                                     cover=1.0)
-    assert a > b + 0.3, (a, b)
+    # "genres" stands out for `has_genre`: `test_an_answer_noun_confirms_a_last_hop_and_lends_no_hop_of_its_own`
