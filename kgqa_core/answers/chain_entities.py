@@ -338,12 +338,11 @@ def opening_entity(text: str, names: Sequence[str]) -> str | None:
     >>> opening_entity("Richmond, Virginia", ["Richmond"]) is None
     True
     """
-    low = text.casefold()
     best = None
     for e in names:
-        key = e.strip().casefold()
-        rest = text[len(key):]
-        if not key or not low.startswith(key) or not rest.startswith(" "):
+        name = e.strip()
+        rest = text[len(name):]
+        if not name or text[:len(name)].casefold() != name.casefold() or not rest.startswith(" "):
             continue
         words = rest.split()
         if len(words) >= 2 and words[0][:1].islower() and (best is None or len(e) > len(best)):

@@ -252,7 +252,8 @@ def resolve_answers(
                 continue
             seen.update((piece, key))
             written = piece.strip()
-            mapped = match in ("case", "number", "qualified", "inflection", "subject", "embedding") and written != entity
+            mapped = written != entity and match in ("case", "number", "qualified", "inflection", "subject",
+                                                     "embedding")
             if mapped and notes is not None:
                 how = {"case": "up to case", "number": "as a number", "qualified": "without its qualifier",
                        "inflection": "up to word endings", "subject": "that the model's sentence opens with",

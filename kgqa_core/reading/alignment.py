@@ -93,10 +93,10 @@ ANSWER_WORDS = ("where", "when", "who", "whom")
 # kind of thing the answer is, like "where" and "who": it names no hop of its own (a walk that gives it one walks
 # past the answer), and a walk's last forward hop gains or pays by its closeness to it (`_answer_noun_score`;
 # English grammar: the determiner opens the question or follows a preposition; a relative "which" follows a noun).
-# Without the model, on 94 dev questions of four domains, the best-aligned walk reached gold for 58 against 51
-# (benchmarks/alignment_choice.py, docs/benchmarks.md, "The answer's kind").  ANSWER_NOUN_NAMES off: the noun only
-# cancels the cost of an unnamed last hop, as "where" does (51 of 94: DBpedia's "which division ..." lost the
-# relation its noun names).
+# Without the model, on 94 dev questions of four domains, the best-aligned walk reached gold for 60 against 51 (58
+# before `NOUN_STANDS_OUT`; benchmarks/alignment_choice.py, docs/benchmarks.md, "The answer's kind").
+# ANSWER_NOUN_NAMES off: the noun only cancels the cost of an unnamed last hop, as "where" does (51 of 94:
+# DBpedia's "which division ..." lost the relation its noun names).
 ANSWER_NOUNS = True
 ANSWER_NOUN_NAMES = True
 _WH_DETERMINERS = frozenset({"which", "what"})
@@ -255,7 +255,8 @@ def answer_words(question: str, topics: Sequence[str]) -> list[str]:
     ['where']
     """
     found = set(_WORD.findall(_without_topics(question, topics)))
-    return [w for w in ANSWER_WORDS if w in found] + [w for w in answer_nouns(question, topics) if w not in ANSWER_WORDS]
+    nouns = [w for w in answer_nouns(question, topics) if w not in ANSWER_WORDS]
+    return [w for w in ANSWER_WORDS if w in found] + nouns
 
 
 def _answer_fill(question: str, topics: Sequence[str], relations: Sequence[str],
@@ -293,7 +294,8 @@ def _answer_noun_score(nouns: Any, lasts: Sequence[Any], row: dict[str, int], co
     last hops are all forward and none of them `COVER_AT` close to a noun that names some relation pays ``cover`` x
     (that noun's closeness to its nearest relation - `COVER_AT`), as a content word left to no hop does.  A hop
     walked backwards reaches what its name does not say, so it is neither paid nor charged.  Of several walks (one
-    per entity) the best last hop counts: they reach one answer.
+    per entity) the best last hop counts: they reach one answer.  A noun about as close to every relation (a word of
+    the graph's whole domain, "films" in a film graph) names none of them (`NOUN_STANDS_OUT`).
     """
     if nouns.shape[1] == 0:
         return 0.0
