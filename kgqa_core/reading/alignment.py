@@ -265,8 +265,8 @@ def _answer_fill(question: str, topics: Sequence[str], relations: Sequence[str],
 
     `baseline` (a matched hop that neither adds nor takes away: the cost of an unnamed hop cancelled) where some
     answer word is at least `COVER_AT` close to the relation, else 0 (the hop stays unnamed); with each relation's
-    closeness to each answer word (relations x `answer_words`), and to each answer noun (`_answer_noun_score`).
-    None: no answer word.
+    closeness to each answer word (relations x `answer_words`), and to each answer noun where it stands out
+    (`_standing_out`, for `_answer_noun_score`).  None: no answer word.
     """
     asked = answer_words(question, topics)
     if embedder is None or not asked or not relations:
@@ -275,23 +275,29 @@ def _answer_fill(question: str, topics: Sequence[str], relations: Sequence[str],
     sims = rel @ embedder.encode(asked).T  # relations x answer words
     close = sims.max(axis=1)
     nouns = [j for j, w in enumerate(asked) if w not in ANSWER_WORDS]
-    return np.where(close >= COVER_AT, baseline, 0.0), sims, sims[:, nouns] if ANSWER_NOUN_NAMES else sims[:, :0]
+    named = _standing_out(sims[:, nouns]) if ANSWER_NOUN_NAMES else sims[:, :0]
+    return np.where(close >= COVER_AT, baseline, 0.0), sims, named
+
+
+def _stands_out(sim: Any, by: float) -> Any:
+    """Relations x words: where a word is a near paraphrase of the relation (`SPREAD_KEEP`) or `by` closer to it
+    than to the median relation (the test `spread_discount` and `_standing_out` share)."""
+    return (sim >= SPREAD_KEEP) | (sim - np.median(sim, axis=0) >= by)
 
 
 def _standing_out(nouns: Any) -> Any:
     """Relations x answer nouns, with 0 where a noun does not stand out for the relation (`NOUN_STANDS_OUT`)."""
     if NOUN_STANDS_OUT <= 0 or nouns.shape[0] < SPREAD_AMONG or nouns.shape[1] == 0:
         return nouns
-    median = np.median(nouns, axis=0)
-    return np.where((nouns - median >= NOUN_STANDS_OUT) | (nouns >= SPREAD_KEEP), nouns, 0.0)
+    return np.where(_stands_out(nouns, NOUN_STANDS_OUT), nouns, 0.0)
 
 
 def _answer_noun_score(nouns: Any, lasts: Sequence[Any], row: dict[str, int], cover: float) -> float:
     """What a walk's last hop earns or costs for the kind of thing the question asks for (its answer nouns).
 
-    ``nouns`` is relations x answer nouns (cosines).  A last hop walked forward (its relation's name says what it
-    reaches) gains the noun's closeness to it above `COVER_AT`, over and above the words that name it; a walk whose
-    last hops are all forward and none of them `COVER_AT` close to a noun that names some relation pays ``cover`` x
+    ``nouns`` is relations x answer nouns (cosines; 0 where the noun does not stand out, `_standing_out`).  A last
+    hop walked forward (its relation's name says what it reaches) gains the noun's closeness to it above `COVER_AT`,
+    over and above the words that name it; a walk whose last hops are all forward and none of them `COVER_AT` close to a noun that names some relation pays ``cover`` x
     (that noun's closeness to its nearest relation - `COVER_AT`), as a content word left to no hop does.  A hop
     walked backwards reaches what its name does not say, so it is neither paid nor charged.  Of several walks (one
     per entity) the best last hop counts: they reach one answer.  A noun about as close to every relation (a word of
@@ -299,7 +305,6 @@ def _answer_noun_score(nouns: Any, lasts: Sequence[Any], row: dict[str, int], co
     """
     if nouns.shape[1] == 0:
         return 0.0
-    nouns = _standing_out(nouns)
     forward = [row[h.relation] for h in lasts if h.forward]
     if not forward:
         return 0.0
@@ -361,9 +366,8 @@ def spread_discount(sim: Any, weight: float | None = None) -> Any:
     weight = SPREAD_WEIGHT if weight is None else weight
     if weight <= 0 or sim.shape[0] < SPREAD_AMONG:
         return sim
-    median = np.median(sim, axis=0)
-    lowered = sim - weight * np.maximum(median - SPREAD_FLOOR, 0.0)
-    return np.where((sim >= SPREAD_KEEP) | (sim - median >= SPREAD_STANDS_OUT), sim, lowered)
+    lowered = sim - weight * np.maximum(np.median(sim, axis=0) - SPREAD_FLOOR, 0.0)
+    return np.where(_stands_out(sim, SPREAD_STANDS_OUT), sim, lowered)
 
 
 def domain_words(question: str, topics: Sequence[str], relations: Sequence[str],
@@ -494,7 +498,7 @@ def plan_words(question: str, topics: Sequence[str], plan: RelationPlan,
         taken[int(j)] = int(i)
     last, k = plan.hops[-1], len(plan.hops) - 1
     nouns = [w for w in asked if w not in ANSWER_WORDS][: fill[2].shape[1]] if fill is not None and last.forward else []
-    named_by = _standing_out(fill[2]) if nouns else None
+    named_by = fill[2] if nouns else None  # where the nouns stand out (`_answer_fill`)
     noun_left = []
     for j, word in enumerate(nouns):  # the kind of answer asked for, and the last hop (`_answer_noun_score`)
         best, here = int(np.argmax(named_by[:, j])), float(named_by[relations.index(last.relation), j])
