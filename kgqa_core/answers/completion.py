@@ -77,6 +77,7 @@ class Completion:
     walked: int = 0  # hops the chain walked along its path (more than `path` when completed at the question's hop)
     ranked_after: list[str] = field(default_factory=list)  # the model's answers its path does not reach, moved behind
     from_chain: bool = False  # no answer of the model's is at the path's end: the entities there lead
+    instead_of_topic: bool = False  # the model answered with the question's own entity: the path's end leads
 
     @property
     def note(self) -> str:
@@ -91,7 +92,11 @@ class Completion:
             side = (f"every tail of ({self.anchor}, {self.relation}, ?)" if self.direction == "tails"
                     else f"every head of (?, {self.relation}, {self.anchor})")
             where = "the chain's last triplet names"
-        if self.from_chain:
+        if self.instead_of_topic:
+            text = (f"answers from the chain: the model answered with the question's own entity "
+                    f"({', '.join(self.ranked_after)}), which a question about it does not ask for; {side} comes "
+                    f"first ({len(self.added)} answer(s)), the model's own after")
+        elif self.from_chain:
             text = (f"answers from the chain: no answer the model wrote is where the chain's path ends "
                     f"({len(self.path)} hop(s), the question's); {side} comes first ({len(self.added)} answer(s)), "
                     f"the model's own after")
@@ -251,7 +256,7 @@ def complete_along_path(
 def _along_path(answers: Sequence[Answer], chain: Sequence[Any], graph: Any, topics: Sequence[str],
                 max_added: int, hops: int | None, rank_by_chain: bool = False,
                 question_uses: Mapping[str, int] | None = None,
-                question_order: Sequence[str] = ()) -> tuple[Completion | None, bool]:
+                question_order: Sequence[str] = (), not_the_topic: bool = False) -> tuple[Completion | None, bool]:
     """`complete_along_path`, and whether some path's end (or the question's hop) holds the answer it completes.
 
     With `rank_by_chain`, the model's answers a path's end holds lead and
@@ -265,7 +270,10 @@ def _along_path(answers: Sequence[Answer], chain: Sequence[Any], graph: Any, top
     and in the order of `question_order` when that is given
     (`HopEstimate.order`: "which person directed the movies written by X" is
     his films, then their directors; a chain that took the films he directed
-    first says nothing about the answer).
+    first says nothing about the answer).  With `not_the_topic`, an answer
+    line that names only the question's own entity, after a chain that came
+    back to it, gives way to what the chain's path reaches beside it
+    (`_instead_of_topic`), whether or not the question's reading was sure.
     """
     topic_set = set(topics)
     named = [a.entity for a in answers if a.entity and a.entity not in topic_set]
@@ -278,12 +286,14 @@ def _along_path(answers: Sequence[Answer], chain: Sequence[Any], graph: Any, top
     found = _held_answer(answers, named if rank_by_chain else named[:1], paths, hops, strict, topic_set, max_added)
     if found is not None:
         return found
-    if not strict:
-        return None, False
     lead = _chain_end_first(answers, chain, paths, hops, topic_set, max_added, question_uses or {},
-                            question_order)
+                            question_order) if strict else None
+    if lead is None and not_the_topic:
+        lead = _instead_of_topic(answers, walk_chain(chain, topics), paths, hops, topic_set, max_added)
     if lead is not None:
         return lead, False
+    if not strict:
+        return None, False
     # no path reaches the question's hop: the model's first answer at a shorter path's end, as without the switch
     return _held_answer(answers, named[:1], paths, hops, False, topic_set, max_added) or (None, False)
 
@@ -378,6 +388,37 @@ def _chain_end_first(answers: Sequence[Answer], chain: Sequence[Any], paths: Seq
     return None
 
 
+def _instead_of_topic(answers: Sequence[Answer], steps: Sequence[Any], paths: Sequence[tuple], hops: int | None,
+                      topic_set: set[str], max_added: int) -> Completion | None:
+    """The entities the chain's latest path ends at, before the model's answer when that names only the question's
+    own entity.
+
+    A question asks about its entity, not for it ("Sara Nord's daughter's father is who"); a chain that walked
+    back to it (``< Sara Nord -> children -> Alma Lind > < Alma Lind -> parents -> Sara Nord >``) and an
+    answer line that names it say the model took the way home, while the path it walked (children, then
+    parents) reaches the answer beside it (Jonas Ek).  Only when the chain's last hop came back to the
+    question's entity, no answer of the model's is another entity of the graph, and only the latest path that
+    reaches something else; at the question's hop when the path walked further.  A chain that went elsewhere
+    and an answer line that names the question's entity anyway say nothing about where the answer is.
+    """
+    if not any(a.entity in topic_set for a in answers if a.entity) or any(
+            a.entity and a.entity not in topic_set for a in answers):
+        return None
+    if len(steps) < 2 or steps[-1].kind != "hop" or steps[-1].target not in topic_set:
+        return None
+    for source, path, levels, skipped in paths:
+        at = min(hops, len(levels)) if hops else len(levels)
+        there = [e for e in levels[at - 1] if e not in topic_set] if at else []
+        if not there:
+            continue
+        kept = there[:max_added]
+        lead = [Answer(text=e, entity=e, in_graph=True, score=None, completed_from_graph=True) for e in kept]
+        return Completion(lead + list(answers), source, path[at - 1][0], "path", added=kept, held=len(there),
+                          cut=len(there) - len(kept), path=list(path[:at]), frontier_cut=skipped, walked=len(path),
+                          ranked_after=[a.text for a in answers], from_chain=True, instead_of_topic=True)
+    return None
+
+
 def _holds(level: Sequence[str], name: str) -> bool:
     folded = name.casefold()
     return any(e.casefold() == folded for e in level)
@@ -393,6 +434,7 @@ def complete_from_chain(
     rank_by_chain: bool = False,
     question_uses: Mapping[str, int] | None = None,
     question_order: Sequence[str] = (),
+    not_the_topic: bool = False,
 ) -> Completion | None:
     """Completion along the chain's path from a topic entity, else from its last triplet (module docstring).
 
@@ -401,7 +443,9 @@ def complete_from_chain(
     ranked after, and when it reaches none of them the path's own end comes
     first when it walks the question's relations (`question_uses`, in
     the order of `question_order` when given; `_along_path`).  This changes the first answer, so it is its own switch
-    (DoG's ``chain_answers_first``).
+    (DoG's ``chain_answers_first``), and so is `not_the_topic` (the same
+    switch in DoG: an answer that is the question's own entity, after a chain
+    that came back to it, gives way to the path's end).
 
     A path whose end holds the model's answer and nothing more is the
     answer complete: the last triplet, a fact the chain wrote after (a
@@ -410,7 +454,7 @@ def complete_from_chain(
     if not chain:
         return None
     along, held = _along_path(answers, chain, graph, topics, max_added, hops, rank_by_chain, question_uses,
-                              question_order)
+                              question_order, not_the_topic)
     if along is not None or held:
         return along
     return complete_from_last_triplet(answers, chain[-1], graph, topics, max_added)

@@ -154,6 +154,7 @@ def resolve_answers(
     *, complete_from: Sequence[Any] | None = None, hops: int | None = None, rank_by_chain: bool = False,
     question_uses: Mapping[str, int] | None = None, question_order: Sequence[str] = (),
     chain_entities: Sequence[str] | None = None, question: str = "", meet_topics: bool = False,
+    not_the_topic: bool = False,
 ) -> list[Answer]:
     """Each parsed answer, linked to an entity the chain reached or else to a graph entity.
 
@@ -179,7 +180,9 @@ def resolve_answers(
     `rank_by_chain` the answers the chain reaches at the question's `hops`
     lead (`complete_from_chain`; `question_uses`: the relations the
     question names and how often; `question_order`: the relation of each
-    hop when the wording says).
+    hop when the wording says); with `not_the_topic` an answer that is only
+    the question's own entity, after a chain that came back to it, gives
+    way to what the chain's path reaches beside it.
 
     An answer that names no entity but lists several under one marker
     ("* A, B, and C") becomes those answers, in order (`split_listed_answer`).
@@ -270,7 +273,8 @@ def resolve_answers(
         from ..answers.completion import complete_from_chain
 
         completion = complete_from_chain(out, complete_from, graph, topics, hops=hops, rank_by_chain=rank_by_chain,
-                                         question_uses=question_uses, question_order=question_order)
+                                         question_uses=question_uses, question_order=question_order,
+                                         not_the_topic=not_the_topic)
         if completion is not None:
             out = completion.answers
             if notes is not None:

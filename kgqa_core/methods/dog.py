@@ -203,8 +203,9 @@ class DogParams(PromptParams):
     chain_answers_first: bool = param(
         True, "With complete_answers: the answers the chain's path reaches at the question's hops lead; the "
         "model's answers it does not reach are ranked after, and when it reaches none of them the path's end "
-        "comes first, unless the model's first answer is an entity the chain itself wrote (not in the paper; "
-        "noted).", advanced=True)
+        "comes first, unless the model's first answer is an entity the chain itself wrote; and an answer that "
+        "is only the question's own entity, after a chain that came back to it, gives way to what the chain's "
+        "path reaches beside it (not in the paper; noted).", advanced=True)
     conclude_at_depth: bool = param(
         True, "When the question's reading is sure (reading_sure_at) and names one entity, a chain whose path "
         "from it has walked the reading's whole plan writes its answer line there, instead of listing more "
@@ -322,6 +323,7 @@ class DogGuidance:
     rank_by_chain: bool = False
     past_horizon: bool = False  # the reading is open-ended: its hops do not decide which answers lead
     conclude: ConcludeAtDepth | None = None  # answer where the chain's path completes a sure plan
+    not_the_topic: bool = False  # an answer that is the question's own entity gives way to the path's end
 
     @classmethod
     def from_reading(cls, reading: QuestionReading, params: "DogParams") -> "DogGuidance":
@@ -332,7 +334,7 @@ class DogGuidance:
                 filters.append(PlannedRelations(relations, name="unsure_relations", whose=(
                     f"the relations of the question reading's {taken} most likely plan(s), {held:.0%} of its "
                     "probability")))
-            return cls(filters)
+            return cls(filters, not_the_topic=params.chain_answers_first)
         hops = reading.hops
         order = list(reading.order) if params.hop_order and reading.uses else []
         past = reading.open_ended and params.past_horizon  # the question may ask more hops than the reader plans
@@ -350,7 +352,8 @@ class DogGuidance:
                     else None)
         # an open-ended reading's hops are a lower bound: the answers are where the chain's path ends, not at its hop
         return cls(filters, walk_out, None if past else hops, dict(reading.uses),
-                   list(reading.order) if params.hop_order else [], params.chain_answers_first, past, conclude)
+                   list(reading.order) if params.hop_order else [], params.chain_answers_first, past, conclude,
+                   params.chain_answers_first)
 
 
 class _DogRun:
@@ -590,7 +593,8 @@ class _DogRun:
                                             question_order=g.order,
                                             chain_entities=[e for t in graph.triplets_by_ids(best.chain)
                                                             for e in (t.head, t.tail)],
-                                            question=self.request.question, meet_topics=self.params.meet_topics)
+                                            question=self.request.question, meet_topics=self.params.meet_topics,
+                                            not_the_topic=g.not_the_topic)
             trace.raw_output = self.ctx.prompt.assistant_prefix + best.text
             trace.extra["best_beam"] = best.beam_id
             trace.extra["stop"] = best.stop

@@ -414,3 +414,41 @@ def test_an_answer_the_chain_wrote_at_another_hop_than_the_readings_keeps_its_pl
                           question_order=["written_by", "directed_by"])
     assert got[0].text == "The Wendell Baker Story", got
     assert not any("no answer the model wrote is where the chain's path ends" in n for n in notes), notes
+
+
+def test_an_answer_that_is_the_questions_own_entity_gives_way_to_the_chains_path_end():
+    """"Sara Nord's daughter's father is who": the chain walked back to Sara Nord and the model answered with her.
+    A question about her does not ask for her: the path the chain walked (children, then parents) reaches
+    Jonas Ek beside her, and he leads (noted), whether the reading was sure (its hops) or not; without the
+    switch, with an answer that is another entity of the graph, or after a chain that went elsewhere, nothing
+    moves."""
+    g = KnowledgeGraph.from_triplets([
+        ("Sara Nord", "children", "Alma Lind"), ("Jonas Ek", "children", "Alma Lind"),
+        ("Alma Lind", "parents", "Sara Nord"), ("Alma Lind", "parents", "Jonas Ek"),
+        ("Sara Nord", "spouse", "Jonas Ek"), ("Jonas Ek", "profession", "lawyer"),
+    ])
+    chain = [g.find("Sara Nord", "children", "Alma Lind"), g.find("Alma Lind", "parents", "Sara Nord")]
+    for hops, uses in ((2, {"spouse": 1, "parents": 1}), (None, None)):
+        notes: list[str] = []
+        got = resolve_answers(["Sara Nord"], g, ["Sara Nord"], notes, complete_from=chain, hops=hops,
+                              rank_by_chain=hops is not None, question_uses=uses, not_the_topic=True)
+        assert [a.text for a in got] == ["Jonas Ek", "Sara Nord"], (hops, got)
+        assert got[0].completed_from_graph
+        assert any("answered with the question's own entity (Sara Nord)" in n for n in notes), notes
+    # the paper's answers: the switch off
+    assert resolve_answers(["Sara Nord"], g, ["Sara Nord"], [], complete_from=chain, hops=2,
+                           rank_by_chain=True, question_uses={"spouse": 1, "parents": 1})[0].text == "Sara Nord"
+    # an answer that is another entity stands
+    other = resolve_answers(["lawyer"], g, ["Sara Nord"], [], complete_from=chain, not_the_topic=True)
+    assert other[0].text == "lawyer"
+    # a chain that went elsewhere: its end says nothing about the answer
+    away = [g.find("Sara Nord", "children", "Alma Lind"), g.find("Alma Lind", "parents", "Jonas Ek"),
+            g.find("Jonas Ek", "profession", "lawyer")]
+    assert resolve_answers(["Sara Nord"], g, ["Sara Nord"], [], complete_from=away,
+                           not_the_topic=True)[0].text == "Sara Nord"
+    # a path that reaches nothing but the question's entity gives nothing instead
+    alone = KnowledgeGraph.from_triplets([("Sara Nord", "children", "Alma Lind"),
+                                          ("Alma Lind", "parents", "Sara Nord")])
+    back = [alone.find("Sara Nord", "children", "Alma Lind"), alone.find("Alma Lind", "parents", "Sara Nord")]
+    assert resolve_answers(["Sara Nord"], alone, ["Sara Nord"], [], complete_from=back,
+                           not_the_topic=True)[0].text == "Sara Nord"
