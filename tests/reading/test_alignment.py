@@ -479,3 +479,37 @@ def test_an_answer_noun_of_the_whole_domain_confirms_no_last_hop(embedder):
         alignment.NOUN_STANDS_OUT = saved
     assert two_every - one_every > two - one + 0.05, (one, two, one_every, two_every)
     # "genres" stands out for `has_genre`: `test_an_answer_noun_confirms_a_last_hop_and_lends_no_hop_of_its_own`
+
+
+# A made-up family graph (not from any dataset): possessive chains name their hops in reading order
+FAMILY = [("Anna Berg", "spouse", "Karl Holm"), ("Karl Holm", "spouse", "Anna Berg"),
+          ("Anna Berg", "children", "Vera Sand"), ("Karl Holm", "children", "Vera Sand"),
+          ("Vera Sand", "parents", "Anna Berg"), ("Vera Sand", "parents", "Karl Holm"),
+          ("Karl Holm", "ethnicity", "norwegians"), ("Anna Berg", "ethnicity", "swedes"),
+          ("Karl Holm", "religion", "lutheranism"), ("Anna Berg", "religion", "atheism"),
+          ("Karl Holm", "place_of_birth", "Bergen"), ("Anna Berg", "place_of_birth", "Lund"),
+          ("Bergen", "located_in", "norway"), ("Lund", "located_in", "sweden"),
+          ("Vera Sand", "profession", "painter"), ("Karl Holm", "profession", "sailor"),
+          ("Vera Sand", "nationality", "norway"), ("Karl Holm", "gender", "male")]
+
+
+@pytest.mark.parametrize("question,topic,walk", [
+    ("what is the ethnicity of Anna Berg's husband", "Anna Berg", ["spouse", "ethnicity"]),
+    ("Karl Holm's wife practises which religion", "Karl Holm", ["spouse", "religion"]),
+    ("what does the father of Vera Sand do for a living", "Vera Sand", ["parents", "profession"]),
+    ("what nationality are Anna Berg's kids", "Anna Berg", ["children", "nationality"]),
+    ("what is the gender of Anna Berg's partner", "Anna Berg", ["spouse", "gender"]),
+    ("where is the birthplace of Anna Berg's spouse located", "Anna Berg", ["spouse", "place_of_birth",
+                                                                             "located_in"]),
+])
+def test_possessive_chains_on_a_graph_no_reader_was_written_from(embedder, question, topic, walk):
+    """"X's husband's ethnicity", "the father of X": kinship words the graph names otherwise (`spouse`,
+    `parents`, `children`) and "'s" chains, read by the alignment alone from the graph's relation names."""
+    from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+    from kgqa_core.reading.alignment import joint_alignment
+    from kgqa_core.reading.paths import relation_paths
+
+    plans = relation_paths(KnowledgeGraph.from_triplets(FAMILY), [topic])
+    scores = joint_alignment(question, [topic], [[p] for p in plans], embedder=embedder, cover=1.0)
+    best = plans[max(range(len(plans)), key=lambda i: scores[i])]
+    assert best.relations == walk and all(h.forward for h in best.hops), best.text
