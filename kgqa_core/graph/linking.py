@@ -111,7 +111,7 @@ class _EntityIndex:
                 words = key.split(" ")
                 if len(words) > self.max_ngram:
                     self.max_ngram = min(len(words), _MAX_NGRAM)
-                for w in set(words):
+                for w in dict.fromkeys(words):  # in word order: a set's order changes from process to process
                     self.postings[w].append(i)
         self.vocabulary: list[str] = list(self.postings)
 

@@ -94,6 +94,23 @@ def undirected_view(graph: KnowledgeGraph) -> nx.MultiGraph:
     return graph.nx.to_undirected(as_view=True)
 
 
+def adjacent(graph: KnowledgeGraph, u: str) -> list[tuple[str, list[int]]]:
+    """`u`'s neighbours without direction, each with the ids of the triplets between them, in the graph's order.
+
+    Why not the undirected view's ``adj[u]``: networkx lists a node's neighbours there as a set union of its
+    successors and predecessors, whose order follows Python's string hashing, which changes from process to
+    process; with a cap on the paths kept, another order keeps other paths, and RoK answered one question three
+    ways in three runs of the same code.  Here successors come first, then predecessors, each in the order the
+    graph holds them.
+    """
+    out: dict[str, list[int]] = {}
+    for side in (graph.nx.succ[u], graph.nx.pred[u]):
+        for v, keys in side.items():
+            have = out.setdefault(v, [])
+            have.extend(k for k in keys if k not in have)
+    return list(out.items())
+
+
 def _step(graph: KnowledgeGraph, u: str, key: int) -> PathStep:
     return PathStep(int(key), graph.triplet(int(key)).head == u)
 
@@ -120,7 +137,7 @@ def paths_between(
     dist = nx.single_source_shortest_path_length(view, target, cutoff=max_hops - 1)
     out: list[KGPath] = []
     for length in range(1, max_hops + 1):
-        for path in _dfs(graph, view, source, target, length, dist):
+        for path in _dfs(graph, source, target, length, dist):
             if len(out) >= max_paths:
                 return out, True
             out.append(path)
@@ -129,7 +146,6 @@ def paths_between(
 
 def _dfs(
     graph: KnowledgeGraph,
-    view: nx.MultiGraph,
     source: str,
     target: str,
     length: int,
@@ -142,7 +158,7 @@ def _dfs(
 
     def extend(u: str) -> Iterator[KGPath]:
         remaining = length - len(steps)
-        for v, keys in view.adj[u].items():
+        for v, keys in adjacent(graph, u):
             if v == target:
                 if remaining == 1:
                     for key in keys:
@@ -215,7 +231,6 @@ def neighbourhood_paths(
     entity; every prefix is its own path so a 1-hop fact can win on its own.
     Shorter paths come first, so the cap keeps the nearest facts.
     """
-    view = undirected_view(graph)
     result = PathSearchResult(mode="neighbourhood")
     for source in entities:
         if not graph.has_entity(source):
@@ -227,7 +242,7 @@ def neighbourhood_paths(
             nxt: list[KGPath] = []
             for path in frontier:
                 u = path.entities[-1]
-                for v, keys in view.adj[u].items():
+                for v, keys in adjacent(graph, u):
                     if v in path.entities:
                         continue
                     for key in keys:

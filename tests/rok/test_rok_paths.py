@@ -91,3 +91,36 @@ def test_single_entity_neighbourhood_paths_include_every_prefix():
     assert ("Alice", "Film X") in ents and ("Alice", "Film X", "Bob") in ents
     assert ("Alice", "Film Y", "Drama") in ents
     assert not res.capped
+
+
+_PATHS_IN_A_PROCESS = """
+import json, sys
+from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+from kgqa_core.rok.paths import neighbourhood_paths, pairwise_paths
+triplets = [(f"Film {i}", "starred_actors", f"Actor {i % 7}") for i in range(40)]
+triplets += [(f"Film {i}", "directed_by", f"Director {i % 5}") for i in range(40)]
+triplets += [(f"Actor {i}", "born_in", f"City {i % 3}") for i in range(7)]
+g = KnowledgeGraph.from_triplets(triplets)
+near = neighbourhood_paths(g, ["Actor 3"], 2, 10)  # capped: which 10 are kept depends on the order walked
+pairs = pairwise_paths(g, ["Actor 3", "Director 2", "City 0"], 3, 20)
+print(json.dumps([[p.text(g) for p in near.paths], [p.text(g) for p in pairs.paths]]))
+"""
+
+
+def test_the_paths_kept_under_a_cap_are_the_same_in_every_process():
+    """Python hashes strings differently in every process; the paths a capped search keeps must not follow that
+    (networkx's undirected view lists a node's neighbours in set order), or one question gets other answers in
+    another run of the same code."""
+    import os
+    import subprocess
+    import sys
+
+    outs = []
+    for seed in ("1", "2", "3"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run([sys.executable, "-c", _PATHS_IN_A_PROCESS], env=env, capture_output=True, text=True,
+                              timeout=120, check=True)
+        outs.append(done.stdout)
+    near, pairs = __import__("json").loads(outs[0])
+    assert len(near) == 10 and pairs, (len(near), len(pairs))
+    assert outs[0] == outs[1] == outs[2]
