@@ -28,7 +28,7 @@ def _ask(model, q, method: str) -> tuple[str, list[str], int]:
     return trace.raw_output, [a.text for a in trace.answers], model.counter.inexact_reads - before
 
 
-@pytest.mark.parametrize("method,n", [("dog", 20), ("reads", 6)])
+@pytest.mark.parametrize("method,n", [("dog", 20), ("reads", 6), ("rok", 4)])
 def test_cold_and_warm_runs_give_the_same_chain(llama_model, method, n):
     model = llama_model
     questions = list(load_dataset(DATASET))[:n]
@@ -68,3 +68,30 @@ def test_a_run_beside_another_live_sequence_says_its_reads_were_not_exact(llama_
         model.release(other)
     assert len(notes) == 1 and "differ slightly" in notes[0]
     assert direct() == []
+
+
+def test_a_new_process_answers_as_the_last_one_did_whatever_its_string_hashing(tmp_path):
+    """An evaluation in shards, or run again tomorrow, runs in other processes, and Python hashes strings
+    differently in each: a method whose order follows a set of names answers otherwise (RoK did, through
+    networkx's neighbour order).  Two evaluations of the same questions under two hash seeds write the same
+    answers and the same model text."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    rows = []
+    for seed in ("1", "2"):
+        out = tmp_path / f"seed{seed}"
+        env = {**os.environ, "PYTHONHASHSEED": seed, "OMP_NUM_THREADS": "1", "KGQA_PROMPT_CACHE": "0"}
+        subprocess.run([sys.executable, "-m", "kgqa_core", "eval", "--dataset", str(DATASET), "--methods",
+                        "dog,reads,rok", "--model", "smollm2-135m", "--backend", "llama.cpp", "--limit", "2",
+                        "--out", str(out), "--no-progress"], env=env, cwd=ROOT, check=True, capture_output=True,
+                       timeout=900)
+        results = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+        texts = {}
+        for r in results:
+            trace = json.loads((out / "traces" / r["method"] / f"{r['id']}.json").read_text())
+            texts[(r["method"], r["id"])] = (r["answers"], trace["raw_output"])
+        rows.append(texts)
+    assert len(rows[0]) == 6 and rows[0] == rows[1]
