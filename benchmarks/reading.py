@@ -20,7 +20,8 @@ against the relations of the walks from the topic entities): the questions
 ``paths:phrase_gain=0`` can read differently.  ``--pieces-only``: only the
 questions whose alignment the pieces for words apart (`alignment.APART_AT`)
 and answer words (`alignment.ANSWER_WORDS`) change; ``--without-pieces``
-reads without them (the reader before them), for an A/B in two processes.
+reads without them (the reader before them), for an A/B in two processes.  A question naming several
+entities reaches gold when the reading's walks from them (each entity's first) reach a gold answer together.
 """
 
 from __future__ import annotations
@@ -151,6 +152,12 @@ def main(argv: list[str] | None = None) -> int:
                 secs = time.perf_counter() - t0
                 read = (model.counter.snapshot()[1] - before) if model is not None else 0
                 reaches = bool(r.plans) and bool(gold & {_norm(e) for e in walk_plan(graph, r.plans[0])})
+                first = {}  # a question naming several entities: each one's walk of the reading, met where they meet
+                for p in r.plans:
+                    first.setdefault(p.topic, p)
+                if len(first) > 1:
+                    met = set.intersection(*(walk_plan(graph, p) for p in first.values()))
+                    reaches = bool(gold & {_norm(e) for e in met})
                 if n.startswith("wording"):  # no plan: its named relations walked in its order
                     reaches = False
                 sure = r.guides(args.sure_at)

@@ -127,8 +127,8 @@ from ..decoding.prompt_budget import sure_context
 from ..decoding.query_subgraph import QueryCentricSubgraph
 from ..graph.readings import is_reversed, reading_of, triplet_of
 from ..parameters import param
-from ..reading.guidance import (cover_param, domain_words_param, horizon_param, joint_param, phrase_param,
-                               quick_param, read_question, reader_param, step_budget, sure_param)
+from ..reading.guidance import (cover_param, domain_words_param, horizon_param, joint_param, meet_param,
+                               phrase_param, quick_param, read_question, reader_param, step_budget, sure_param)
 from ..reading.reading import QuestionReading
 from ..trace.faithfulness import check_chains, ground_chain
 from ..trace.schema import Candidate, Step
@@ -229,6 +229,7 @@ class DogParams(PromptParams):
     reading_phrase_gain: float = phrase_param()
     reading_joint: bool = joint_param()
     reading_cover: float = cover_param()
+    reading_meet: float = meet_param()
     reading_horizon: bool = horizon_param()
     reading_domain_words: bool = domain_words_param()
     prompt_examples: str = param(

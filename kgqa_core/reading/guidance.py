@@ -69,6 +69,17 @@ def joint_param() -> Any:
                  advanced=True)
 
 
+def meet_param() -> Any:
+    from .readers import MEET_PENALTY
+
+    return param(MEET_PENALTY, "paths reader: when the question names two or more graph entities and their walks are "
+                 "chosen together (reading_joint), a combination of walks that reach no entity in common (other "
+                 "than the question's own) pays this much in log-odds: the question asks for what its entities "
+                 "share (\"which of X's students is from Norway\": X's students and Norway's people, not X's "
+                 "nationality); when no combination meets, all pay alike. 0: meeting is not asked.", min=0.0,
+                 max=20.0, advanced=True)
+
+
 def horizon_param() -> Any:
     return param(True, "paths reader: when its best walk is as long as it plans (3 hops) and a word of the question "
                  "that no hop took names a relation the graph has from where the walk ends (as plainly as the walk's "
@@ -97,6 +108,7 @@ def reader_spec(params: Any) -> str:
                                                      ("phrase_gain", getattr(params, "reading_phrase_gain", None)),
                                                      ("joint", getattr(params, "reading_joint", None)),
                                                      ("cover", getattr(params, "reading_cover", None)),
+                                                     ("meet", getattr(params, "reading_meet", None)),
                                                      ("horizon", getattr(params, "reading_horizon", None)),
                                                      ("spread", _spread(getattr(params, "reading_domain_words", None))))
                if value is not None]

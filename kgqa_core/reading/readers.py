@@ -73,6 +73,14 @@ QUICK_SURE_AT = 0.9
 # with the others' (4 x 4 combinations for two entities; at most three entities are combined).
 PER_TOPIC = 4
 MAX_JOINED = 3
+# A question naming several entities asks for what they share ("which of X's students is from Norway"): a
+# combination of walks that reach no entity in common cannot answer it, and its odds are multiplied by
+# exp(-MEET_PENALTY) (0.05).  Soft: when no combination meets, all pay alike and nothing changes.
+MEET_PENALTY = 3.0
+# ... and the walks the model is offered hold the best-aligned pair that does meet: each entity's MEET_CANDIDATES
+# best-aligned walks of up to MEET_HOPS hops are tried against each other.
+MEET_CANDIDATES = 8
+MEET_HOPS = 2
 
 
 def lexicon_scores(question: str, topics: Sequence[str], plans: Sequence[RelationPlan],
@@ -153,7 +161,8 @@ def joint_choice(picked: Sequence[RelationPlan], probs: Sequence[float], weighed
                  topics: Sequence[str], vocabulary: RelationVocabulary | None, embedder: Any, align: float,
                  phrase_gain: float = PHRASE_GAIN, per_topic: int = PER_TOPIC, cover: float = 0.0,
                  among: Sequence[str] = (),
-                 spread: float | None = None) -> list[tuple[float, tuple[RelationPlan, ...]]]:
+                 spread: float | None = None, graph: Any = None, meet: float = MEET_PENALTY,
+                 also: Sequence[RelationPlan] = ()) -> list[tuple[float, tuple[RelationPlan, ...]]]:
     """For a question whose walks leave from two or more of its entities: one walk per entity, chosen together.
 
     Each entity's `per_topic` likeliest walks (by `weighed`: the model's probability weighed by the walk's own
@@ -161,8 +170,12 @@ def joint_choice(picked: Sequence[RelationPlan], probs: Sequence[float], weighed
     walks among its entity's walks (`probs`, renormalised per entity), times ``exp(align * a)`` where ``a`` is
     the combination's `joint_alignment`: its walks' hops matched to different words of the question, so a word
     names a hop of one entity's walk only (``cover`` and ``among``: what a relation-naming word left to no hop
-    costs, judged against ``among``, as `joint_alignment`).  Returns (probability, walks) best first, the
-    probability a softmax over the combinations; [] when the walks leave from fewer than two entities.
+    costs, judged against ``among``, as `joint_alignment`).  With `graph`, a combination whose walks reach no
+    entity in common (other than the question's own) pays ``meet`` in log-odds (`MEET_PENALTY`): the question
+    asks for what its entities share, so walks that never meet do not read it; the walks in `also` (the pair
+    that meets, `meeting_pair`) join their entity's likeliest however the model ranks them.  Returns
+    (probability, walks) best first, the probability a softmax over the combinations; [] when the walks leave
+    from fewer than two entities.
 
     Examples
     --------
@@ -184,17 +197,85 @@ def joint_choice(picked: Sequence[RelationPlan], probs: Sequence[float], weighed
     for items in list(by_topic.values())[:MAX_JOINED]:
         z = sum(pr for _, pr, _ in items) or 1.0
         best = sorted(items, key=lambda x: -x[0])[:per_topic]
+        best += [x for x in items if any(x[2] is a for a in also) and all(x[2] is not b[2] for b in best)]
         candidates.append([(pr / z, p) for _, pr, p in best])
     combos = list(itertools.product(*candidates))
     aligned = joint_alignment(question, topics, [[p for _, p in c] for c in combos], vocabulary, embedder,
                               phrase_gain=phrase_gain, cover=cover, among=among, spread=spread) if align else None
     logits = [sum(math.log(max(pr, 1e-12)) for pr, _ in c) + (align * aligned[i] if aligned else 0.0)
               for i, c in enumerate(combos)]
+    if graph is not None and meet:
+        met = walks_meet(graph, [[p for _, p in c] for c in combos], topics)
+        logits = [x - (0.0 if m else meet) for x, m in zip(logits, met)]
     top = max(logits)
     exps = [math.exp(x - top) for x in logits]
     z = sum(exps)
     ranked = sorted(((e / z, tuple(p for _, p in c)) for e, c in zip(exps, combos)), key=lambda x: -x[0])
     return ranked
+
+
+def walks_meet(graph: Any, combos: Sequence[Sequence[RelationPlan]], topics: Sequence[str]) -> list[bool]:
+    """Whether the walks of each combination reach some entity in common, other than the question's own.
+
+    Each walk is followed as the reader walks (`paths.plan_ends`: the same capped neighbours and fan), once
+    however many combinations hold it.
+
+    Examples
+    --------
+    >>> from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+    >>> from kgqa_core.reading.reading import PlanHop, RelationPlan
+    >>> g = KnowledgeGraph.from_triplets([("Leo", "advisor", "Karl"), ("Leo", "nationality", "Norway"),
+    ...                                   ("Nils", "advisor", "Karl"), ("Karl", "nationality", "Denmark")])
+    >>> students = RelationPlan("Karl", (PlanHop("advisor", False),))
+    >>> norwegians = RelationPlan("Norway", (PlanHop("nationality", False),))
+    >>> own = RelationPlan("Karl", (PlanHop("nationality"),))
+    >>> walks_meet(g, [[students, norwegians], [own, norwegians]], ["Karl", "Norway"])
+    [True, False]
+    """
+    from .paths import plan_ends
+
+    skip = set(topics)
+    ends: dict[tuple, set[str]] = {}
+
+    def reached(p: RelationPlan) -> set[str]:
+        key = (p.topic, tuple((h.relation, h.forward) for h in p.hops))
+        if key not in ends:
+            ends[key] = set(plan_ends(graph, p)) - skip
+        return ends[key]
+
+    return [bool(set.intersection(*(reached(p) for p in combo))) if combo else False for combo in combos]
+
+
+def meeting_pair(graph: Any, plans: Sequence[RelationPlan], scores: Sequence[float], topics: Sequence[str],
+                 per_topic: int = MEET_CANDIDATES, max_hops: int = MEET_HOPS,
+                 pair_score: Any = None) -> list[int]:
+    """Indices of the best pair of walks from the question's first two entities that reach an entity in common.
+
+    Why: the walks the model is offered are each entity's best alone; for "which student of Sara Nord comes from
+    Denmark" those are what Sara Nord works at and what lies in Denmark, which never meet, and the pair that does
+    (her students, Denmark's people) is not among them.  Each entity's `per_topic` best walks (by `scores`) of up
+    to `max_hops` hops are tried against each other; of the pairs that meet, the one `pair_score` (pairs of
+    walks -> one score each; None: the summed `scores`) ranks first wins.  [] when the walks leave from fewer
+    than two entities or no pair meets.
+    """
+    order = sorted(range(len(plans)), key=lambda i: -scores[i])
+    by_topic: dict[str, list[int]] = {}
+    for i in order:
+        if len(plans[i].hops) <= max_hops:
+            mine = by_topic.setdefault(plans[i].topic, [])
+            if len(mine) < per_topic:
+                mine.append(i)
+    names = [t for t in dict.fromkeys(topics) if t in by_topic][:2]
+    if len(names) < 2:
+        return []
+    pairs = [(i, j) for i in by_topic[names[0]] for j in by_topic[names[1]]]
+    met = walks_meet(graph, [[plans[i], plans[j]] for i, j in pairs], topics)
+    meeting = [p for p, m in zip(pairs, met) if m]
+    if not meeting:
+        return []
+    ranks = (pair_score([[plans[i], plans[j]] for i, j in meeting]) if pair_score is not None
+             else [scores[i] + scores[j] for i, j in meeting])
+    return list(meeting[max(range(len(meeting)), key=lambda k: (ranks[k], -k))])
 
 
 def joined_ranking(ranked: list[tuple[float, RelationPlan]], joint: list[tuple[float, tuple[RelationPlan, ...]]]
@@ -286,8 +367,9 @@ class ModelPathReader:
                  max_options: int = MAX_OPTIONS, align: float = ALIGN_WEIGHT,
                  quick: float = QUICK_SURE_AT, quick_options: int = 0, phrase_gain: float = PHRASE_GAIN,
                  joint: bool = True, cover: float = COVER_WEIGHT, horizon: bool = True,
-                 spread: float = SPREAD_WEIGHT) -> None:
+                 spread: float = SPREAD_WEIGHT, meet: float = MEET_PENALTY) -> None:
         self.model = model
+        self.meet = meet  # a joint choice's walks that reach no entity in common pay this (`joint_choice`)
         # a word about as close to all the walks' relations names no forward hop (`alignment.spread_discount`)
         self.spread = spread
         self.horizon = horizon  # one hop past max_hops where a word of the question names it (`horizon.horizon_hop`)
@@ -320,10 +402,24 @@ class ModelPathReader:
         quick = not self.listed or self.quick > 0
         listed_as = "the walks were"  # what an unsure quick look hands on to the list
         first: dict[str, int] = {}  # each walk's text once, for the first plan offered that writes it
-        for i in offered(plans, scores, aligned_all, max(self.max_options, self.quick_options if quick else 0)):
+        indices = offered(plans, scores, aligned_all, max(self.max_options, self.quick_options if quick else 0))
+        if self.joint and self.meet and len({p.topic for p in plans}) > 1:
+            # the pair of walks that meet and whose hops take the question's words best is offered too
+            def pair_score(pairs):
+                return joint_alignment(question, topics, pairs, self.lexicon.vocabulary, self.lexicon.embedder,
+                                       phrase_gain=self.phrase_gain, cover=self.cover, among=among,
+                                       spread=self.spread) or [0.0] * len(pairs)
+
+            meeting = meeting_pair(graph, plans, aligned_all or scores, topics,
+                                   pair_score=pair_score if self.align else None)
+            indices += [i for i in meeting if i not in indices]
+        else:
+            meeting = []
+        for i in indices:
             first.setdefault(_option_text(plans[i]), i)
         options, kept = list(first), list(first.values())
         picked = [plans[i] for i in kept]
+        met = {_option_text(plans[i]) for i in meeting}  # the pair that meets: kept in every list shown
         aligned = [aligned_all[i] for i in kept] if aligned_all is not None else None
         weighed = ", weighed by how its hops match words of the question" if aligned is not None else ""
         looks = []  # (decision, ranked plans, how) of each look the model took
@@ -335,7 +431,8 @@ class ModelPathReader:
             shown = (list(picked), aligned)  # the walks the last look scored, and their alignments
             if len(options) > self.max_options:  # the list shows the quick look's best walks, in the offered order
                 listed_as = f"its best {self.max_options} of the {len(options)} walks it scored were"
-                best = sorted(sorted(range(len(options)), key=lambda i: -probs[i])[: self.max_options])
+                best = sorted(sorted(range(len(options)), key=lambda i: (options[i] not in met, -probs[i]))
+                              [: self.max_options])
                 options, picked = [options[i] for i in best], [picked[i] for i in best]
                 aligned = [aligned[i] for i in best] if aligned is not None else None
         quick_sure = looks[0][1][0][0] if looks else 0.0  # the quick look's probability of its best walk
@@ -352,12 +449,16 @@ class ModelPathReader:
             joint = joint_choice(shown[0], [o.prob for o in decision.options], self._probs(decision, shown[1]),
                                  question, topics, self.lexicon.vocabulary, self.lexicon.embedder, self.align,
                                  self.phrase_gain, cover=self.cover,
-                                 among=among, spread=self.spread)
+                                 among=among, spread=self.spread, graph=graph, meet=self.meet,
+                                 also=[p for p in shown[0] if _option_text(p) in met])
             if joint:
                 joined = True
                 ranked = joined_ranking(ranked, joint)
                 how += (f"; the walks of the question's {len(joint[0][1])} entities chosen together, each word of the "
                         "question naming a hop of one walk only")
+                if self.meet:
+                    how += (", walks that reach no entity in common counted unlikely (the question asks for what "
+                            "its entities share, `reading_meet`)")
         past = None  # one more hop, named by a word of the question, past the longest walk planned
         if self.horizon and not joined and ranked and len(ranked[0][1].hops) >= self.lexicon.max_hops:
             past = horizon_hop(question, topics, graph, ranked[0][1], self.lexicon.vocabulary,
@@ -487,7 +588,7 @@ def unlisted_prompt(question: str, topics: Sequence[str], vocabulary: RelationVo
 
 READER_OPTIONS = {"max_hops": int, "permutations": int, "listed": lambda v: str(v).lower() in ("1", "true", "yes"),
                   "max_options": int, "align": float, "quick": float, "quick_options": int, "phrase_gain": float,
-                  "cover": float, "joint": lambda v: str(v).lower() in ("1", "true", "yes"),
+                  "cover": float, "joint": lambda v: str(v).lower() in ("1", "true", "yes"), "meet": float,
                   "horizon": lambda v: str(v).lower() in ("1", "true", "yes"), "spread": float}
 
 

@@ -307,6 +307,7 @@ def test_the_reading_prompts_fixed_text_comes_first_and_a_session_reads_it_once(
                                                ("reading_phrase_gain", -1, (0.0, 0.1, 0.1)),
                                                ("reading_joint", "maybe", (False, True, True)),
                                                ("reading_cover", -1, (0.0, 1.0, 1.0)),
+                                               ("reading_meet", -1, (0.0, 3.0, 3.0)),
                                                ("reading_horizon", "maybe", (False, True, True)),
                                                ("reading_domain_words", "maybe", (False, True, True))])
 def test_a_reader_setting_is_a_checked_parameter_and_keys_the_reading(small_model, name, bad, values):
@@ -320,7 +321,7 @@ def test_a_reader_setting_is_a_checked_parameter_and_keys_the_reading(small_mode
         with pytest.raises(ParameterError, match=name):
             parse_params(method_spec(method), {name: bad})
     assert reader_spec(parse_params(method_spec("dog"), {"reading_phrase_gain": 0})) == \
-        "paths:quick=0.9,phrase_gain=0,joint=1,cover=1,horizon=1,spread=0"
+        "paths:quick=0.9,phrase_gain=0,joint=1,cover=1,meet=3,horizon=1,spread=0"
     clear_readings()
     ask = dict(graph=PEOPLE, question="what is the ethnicity of Ann's wife", model=small_model, topic_entities=["Ann"])
     runs = [run_method("dog", MethodRequest(**ask, params={"max_new_tokens": 8, "max_steps": 1, name: v}))
@@ -367,3 +368,82 @@ def test_a_question_naming_two_entities_shares_its_words_out_between_their_walks
     assert "chosen together" not in alone.explanation
     one = make_reader("paths", backend_model).read("what are the borders of massachusetts", STATES, ["massachusetts"])
     assert "chosen together" not in one.explanation  # one entity: nothing to share out
+
+
+UNIVERSITY = KnowledgeGraph.from_triplets([  # made up: no reader was written from it
+    ("Leo Rud", "doctoral_advisor", "Karl Berg"), ("Nils Lind", "doctoral_advisor", "Karl Berg"),
+    ("Leo Rud", "nationality", "Norway"), ("Nils Lind", "nationality", "Denmark"),
+    ("Karl Berg", "nationality", "Denmark"), ("University of Bergen", "located_in", "Norway"),
+    ("Karl Berg", "works_at", "University of Bergen"), ("Elsa Strand", "nationality", "Norway"),
+], name="university")
+
+
+def test_walks_of_two_entities_that_never_meet_do_not_read_a_question_about_what_they_share():
+    """"which of Karl Berg's doctoral students is from Norway": the model liked Karl Berg's own nationality and
+    what lies in Norway; those walks reach nothing in common, so they cannot answer it.  With the graph, the
+    combination that meets (his students, Norway's people) leads; without it, or with ``meet=0``, the model's
+    odds stand; when no combination meets, all pay alike."""
+    from kgqa_core.reading.readers import joint_choice
+    from kgqa_core.reading.reading import PlanHop, RelationPlan
+
+    def walk(topic, relation, forward=True):
+        return RelationPlan(topic, (PlanHop(relation, forward),))
+
+    question, topics = "which of Karl Berg's doctoral students is from Norway", ["Karl Berg", "Norway"]
+    walks = [walk("Karl Berg", "nationality"), walk("Karl Berg", "doctoral_advisor", False),
+             walk("Norway", "located_in", False), walk("Norway", "nationality", False)]
+    probs = [0.7, 0.3, 0.6, 0.4]
+
+    def best(**kw):
+        ranked = joint_choice(walks, probs, probs, question, topics, None, None, align=0.0, **kw)
+        return [(p.topic, p.relations[0], p.hops[0].forward) for p in ranked[0][1]]
+
+    met = [("Karl Berg", "doctoral_advisor", False), ("Norway", "nationality", False)]
+    assert best(graph=UNIVERSITY) == met
+    apart = [("Karl Berg", "nationality", True), ("Norway", "located_in", False)]
+    assert best() == apart and best(graph=UNIVERSITY, meet=0.0) == apart
+    lonely = [walks[0], walks[2]]  # no combination of these meets: the model's odds decide, as without the graph
+    ranked = joint_choice(lonely, [0.7, 0.6], [0.7, 0.6], question, topics, None, None, align=0.0,
+                          graph=UNIVERSITY)
+    assert [p.relations[0] for p in ranked[0][1]] == ["nationality", "located_in"]
+
+
+def test_the_model_reader_reads_two_entities_where_they_meet_and_says_so(backend_model):
+    """The reading of a two-entity question on both backends names the meeting rule in its explanation, and its
+    walks from the two entities reach some entity together (which one is the model's reading: the 135M's may be
+    Karl Berg's nationality, reached from Norway through a Norwegian's advisor)."""
+    from kgqa_core.reading.paths import plan_ends
+
+    question, topics = "which of Karl Berg's doctoral students is from Norway", ["Karl Berg", "Norway"]
+    reading = make_reader("paths", backend_model).read(question, UNIVERSITY, topics)
+    assert "walks that reach no entity in common counted unlikely" in reading.explanation
+    first = {}
+    for p in reading.plans:
+        first.setdefault(p.topic, p)
+    assert set(first) == set(topics)
+    together = set.intersection(*(set(plan_ends(UNIVERSITY, p)) for p in first.values()))
+    assert together - set(topics), [p.text for p in first.values()]
+
+
+def test_the_pair_of_walks_that_meet_is_found_among_each_entitys_walks():
+    """Each entity's best walks alone may never meet; the pair that does is found and offered beside them."""
+    from kgqa_core.reading.readers import meeting_pair
+
+    topics = ["Karl Berg", "Norway"]
+    plans = relation_paths(UNIVERSITY, topics, max_hops=2)
+    # scores that rank the walks that meet last for each entity
+    scores = [0.0 if (p.relations == ["doctoral_advisor"] and p.topic == "Karl Berg")
+              or (p.relations == ["nationality"] and p.topic == "Norway") else 1.0 for p in plans]
+    pair = meeting_pair(UNIVERSITY, plans, scores, topics, per_topic=len(plans))
+    texts = sorted(plans[i].text for i in pair)
+    assert len(pair) == 2 and {plans[i].topic for i in pair} == set(topics), texts
+    from kgqa_core.reading.readers import walks_meet
+    assert walks_meet(UNIVERSITY, [[plans[i] for i in pair]], topics) == [True]
+    # only one entity's walks: nothing to pair
+    assert meeting_pair(UNIVERSITY, [p for p in plans if p.topic == "Norway"], [1.0] * len(plans), topics) == []
+    # a scorer for the pairs: the one it ranks first among those that meet
+    students = next(i for i, p in enumerate(plans) if p.topic == "Karl Berg" and p.relations == ["doctoral_advisor"])
+    people = next(i for i, p in enumerate(plans) if p.topic == "Norway" and p.relations == ["nationality"])
+    picked = meeting_pair(UNIVERSITY, plans, scores, topics, per_topic=len(plans),
+                          pair_score=lambda pairs: [float(pr == [plans[students], plans[people]]) for pr in pairs])
+    assert picked == [students, people]
