@@ -74,9 +74,10 @@ def meet_param() -> Any:
 
     return param(MEET_PENALTY, "paths reader: when the question names two or more graph entities and their walks are "
                  "chosen together (reading_joint), a combination of walks that reach no entity in common (other "
-                 "than the question's own) pays this much in log-odds: the question asks for what its entities "
-                 "share (\"which of X's students is from Norway\": X's students and Norway's people, not X's "
-                 "nationality); when no combination meets, all pay alike. 0: meeting is not asked.", min=0.0,
+                 "than the question's own) is ranked as if it paid this much in log-odds: the question asks for what "
+                 "its entities share (\"which of X's students is from Norway\": X's students and Norway's people, "
+                 "not X's nationality); when no combination meets, all pay alike; the reading is no surer for it. "
+                 "0: meeting is not asked.", min=0.0,
                  max=20.0, advanced=True)
 
 

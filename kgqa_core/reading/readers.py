@@ -74,8 +74,9 @@ QUICK_SURE_AT = 0.9
 PER_TOPIC = 4
 MAX_JOINED = 3
 # A question naming several entities asks for what they share ("which of X's students is from Norway"): a
-# combination of walks that reach no entity in common cannot answer it, and its odds are multiplied by
-# exp(-MEET_PENALTY) (0.05).  Soft: when no combination meets, all pay alike and nothing changes.
+# combination of walks that reach no entity in common cannot answer it, and it is ranked as if its odds were
+# multiplied by exp(-MEET_PENALTY) (0.05); its probability, and the reading's sureness, stay as they were.
+# Soft: when no combination meets, all pay alike and nothing changes.
 MEET_PENALTY = 3.0
 # ... and the walks the model is offered hold the best-aligned pair that does meet: each entity's MEET_CANDIDATES
 # best-aligned walks of up to MEET_HOPS hops are tried against each other.
@@ -172,10 +173,11 @@ def joint_choice(picked: Sequence[RelationPlan], probs: Sequence[float], weighed
     names a hop of one entity's walk only (``cover`` and ``among``: what a relation-naming word left to no hop
     costs, judged against ``among``, as `joint_alignment`).  With `graph`, a combination whose walks reach no
     entity in common (other than the question's own) pays ``meet`` in log-odds (`MEET_PENALTY`): the question
-    asks for what its entities share, so walks that never meet do not read it; the walks in `also` (the pair
-    that meets, `meeting_pair`) join their entity's likeliest however the model ranks them.  Returns
-    (probability, walks) best first, the probability a softmax over the combinations; [] when the walks leave
-    from fewer than two entities.
+    asks for what its entities share, so walks that never meet do not read it (the order changes; each
+    combination's probability stays the model's and the alignment's, so the reading is no surer for it); the
+    walks in `also` (the pair that meets, `meeting_pair`) join their entity's likeliest however the model ranks
+    them.  Returns (probability, walks) best first, the probability a softmax over the combinations; [] when
+    the walks leave from fewer than two entities.
 
     Examples
     --------
@@ -204,14 +206,22 @@ def joint_choice(picked: Sequence[RelationPlan], probs: Sequence[float], weighed
                               phrase_gain=phrase_gain, cover=cover, among=among, spread=spread) if align else None
     logits = [sum(math.log(max(pr, 1e-12)) for pr, _ in c) + (align * aligned[i] if aligned else 0.0)
               for i, c in enumerate(combos)]
+    probs = _softmax(logits)
+    order = probs
     if graph is not None and meet:
+        # meeting decides the order, not how sure the reading is: a wrong pair that meets, made likelier only
+        # because the others do not, must not start to guide the chain (a sure reading narrows its steps)
         met = walks_meet(graph, [[p for _, p in c] for c in combos], topics)
-        logits = [x - (0.0 if m else meet) for x, m in zip(logits, met)]
+        order = _softmax([x - (0.0 if m else meet) for x, m in zip(logits, met)])
+    ranked = sorted(range(len(combos)), key=lambda i: (-order[i], i))
+    return [(probs[i], tuple(p for _, p in combos[i])) for i in ranked]
+
+
+def _softmax(logits: Sequence[float]) -> list[float]:
     top = max(logits)
     exps = [math.exp(x - top) for x in logits]
     z = sum(exps)
-    ranked = sorted(((e / z, tuple(p for _, p in c)) for e, c in zip(exps, combos)), key=lambda x: -x[0])
-    return ranked
+    return [e / z for e in exps]
 
 
 def walks_meet(graph: Any, combos: Sequence[Sequence[RelationPlan]], topics: Sequence[str]) -> list[bool]:
@@ -457,8 +467,8 @@ class ModelPathReader:
                 how += (f"; the walks of the question's {len(joint[0][1])} entities chosen together, each word of the "
                         "question naming a hop of one walk only")
                 if self.meet:
-                    how += (", walks that reach no entity in common counted unlikely (the question asks for what "
-                            "its entities share, `reading_meet`)")
+                    how += (", walks that reach no entity in common ranked as unlikely (the question asks for "
+                            "what its entities share, `reading_meet`)")
         past = None  # one more hop, named by a word of the question, past the longest walk planned
         if self.horizon and not joined and ranked and len(ranked[0][1].hops) >= self.lexicon.max_hops:
             past = horizon_hop(question, topics, graph, ranked[0][1], self.lexicon.vocabulary,

@@ -381,8 +381,9 @@ UNIVERSITY = KnowledgeGraph.from_triplets([  # made up: no reader was written fr
 def test_walks_of_two_entities_that_never_meet_do_not_read_a_question_about_what_they_share():
     """"which of Karl Berg's doctoral students is from Norway": the model liked Karl Berg's own nationality and
     what lies in Norway; those walks reach nothing in common, so they cannot answer it.  With the graph, the
-    combination that meets (his students, Norway's people) leads; without it, or with ``meet=0``, the model's
-    odds stand; when no combination meets, all pay alike."""
+    combination that meets (his students, Norway's people) leads, with the probability the model and the
+    alignment gave it (no surer for meeting); without the graph, or with ``meet=0``, the model's odds stand;
+    when no combination meets, all pay alike."""
     from kgqa_core.reading.readers import joint_choice
     from kgqa_core.reading.reading import PlanHop, RelationPlan
 
@@ -400,6 +401,8 @@ def test_walks_of_two_entities_that_never_meet_do_not_read_a_question_about_what
 
     met = [("Karl Berg", "doctoral_advisor", False), ("Norway", "nationality", False)]
     assert best(graph=UNIVERSITY) == met
+    sure = joint_choice(walks, probs, probs, question, topics, None, None, align=0.0, graph=UNIVERSITY)[0][0]
+    assert sure == pytest.approx(0.3 * 0.4)  # its probability among the four, as without the meeting rule
     apart = [("Karl Berg", "nationality", True), ("Norway", "located_in", False)]
     assert best() == apart and best(graph=UNIVERSITY, meet=0.0) == apart
     lonely = [walks[0], walks[2]]  # no combination of these meets: the model's odds decide, as without the graph
@@ -416,7 +419,7 @@ def test_the_model_reader_reads_two_entities_where_they_meet_and_says_so(backend
 
     question, topics = "which of Karl Berg's doctoral students is from Norway", ["Karl Berg", "Norway"]
     reading = make_reader("paths", backend_model).read(question, UNIVERSITY, topics)
-    assert "walks that reach no entity in common counted unlikely" in reading.explanation
+    assert "walks that reach no entity in common ranked as unlikely" in reading.explanation
     first = {}
     for p in reading.plans:
         first.setdefault(p.topic, p)
