@@ -206,22 +206,17 @@ def joint_choice(picked: Sequence[RelationPlan], probs: Sequence[float], weighed
                               phrase_gain=phrase_gain, cover=cover, among=among, spread=spread) if align else None
     logits = [sum(math.log(max(pr, 1e-12)) for pr, _ in c) + (align * aligned[i] if aligned else 0.0)
               for i, c in enumerate(combos)]
-    probs = _softmax(logits)
+    from ..reads.scoring import softmax
+
+    probs = softmax(logits)
     order = probs
     if graph is not None and meet:
         # meeting decides the order, not how sure the reading is: a wrong pair that meets, made likelier only
         # because the others do not, must not start to guide the chain (a sure reading narrows its steps)
         met = walks_meet(graph, [[p for _, p in c] for c in combos], topics)
-        order = _softmax([x - (0.0 if m else meet) for x, m in zip(logits, met)])
+        order = softmax([x - (0.0 if m else meet) for x, m in zip(logits, met)])
     ranked = sorted(range(len(combos)), key=lambda i: (-order[i], i))
     return [(probs[i], tuple(p for _, p in combos[i])) for i in ranked]
-
-
-def _softmax(logits: Sequence[float]) -> list[float]:
-    top = max(logits)
-    exps = [math.exp(x - top) for x in logits]
-    z = sum(exps)
-    return [e / z for e in exps]
 
 
 def walks_meet(graph: Any, combos: Sequence[Sequence[RelationPlan]], topics: Sequence[str]) -> list[bool]:
