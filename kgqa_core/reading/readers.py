@@ -163,7 +163,8 @@ def joint_choice(picked: Sequence[RelationPlan], probs: Sequence[float], weighed
                  phrase_gain: float = PHRASE_GAIN, per_topic: int = PER_TOPIC, cover: float = 0.0,
                  among: Sequence[str] = (),
                  spread: float | None = None, graph: Any = None, meet: float = MEET_PENALTY,
-                 also: Sequence[RelationPlan] = ()) -> list[tuple[float, tuple[RelationPlan, ...]]]:
+                 also: Sequence[RelationPlan] = (), ends: dict | None = None
+                 ) -> list[tuple[float, tuple[RelationPlan, ...]]]:
     """For a question whose walks leave from two or more of its entities: one walk per entity, chosen together.
 
     Each entity's `per_topic` likeliest walks (by `weighed`: the model's probability weighed by the walk's own
@@ -176,7 +177,8 @@ def joint_choice(picked: Sequence[RelationPlan], probs: Sequence[float], weighed
     asks for what its entities share, so walks that never meet do not read it (the order changes; each
     combination's probability stays the model's and the alignment's, so the reading is no surer for it); the
     walks in `also` (the pair that meets, `meeting_pair`) join their entity's likeliest however the model ranks
-    them.  Returns (probability, walks) best first, the probability a softmax over the combinations; [] when
+    them (`ends`: where each walk ends, shared with `meeting_pair`, `walks_meet`).  Returns (probability, walks)
+    best first, the probability a softmax over the combinations; [] when
     the walks leave from fewer than two entities.
 
     Examples
@@ -213,17 +215,19 @@ def joint_choice(picked: Sequence[RelationPlan], probs: Sequence[float], weighed
     if graph is not None and meet:
         # meeting decides the order, not how sure the reading is: a wrong pair that meets, made likelier only
         # because the others do not, must not start to guide the chain (a sure reading narrows its steps)
-        met = walks_meet(graph, [[p for _, p in c] for c in combos], topics)
+        met = walks_meet(graph, [[p for _, p in c] for c in combos], topics, ends)
         order = softmax([x - (0.0 if m else meet) for x, m in zip(logits, met)])
     ranked = sorted(range(len(combos)), key=lambda i: (-order[i], i))
     return [(probs[i], tuple(p for _, p in combos[i])) for i in ranked]
 
 
-def walks_meet(graph: Any, combos: Sequence[Sequence[RelationPlan]], topics: Sequence[str]) -> list[bool]:
+def walks_meet(graph: Any, combos: Sequence[Sequence[RelationPlan]], topics: Sequence[str],
+               ends: dict | None = None) -> list[bool]:
     """Whether the walks of each combination reach some entity in common, other than the question's own.
 
     Each walk is followed as the reader walks (`paths.plan_ends`: the same capped neighbours and fan), once
-    however many combinations hold it.
+    however many combinations hold it; `ends` (a dict the caller keeps) carries where each walk ends from one
+    call to the next, so one reading follows each walk once.
 
     Examples
     --------
@@ -240,7 +244,7 @@ def walks_meet(graph: Any, combos: Sequence[Sequence[RelationPlan]], topics: Seq
     from .paths import plan_ends
 
     skip = set(topics)
-    ends: dict[tuple, set[str]] = {}
+    ends = {} if ends is None else ends
 
     def reached(p: RelationPlan) -> set[str]:
         key = (p.topic, tuple((h.relation, h.forward) for h in p.hops))
@@ -253,7 +257,7 @@ def walks_meet(graph: Any, combos: Sequence[Sequence[RelationPlan]], topics: Seq
 
 def meeting_pair(graph: Any, plans: Sequence[RelationPlan], scores: Sequence[float], topics: Sequence[str],
                  per_topic: int = MEET_CANDIDATES, max_hops: int = MEET_HOPS,
-                 pair_score: Any = None) -> list[int]:
+                 pair_score: Any = None, ends: dict | None = None) -> list[int]:
     """Indices of the best pair of walks from the question's first two entities that reach an entity in common.
 
     Why: the walks the model is offered are each entity's best alone; for "which student of Sara Nord comes from
@@ -261,7 +265,7 @@ def meeting_pair(graph: Any, plans: Sequence[RelationPlan], scores: Sequence[flo
     (her students, Denmark's people) is not among them.  Each entity's `per_topic` best walks (by `scores`) of up
     to `max_hops` hops are tried against each other; of the pairs that meet, the one `pair_score` (pairs of
     walks -> one score each; None: the summed `scores`) ranks first wins.  [] when the walks leave from fewer
-    than two entities or no pair meets.
+    than two entities or no pair meets.  `ends`: as `walks_meet`.
     """
     order = sorted(range(len(plans)), key=lambda i: -scores[i])
     by_topic: dict[str, list[int]] = {}
@@ -274,7 +278,7 @@ def meeting_pair(graph: Any, plans: Sequence[RelationPlan], scores: Sequence[flo
     if len(names) < 2:
         return []
     pairs = [(i, j) for i in by_topic[names[0]] for j in by_topic[names[1]]]
-    met = walks_meet(graph, [[plans[i], plans[j]] for i, j in pairs], topics)
+    met = walks_meet(graph, [[plans[i], plans[j]] for i, j in pairs], topics, ends)
     meeting = [p for p, m in zip(pairs, met) if m]
     if not meeting:
         return []
@@ -407,6 +411,7 @@ class ModelPathReader:
         quick = not self.listed or self.quick > 0
         listed_as = "the walks were"  # what an unsure quick look hands on to the list
         first: dict[str, int] = {}  # each walk's text once, for the first plan offered that writes it
+        ends: dict = {}  # where each walk ends, followed once for the meeting pair and the joint choice
         indices = offered(plans, scores, aligned_all, max(self.max_options, self.quick_options if quick else 0))
         if self.joint and self.meet and len({p.topic for p in plans}) > 1:
             # the pair of walks that meet and whose hops take the question's words best is offered too
@@ -416,7 +421,7 @@ class ModelPathReader:
                                        spread=self.spread) or [0.0] * len(pairs)
 
             meeting = meeting_pair(graph, plans, aligned_all or scores, topics,
-                                   pair_score=pair_score if self.align else None)
+                                   pair_score=pair_score if self.align else None, ends=ends)
             indices += [i for i in meeting if i not in indices]
         else:
             meeting = []
@@ -455,7 +460,7 @@ class ModelPathReader:
                                  question, topics, self.lexicon.vocabulary, self.lexicon.embedder, self.align,
                                  self.phrase_gain, cover=self.cover,
                                  among=among, spread=self.spread, graph=graph, meet=self.meet,
-                                 also=[p for p in shown[0] if _option_text(p) in met])
+                                 also=[p for p in shown[0] if _option_text(p) in met], ends=ends)
             if joint:
                 joined = True
                 ranked = joined_ranking(ranked, joint)
