@@ -82,6 +82,16 @@ MEET_PENALTY = 3.0
 # best-aligned walks of up to MEET_HOPS hops are tried against each other.
 MEET_CANDIDATES = 8
 MEET_HOPS = 2
+# The model scores each walk as the reply to the whole question, and for a question naming two entities no walk
+# from one of them is that reply ("which of X's students is from Norway": it likes walks from X that go on for
+# three hops); in the joint choice its log-odds count JOINT_MODEL_WEIGHT of themselves (a temperature of 5), the
+# hops' alignment to the question's words as for one entity.  And the walks that join two entities through
+# their answer are short: each hop past one per walk moves a combination down as if its odds were multiplied by
+# exp(-SHORTER) (the order only, like MEET_PENALTY).  On the 25 two-entity dev questions (geography's and
+# MetaQA's generated ones, the made-up university graph's), the joint reading reached the answer for 24 instead
+# of 11 (docs/benchmarks.md, "Question reading": the model weight alone, 0.2: 18; the shorter walks alone: 11-12).
+JOINT_MODEL_WEIGHT = 0.2
+SHORTER = 1.0
 
 
 def lexicon_scores(question: str, topics: Sequence[str], plans: Sequence[RelationPlan],
@@ -163,8 +173,8 @@ def joint_choice(picked: Sequence[RelationPlan], probs: Sequence[float], weighed
                  phrase_gain: float = PHRASE_GAIN, per_topic: int = PER_TOPIC, cover: float = 0.0,
                  among: Sequence[str] = (),
                  spread: float | None = None, graph: Any = None, meet: float = MEET_PENALTY,
-                 also: Sequence[RelationPlan] = (), ends: dict | None = None
-                 ) -> list[tuple[float, tuple[RelationPlan, ...]]]:
+                 also: Sequence[RelationPlan] = (), ends: dict | None = None, shorter: float = SHORTER,
+                 model_weight: float = JOINT_MODEL_WEIGHT) -> list[tuple[float, tuple[RelationPlan, ...]]]:
     """For a question whose walks leave from two or more of its entities: one walk per entity, chosen together.
 
     Each entity's `per_topic` likeliest walks (by `weighed`: the model's probability weighed by the walk's own
@@ -175,7 +185,10 @@ def joint_choice(picked: Sequence[RelationPlan], probs: Sequence[float], weighed
     costs, judged against ``among``, as `joint_alignment`).  With `graph`, a combination whose walks reach no
     entity in common (other than the question's own) pays ``meet`` in log-odds (`MEET_PENALTY`): the question
     asks for what its entities share, so walks that never meet do not read it (the order changes; each
-    combination's probability stays the model's and the alignment's, so the reading is no surer for it); the
+    combination's probability stays the model's and the alignment's, so the reading is no surer for it); each
+    hop past one per walk moves a combination down by ``shorter`` in log-odds (the order only); the model's
+    log-probabilities count ``model_weight`` of themselves (`JOINT_MODEL_WEIGHT`: it scored each walk as the
+    reply to the whole question, which no walk from one entity is); the
     walks in `also` (the pair that meets, `meeting_pair`) join their entity's likeliest however the model ranks
     them (`ends`: where each walk ends, shared with `meeting_pair`, `walks_meet`).  Returns (probability, walks)
     best first, the probability a softmax over the combinations; [] when
@@ -206,12 +219,15 @@ def joint_choice(picked: Sequence[RelationPlan], probs: Sequence[float], weighed
     combos = list(itertools.product(*candidates))
     aligned = joint_alignment(question, topics, [[p for _, p in c] for c in combos], vocabulary, embedder,
                               phrase_gain=phrase_gain, cover=cover, among=among, spread=spread) if align else None
-    logits = [sum(math.log(max(pr, 1e-12)) for pr, _ in c) + (align * aligned[i] if aligned else 0.0)
+    logits = [model_weight * sum(math.log(max(pr, 1e-12)) for pr, _ in c) + (align * aligned[i] if aligned else 0.0)
               for i, c in enumerate(combos)]
     from ..reads.scoring import softmax
 
     probs = softmax(logits)
     order = probs
+    if shorter:  # the order, not how sure: shorter walks are likelier to join the entities, not surer to be read
+        logits = [x - shorter * sum(len(p.hops) - 1 for _, p in c) for x, c in zip(logits, combos)]
+        order = softmax(logits)
     if graph is not None and meet:
         # meeting decides the order, not how sure the reading is: a wrong pair that meets, made likelier only
         # because the others do not, must not start to guide the chain (a sure reading narrows its steps)
@@ -376,8 +392,11 @@ class ModelPathReader:
                  max_options: int = MAX_OPTIONS, align: float = ALIGN_WEIGHT,
                  quick: float = QUICK_SURE_AT, quick_options: int = 0, phrase_gain: float = PHRASE_GAIN,
                  joint: bool = True, cover: float = COVER_WEIGHT, horizon: bool = True,
-                 spread: float = SPREAD_WEIGHT, meet: float = MEET_PENALTY) -> None:
+                 spread: float = SPREAD_WEIGHT, meet: float = MEET_PENALTY, shorter: float = SHORTER,
+                 joint_model: float = JOINT_MODEL_WEIGHT) -> None:
         self.model = model
+        self.joint_model = joint_model  # how much the model's log-odds count in a joint choice (`joint_choice`)
+        self.shorter = shorter  # a joint choice's hops past one per walk move it down (`joint_choice`)
         self.meet = meet  # a joint choice's walks that reach no entity in common pay this (`joint_choice`)
         # a word about as close to all the walks' relations names no forward hop (`alignment.spread_discount`)
         self.spread = spread
@@ -460,12 +479,18 @@ class ModelPathReader:
                                  question, topics, self.lexicon.vocabulary, self.lexicon.embedder, self.align,
                                  self.phrase_gain, cover=self.cover,
                                  among=among, spread=self.spread, graph=graph, meet=self.meet,
-                                 also=[p for p in shown[0] if _option_text(p) in met], ends=ends)
+                                 also=[p for p in shown[0] if _option_text(p) in met], ends=ends,
+                                 shorter=self.shorter, model_weight=self.joint_model)
             if joint:
                 joined = True
                 ranked = joined_ranking(ranked, joint)
                 how += (f"; the walks of the question's {len(joint[0][1])} entities chosen together, each word of the "
                         "question naming a hop of one walk only")
+                if self.joint_model != 1.0:
+                    how += (f", the model's preference counting less (its log-odds x {self.joint_model:g}: it judged "
+                            "each walk as the reply to the whole question, which no walk from one entity is)")
+                if self.shorter:
+                    how += ", shorter walks first (two entities are joined through their answer)"
                 if self.meet:
                     how += (", walks that reach no entity in common ranked as unlikely (the question asks for "
                             "what its entities share, `reading_meet`)")
@@ -598,7 +623,7 @@ def unlisted_prompt(question: str, topics: Sequence[str], vocabulary: RelationVo
 
 READER_OPTIONS = {"max_hops": int, "permutations": int, "listed": lambda v: str(v).lower() in ("1", "true", "yes"),
                   "max_options": int, "align": float, "quick": float, "quick_options": int, "phrase_gain": float,
-                  "cover": float, "joint": lambda v: str(v).lower() in ("1", "true", "yes"), "meet": float,
+                  "cover": float, "joint": lambda v: str(v).lower() in ("1", "true", "yes"), "meet": float, "shorter": float, "joint_model": float,
                   "horizon": lambda v: str(v).lower() in ("1", "true", "yes"), "spread": float}
 
 
