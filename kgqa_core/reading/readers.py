@@ -57,6 +57,8 @@ from .vocabulary import RelationVocabulary, relation_text
 
 READERS = ("paths", "lexicon", "wording", "none")
 PER_LENGTH = 4  # the best paths of each length the model is offered
+# The share of the offered places that go to the walks whose hops match the question's words best (`offered`).
+ALIGNED_SHARE = 1 / 3
 MAX_OPTIONS = 12
 _LEXICON_TEMPERATURE = 0.05
 # How much a walk's hop alignment (`alignment.hop_alignment`) weighs against the model's choice: a walk whose
@@ -134,7 +136,7 @@ def shortlist(plans: Sequence[RelationPlan], scores: Sequence[float], per_length
 
 
 def offered(plans: Sequence[RelationPlan], scores: Sequence[float], aligned: Sequence[float] | None,
-            limit: int = MAX_OPTIONS) -> list[int]:
+            limit: int = MAX_OPTIONS, share: float = ALIGNED_SHARE) -> list[int]:
     """The walks the model chooses among: the lexicon's shortlist, and the best-aligned walks it missed.
 
     Without an alignment, the lexicon's `shortlist`.  With one, a third of
@@ -144,7 +146,7 @@ def offered(plans: Sequence[RelationPlan], scores: Sequence[float], aligned: Seq
     """
     if aligned is None:
         return shortlist(plans, scores, limit=limit)
-    by_alignment = shortlist(plans, aligned, per_length=1, limit=max(1, limit // 3))
+    by_alignment = shortlist(plans, aligned, per_length=1, limit=max(1, int(limit * share + 1e-9)))
     rest = [i for i in shortlist(plans, scores, limit=limit) if i not in by_alignment]
     return by_alignment + rest[: limit - len(by_alignment)]
 
@@ -393,8 +395,9 @@ class ModelPathReader:
                  quick: float = QUICK_SURE_AT, quick_options: int = 0, phrase_gain: float = PHRASE_GAIN,
                  joint: bool = True, cover: float = COVER_WEIGHT, horizon: bool = True,
                  spread: float = SPREAD_WEIGHT, meet: float = MEET_PENALTY, shorter: float = SHORTER,
-                 joint_model: float = JOINT_MODEL_WEIGHT) -> None:
+                 joint_model: float = JOINT_MODEL_WEIGHT, aligned_share: float = ALIGNED_SHARE) -> None:
         self.model = model
+        self.aligned_share = aligned_share  # the offered places that go to the best-aligned walks (`offered`)
         self.joint_model = joint_model  # how much the model's log-odds count in a joint choice (`joint_choice`)
         self.shorter = shorter  # a joint choice's hops past one per walk move it down (`joint_choice`)
         self.meet = meet  # a joint choice's walks that reach no entity in common pay this (`joint_choice`)
@@ -431,7 +434,8 @@ class ModelPathReader:
         listed_as = "the walks were"  # what an unsure quick look hands on to the list
         first: dict[str, int] = {}  # each walk's text once, for the first plan offered that writes it
         ends: dict = {}  # where each walk ends, followed once for the meeting pair and the joint choice
-        indices = offered(plans, scores, aligned_all, max(self.max_options, self.quick_options if quick else 0))
+        indices = offered(plans, scores, aligned_all, max(self.max_options, self.quick_options if quick else 0),
+                          share=self.aligned_share)
         if self.joint and self.meet and len({p.topic for p in plans}) > 1:
             # the pair of walks that meet and whose hops take the question's words best is offered too
             def pair_score(pairs):
@@ -623,7 +627,7 @@ def unlisted_prompt(question: str, topics: Sequence[str], vocabulary: RelationVo
 
 READER_OPTIONS = {"max_hops": int, "permutations": int, "listed": lambda v: str(v).lower() in ("1", "true", "yes"),
                   "max_options": int, "align": float, "quick": float, "quick_options": int, "phrase_gain": float,
-                  "cover": float, "joint": lambda v: str(v).lower() in ("1", "true", "yes"), "meet": float, "shorter": float, "joint_model": float,
+                  "cover": float, "joint": lambda v: str(v).lower() in ("1", "true", "yes"), "meet": float, "shorter": float, "joint_model": float, "aligned_share": float,
                   "horizon": lambda v: str(v).lower() in ("1", "true", "yes"), "spread": float}
 
 
