@@ -88,8 +88,9 @@ MEET_HOPS = 2
 # from one of them is that reply ("which of X's students is from Norway": it likes walks from X that go on for
 # three hops); in the joint choice its log-odds count JOINT_MODEL_WEIGHT of themselves (a temperature of 5), the
 # hops' alignment to the question's words as for one entity.  And the walks that join two entities through
-# their answer are short: each hop past one per walk moves a combination down as if its odds were multiplied by
-# exp(-SHORTER) (the order only, like MEET_PENALTY).  On the 25 two-entity dev questions (geography's and
+# their answer are short: each hop past one per walk multiplies a combination's odds by exp(-SHORTER) (in its
+# probability too, unlike MEET_PENALTY: replayed on the readings below, no reading it made sure was wrong, where
+# meeting made sure readings of wrong pairs).  On the 25 two-entity dev questions (geography's and
 # MetaQA's generated ones, the made-up university graph's), the joint reading reached the answer for 24 instead
 # of 11 (docs/benchmarks.md, "Question reading": the model weight alone, 0.2: 18; the shorter walks alone: 11-12).
 JOINT_MODEL_WEIGHT = 0.2
@@ -188,7 +189,7 @@ def joint_choice(picked: Sequence[RelationPlan], probs: Sequence[float], weighed
     entity in common (other than the question's own) pays ``meet`` in log-odds (`MEET_PENALTY`): the question
     asks for what its entities share, so walks that never meet do not read it (the order changes; each
     combination's probability stays the model's and the alignment's, so the reading is no surer for it); each
-    hop past one per walk moves a combination down by ``shorter`` in log-odds (the order only); the model's
+    hop past one per walk costs a combination ``shorter`` in log-odds (`SHORTER`); the model's
     log-probabilities count ``model_weight`` of themselves (`JOINT_MODEL_WEIGHT`: it scored each walk as the
     reply to the whole question, which no walk from one entity is); the
     walks in `also` (the pair that meets, `meeting_pair`) join their entity's likeliest however the model ranks
@@ -225,11 +226,10 @@ def joint_choice(picked: Sequence[RelationPlan], probs: Sequence[float], weighed
               for i, c in enumerate(combos)]
     from ..reads.scoring import softmax
 
+    if shorter:  # two entities are joined through their answer: a short junction is the likelier reading
+        logits = [x - shorter * sum(len(p.hops) - 1 for _, p in c) for x, c in zip(logits, combos)]
     probs = softmax(logits)
     order = probs
-    if shorter:  # the order, not how sure: shorter walks are likelier to join the entities, not surer to be read
-        logits = [x - shorter * sum(len(p.hops) - 1 for _, p in c) for x, c in zip(logits, combos)]
-        order = softmax(logits)
     if graph is not None and meet:
         # meeting decides the order, not how sure the reading is: a wrong pair that meets, made likelier only
         # because the others do not, must not start to guide the chain (a sure reading narrows its steps)

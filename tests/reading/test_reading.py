@@ -402,13 +402,47 @@ def test_walks_of_two_entities_that_never_meet_do_not_read_a_question_about_what
     met = [("Karl Berg", "doctoral_advisor", False), ("Norway", "nationality", False)]
     assert best(graph=UNIVERSITY) == met
     sure = joint_choice(walks, probs, probs, question, topics, None, None, align=0.0, graph=UNIVERSITY)[0][0]
-    assert sure == pytest.approx(0.3 * 0.4)  # its probability among the four, as without the meeting rule
+    # its probability among the four, as without the meeting rule (the model's odds counting JOINT_MODEL_WEIGHT)
+    w = 0.2
+    assert sure == pytest.approx((0.3 * 0.4) ** w / ((0.7 ** w + 0.3 ** w) * (0.6 ** w + 0.4 ** w)))
     apart = [("Karl Berg", "nationality", True), ("Norway", "located_in", False)]
     assert best() == apart and best(graph=UNIVERSITY, meet=0.0) == apart
     lonely = [walks[0], walks[2]]  # no combination of these meets: the model's odds decide, as without the graph
     ranked = joint_choice(lonely, [0.7, 0.6], [0.7, 0.6], question, topics, None, None, align=0.0,
                           graph=UNIVERSITY)
     assert [p.relations[0] for p in ranked[0][1]] == ["nationality", "located_in"]
+
+
+def test_a_joint_choice_weighs_the_models_liking_for_long_walks_less_and_takes_short_ones_first():
+    """The model scores each walk as the reply to the whole question, and for "which of Karl Berg's doctoral
+    students is from Norway" it liked a three-hop walk from Karl Berg (his students' countries' people: Elsa
+    Strand too) nine to one over his students.  In the joint choice its odds count a fifth and each hop past
+    one per walk costs, so the one-hop pair leads; with the model's odds whole and no cost per hop, the long
+    walk does, and so it does with either piece alone.  Shortness is part of the reading's probability (unlike
+    meeting, which only orders)."""
+    import math
+
+    from kgqa_core.reading.readers import JOINT_MODEL_WEIGHT, SHORTER, joint_choice
+    from kgqa_core.reading.reading import PlanHop, RelationPlan
+
+    question, topics = "which of Karl Berg's doctoral students is from Norway", ["Karl Berg", "Norway"]
+    long = RelationPlan("Karl Berg", (PlanHop("doctoral_advisor", False), PlanHop("nationality"),
+                                      PlanHop("nationality", False)))
+    students = RelationPlan("Karl Berg", (PlanHop("doctoral_advisor", False),))
+    people = RelationPlan("Norway", (PlanHop("nationality", False),))
+    walks, probs = [long, students, people], [0.9, 0.1, 1.0]
+
+    def ranked(**kw):
+        return joint_choice(walks, probs, probs, question, topics, None, None, align=0.0, graph=UNIVERSITY, **kw)
+
+    first = ranked()[0]
+    assert first[1][0] is students and first[1][1] is people
+    w, e2 = JOINT_MODEL_WEIGHT, math.exp(-2 * SHORTER)  # the long walk: two hops past one
+    assert first[0] == pytest.approx(0.1 ** w / (0.9 ** w * e2 + 0.1 ** w))
+    assert ranked(model_weight=1.0, shorter=0.0)[0][1][0] is long
+    # each piece alone leaves the long walk first: two hops past one cost e^-2 against the model's 9 to 1 ...
+    assert ranked(model_weight=1.0)[0][1][0] is long
+    assert ranked(shorter=0.0)[0][1][0] is long  # ... and a fifth of 9 to 1 still leads with no cost per hop
 
 
 def test_the_model_reader_reads_two_entities_where_they_meet_and_says_so(backend_model):
