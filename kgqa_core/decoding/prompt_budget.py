@@ -87,15 +87,89 @@ def plan_triplets(graph: Any, topic: str, hops: Sequence[Any], cap: int) -> list
     return out
 
 
-def sure_context(context_ids: Sequence[int], graph: Any, reading: Any, sure_at: float, budget: int) -> tuple[
-        list[int], PromptBudget]:
+MEETING_CAP = 16  # triplets where a reading's walks meet, shown first at most (of the prompt's 40 or 8)
+
+
+def _walk_layers(graph: Any, topic: str, hops: Sequence[Any]) -> list[list[tuple[int, str, str]]]:
+    """Each hop's triplets along one plan from `topic`: (triplet id, from entity, to entity), as `plan_triplets`
+    walks (the same cap per hop)."""
+    layers: list[list[tuple[int, str, str]]] = []
+    frontier = [topic]
+    for hop in hops:
+        layer: list[tuple[int, str, str]] = []
+        for entity in frontier[:PLAN_WALK_CAP]:
+            for t in graph.neighbours(entity):
+                if t.relation != hop.relation:
+                    continue
+                if hop.forward and t.head == entity:
+                    layer.append((t.id, entity, t.tail))
+                elif not hop.forward and t.tail == entity:
+                    layer.append((t.id, entity, t.head))
+        layers.append(layer)
+        frontier = list(dict.fromkeys(to for _, _, to in layer))
+    return layers
+
+
+def meeting_triplets(graph: Any, reading: Any, cap: int = MEETING_CAP) -> tuple[list[int], list[str]]:
+    """The triplets along a two-entity reading's walks to where they meet, and the entities they meet at.
+
+    Why: a question naming two graph entities asks for what they share ("which of Karl Berg's doctoral students
+    is from Norway"); its reading holds one walk from each (`reading.readers.joint_choice`), and the entities
+    both walks reach are its candidates.  The facts that join them (Leo Rud's advisor, Leo Rud's nationality)
+    are what the chain should write, but a context ranked by similarity to the question need not hold them.
+    Each walk's triplets that lie on a way to a meeting entity, the walks taken in turn, at most `cap`; ([], [])
+    when the reading has fewer than two entities' walks or they do not meet.
+
+    Examples
+    --------
+    >>> from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+    >>> from kgqa_core.reading.reading import PlanHop, QuestionReading, RelationPlan
+    >>> g = KnowledgeGraph.from_triplets([("Leo", "advisor", "Karl"), ("Leo", "nationality", "Norway"),
+    ...                                   ("Nils", "advisor", "Karl"), ("Nils", "nationality", "Denmark")])
+    >>> r = QuestionReading(reader="paths", plans=[RelationPlan("Karl", (PlanHop("advisor", False),)),
+    ...                                            RelationPlan("Norway", (PlanHop("nationality", False),))])
+    >>> ids, met = meeting_triplets(g, r)
+    >>> met, [(g.triplet(i).head, g.triplet(i).relation) for i in ids]
+    (['Leo'], [('Leo', 'advisor'), ('Leo', 'nationality')])
+    """
+    first: dict[str, Any] = {}
+    for p in reading.plans:
+        if p.hops and graph.has_entity(p.topic):
+            first.setdefault(p.topic, p)
+    if len(first) < 2:
+        return [], []
+    walks = {t: _walk_layers(graph, t, p.hops) for t, p in first.items()}
+    reached = [{to for _, _, to in layers[-1]} if layers and layers[-1] else set() for layers in walks.values()]
+    met = set.intersection(*reached) - set(first)
+    if not met:
+        return [], []
+    per_walk: list[list[int]] = []
+    for layers in walks.values():
+        keep_to, kept = set(met), []
+        for layer in reversed(layers):  # back from the meeting entities, hop by hop
+            on_way = [(i, frm) for i, frm, to in layer if to in keep_to]
+            kept.append([i for i, _ in on_way])
+            keep_to = {frm for _, frm in on_way}
+        per_walk.append([i for hop in reversed(kept) for i in hop])
+    out: list[int] = []
+    for k in range(max(len(w) for w in per_walk)):  # the walks in turn, so a cap keeps some of each
+        for w in per_walk:
+            if k < len(w) and w[k] not in out:
+                out.append(w[k])
+    order = {e: i for i, e in enumerate(dict.fromkeys(to for layers in walks.values() for _, _, to in layers[-1]))}
+    return out[:cap], sorted(met, key=lambda e: order.get(e, 0))
+
+
+def sure_context(context_ids: Sequence[int], graph: Any, reading: Any, sure_at: float, budget: int,
+                 first: Sequence[int] = ()) -> tuple[list[int], PromptBudget]:
     """The triplet ids the prompt shows (in prompt order) and the `PromptBudget` saying why.
 
     With a sure reading (`QuestionReading.guides`) and ``budget`` > 0: the
     triplets along the reading's best plan (walked in `graph` from its topic
     entity), then the context's other triplets of the planned relations, then
-    the rest of the context in its pruned order, cut to ``budget``.  Else the
-    context unchanged.
+    the rest of the context in its pruned order, cut to ``budget``; `first` (the
+    triplets where a two-entity reading's walks meet, `meeting_triplets`) before
+    all of them.  Else the context unchanged.
     """
     ids = list(context_ids)
     if budget <= 0:
@@ -113,7 +187,8 @@ def sure_context(context_ids: Sequence[int], graph: Any, reading: Any, sure_at: 
     walked = plan_triplets(graph, best.topic, best.hops, budget) if best is not None and graph.has_entity(
         best.topic) else []
     in_context = set(ids)
-    on_plan = list(dict.fromkeys(walked + [t for t in ids if graph.triplet(t).relation in relations]))[:budget]
+    on_plan = list(dict.fromkeys([*first, *walked] + [t for t in ids if graph.triplet(t).relation in relations])
+                   )[:budget]
     chosen = set(on_plan)
     shown = on_plan + [t for t in ids if t not in chosen][:budget - len(on_plan)]
     return shown, PromptBudget(

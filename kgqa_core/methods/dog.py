@@ -85,7 +85,10 @@ orchestra is from Italy") asks for what they share: ``meet_topics`` ranks
 the answers by how many of them each has a triplet with, and leaves out
 the graph-added ones linked to fewer (the model's own too, when one of its
 own meets more) (`kgqa_core.answers.meeting`; a note
-starting "answers where the question's entities meet:").
+starting "answers where the question's entities meet:"); ``meeting_context``
+shows the triplets along a sure reading's walks from them to where they meet
+first in the prompt (`prompt_budget.meeting_triplets`; a note starting
+"prompt context:").
 
 Each narrowing is said on its step, with the relations it left out, and
 summed up in the trace's notes.  ``preset=paper`` turns all of them off
@@ -123,7 +126,7 @@ from ..decoding.context import (
 )
 from ..decoding.dog_guide import DogGuides
 from ..decoding.prompt import EXAMPLE_STYLES, PromptParts, parse_answers, parse_written_triplets
-from ..decoding.prompt_budget import sure_context
+from ..decoding.prompt_budget import meeting_triplets, sure_context
 from ..decoding.query_subgraph import QueryCentricSubgraph
 from ..graph.readings import is_reversed, reading_of, triplet_of
 from ..parameters import param
@@ -245,6 +248,11 @@ class DogParams(PromptParams):
         "triplets, those on the reading's planned relations first, instead of max_prompt_triplets (about half "
         "the prompt tokens); 0: always the pruned context (the paper). Noted with the reading's confidence.",
         min=0, max=5000, advanced=True)
+    meeting_context: bool = param(
+        True, "When the question names two or more graph entities and its reading (at least reading_sure_at "
+        "sure) has a walk from each that reach entities in common, the prompt shows the triplets along those "
+        "walks to where they meet first (at most 16), the pruned context after them, as many triplets as before; "
+        "false: the pruned context only (the paper). Not in the paper; noted.", advanced=True)
     sure_context_at: float = param(
         0.9, "How sure the question's reading must be (its probability) for sure_context_triplets' smaller "
         "prompt (at 0.5 a sure but wrong reading hid the answer's triplet on the multi-domain dev benchmark); "
@@ -256,7 +264,7 @@ class DogParams(PromptParams):
         "stay_at_depth": False, "question_relations": False, "hop_order": False, "complete_answers": False,
         "chain_answers_first": False, "meet_topics": False, "conclude_at_depth": False, "force_conclusion": False,
         "repeat_triplets": True, "reverse_readings": False, "skip_restatements": False, "unsure_relations": 0.0, "context_pool": 0,
-        "prompt_examples": "paper", "free_text_cap": 0, "sure_context_triplets": 0}}
+        "prompt_examples": "paper", "free_text_cap": 0, "sure_context_triplets": 0, "meeting_context": False}}
 
 
 def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
@@ -296,20 +304,40 @@ def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
 
 def _budget_prompt(request: MethodRequest, ctx: DecodingContext, reading: QuestionReading, params: DogParams,
                    rec: TraceRecorder) -> None:
-    """A sure reading's smaller prompt context (`decoding.prompt_budget`), recorded in the trace's notes and extra."""
-    if not params.sure_context_triplets:
+    """A sure reading's smaller prompt context, and a two-entity reading's meeting triplets first
+    (`decoding.prompt_budget`), recorded in the trace's notes and extra."""
+    if not params.sure_context_triplets and not params.meeting_context:
         return
     if params.local_visibility or params.gq_scope != "graph":
         why = "local_visibility" if params.local_visibility else "gq_scope=prompt"
-        rec.trace.notes.append(f"prompt budget: sure_context_triplets not applied ({why}: the prompt's context "
-                               "is what the chain may write)")
+        rec.trace.notes.append(f"prompt budget: sure_context_triplets and meeting_context not applied ({why}: the "
+                               "prompt's context is what the chain may write)")
         return
-    shown, budget = sure_context(ctx.context_ids, request.graph, reading,
-                                 params.sure_context_at or params.reading_sure_at, params.sure_context_triplets)
-    if budget.applied:
+    meeting, met = (meeting_triplets(request.graph, reading) if params.meeting_context
+                    and reading.guides(params.reading_sure_at) else ([], []))
+    if meeting:
+        walks = {}
+        for p in reading.plans:
+            walks.setdefault(p.topic, p.text)
+        rec.trace.notes.append(
+            f"prompt context: the question's entities' walks ({'; '.join(walks.values())}) meet at "
+            f"{', '.join(met[:5])}{' ...' if len(met) > 5 else ''}; the {len(meeting)} triplets along them to there "
+            f"are shown first, the pruned context after them (meeting_context; the reading is "
+            f"{reading.confidence:.2f} sure)")
+        rec.trace.extra["meeting_context"] = {"triplets": meeting, "met": met}
+    if not params.sure_context_triplets:
+        shown, budget = list(ctx.context_ids), None
+    else:
+        shown, budget = sure_context(ctx.context_ids, request.graph, reading,
+                                     params.sure_context_at or params.reading_sure_at, params.sure_context_triplets,
+                                     first=meeting)
+    if budget is not None and budget.applied:
         show_triplets(ctx, request, shown)
-    rec.trace.notes.append(budget.note())
-    rec.trace.extra["prompt_budget"] = budget.to_dict()
+    elif meeting:  # as many triplets as the pruned context, those where the walks meet first
+        show_triplets(ctx, request, list(dict.fromkeys([*meeting, *shown]))[:max(len(shown), len(meeting))])
+    if budget is not None:
+        rec.trace.notes.append(budget.note())
+        rec.trace.extra["prompt_budget"] = budget.to_dict()
 
 
 @dataclass
