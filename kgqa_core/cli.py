@@ -257,7 +257,7 @@ def _print_setup(trace) -> None:
         print(f"question reading ({one_line(str(reading.get('reader', '?')))}): {one_line(str(reading['explanation']))}")
     from .answers.meeting import NOTE_HEAD
 
-    for head in ("prompt budget:", "prompt context:", "past_horizon:", "conclude_at_depth:", NOTE_HEAD):
+    for head in ("prompt budget:", "meeting_context:", "past_horizon:", "conclude_at_depth:", NOTE_HEAD):
         # how many graph triplets the prompt showed, and why (DoG's smaller prompt for a sure reading); a reading
         # that saw no further than its hops, so they do not decide which answers lead (DoG's past_horizon); a chain
         # that answered where its path completed the reading (conclude_at_depth); the triplets where a two-entity

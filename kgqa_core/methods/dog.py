@@ -88,7 +88,7 @@ own meets more) (`kgqa_core.answers.meeting`; a note
 starting "answers where the question's entities meet:"); ``meeting_context``
 shows the triplets along a sure reading's walks from them to where they meet
 first in the prompt (`prompt_budget.meeting_triplets`; a note starting
-"prompt context:").
+"meeting_context:").
 
 Each narrowing is said on its step, with the relations it left out, and
 summed up in the trace's notes.  ``preset=paper`` turns all of them off
@@ -320,9 +320,9 @@ def _budget_prompt(request: MethodRequest, ctx: DecodingContext, reading: Questi
         for p in reading.plans:
             walks.setdefault(p.topic, p.text)
         rec.trace.notes.append(
-            f"prompt context: the question's entities' walks ({'; '.join(walks.values())}) meet at "
+            f"meeting_context: the question's entities' walks ({'; '.join(walks.values())}) meet at "
             f"{', '.join(met[:5])}{' ...' if len(met) > 5 else ''}; the {len(meeting)} triplets along them to there "
-            f"are shown first, the pruned context after them (meeting_context; the reading is "
+            f"are shown first, the pruned context after them (the reading is "
             f"{reading.confidence:.2f} sure)")
         rec.trace.extra["meeting_context"] = {"triplets": meeting, "met": met}
     if not params.sure_context_triplets:

@@ -63,3 +63,51 @@ def test_an_unsure_or_unread_question_keeps_the_context():
     assert shown == context and not budget.applied and "sure_context_triplets=0" in budget.note()
     shown, budget = sure_context(context, GRAPH, _reading(0.9), sure_at=0.5, budget=40)
     assert shown == context and not budget.applied and "within the budget of 40" in budget.note()
+
+
+LAB = KnowledgeGraph.from_triplets(  # made up: two entities whose walks meet at one student
+    [
+        ("Leo Rud", "doctoral_advisor", "Karl Berg"),  # 0
+        ("Nils Lind", "doctoral_advisor", "Karl Berg"),  # 1
+        ("Leo Rud", "nationality", "Norway"),  # 2
+        ("Nils Lind", "nationality", "Denmark"),  # 3
+        ("Elsa Strand", "nationality", "Norway"),  # 4
+        ("Karl Berg", "works_at", "University of Bergen"),  # 5
+        ("University of Bergen", "located_in", "Norway"),  # 6
+    ],
+    name="lab",
+)
+STUDENTS = RelationPlan("Karl Berg", (PlanHop("doctoral_advisor", forward=False),), confidence=0.7)
+PEOPLE = RelationPlan("Norway", (PlanHop("nationality", forward=False),), confidence=0.7)
+
+
+def _joint(*plans: RelationPlan, confidence: float = 0.7) -> QuestionReading:
+    return QuestionReading(reader="paths", hops=1, confidence=confidence, sure=True,
+                           relations=sorted({h.relation for p in plans for h in p.hops}), plans=list(plans))
+
+
+def test_the_triplets_where_two_entities_walks_meet_are_those_on_the_way_to_a_shared_entity():
+    from kgqa_core.decoding.prompt_budget import meeting_triplets
+
+    ids, met = meeting_triplets(LAB, _joint(STUDENTS, PEOPLE))
+    assert met == ["Leo Rud"]
+    assert ids == [0, 2]  # Leo Rud's advisor, then his nationality: the walks in turn; Nils Lind and Elsa not
+    # a longer walk: back from where they meet, hop by hop (Karl Berg's university's country, and Norway's people)
+    country = RelationPlan("Karl Berg", (PlanHop("works_at"), PlanHop("located_in")))
+    where = RelationPlan("Leo Rud", (PlanHop("nationality"),))
+    ids, met = meeting_triplets(LAB, _joint(country, where))
+    assert met == ["Norway"] and ids == [5, 2, 6]
+    assert meeting_triplets(LAB, _joint(STUDENTS, PEOPLE), cap=1)[0] == [0]
+    # one entity's walk, or walks that never meet: nothing
+    assert meeting_triplets(LAB, _joint(STUDENTS)) == ([], [])
+    apart = RelationPlan("Norway", (PlanHop("located_in", forward=False),))
+    assert meeting_triplets(LAB, _joint(STUDENTS, apart)) == ([], [])
+
+
+def test_a_very_sure_two_entity_reading_shows_where_its_walks_meet_before_its_plan():
+    from kgqa_core.decoding.prompt_budget import meeting_triplets
+
+    meeting, _ = meeting_triplets(LAB, _joint(STUDENTS, PEOPLE, confidence=0.95))
+    shown, budget = sure_context([5, 6, 3, 4, 1], LAB, _joint(STUDENTS, PEOPLE, confidence=0.95), sure_at=0.9,
+                                 budget=4, first=meeting)
+    assert shown[:2] == [0, 2] and len(shown) == 4 and budget.applied

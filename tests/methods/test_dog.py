@@ -296,3 +296,56 @@ def test_a_step_can_read_a_triplet_backwards_from_the_entity_it_stands_on(backen
     plain = run(reverse_readings=False)
     assert not any(s.extra.get("reversed") for s in plain.steps if s.kind == "dog.triplet")
     assert "(reverse)" not in plain.raw_output
+
+
+LAB = KnowledgeGraph.from_triplets(  # made up: many people of Norway, one of them Karl Berg's student
+    [("Leo Rud", "doctoral_advisor", "Karl Berg"), ("Nils Lind", "doctoral_advisor", "Karl Berg"),
+     ("Leo Rud", "nationality", "Norway"), ("Nils Lind", "nationality", "Denmark"),
+     ("Karl Berg", "works_at", "University of Bergen"), ("University of Bergen", "located_in", "Norway")]
+    + [(f"Person {i}", "nationality", "Norway") for i in range(12)],
+    name="lab",
+)
+
+
+def test_a_two_entity_reading_shows_the_triplets_where_its_walks_meet_first(backend_model, monkeypatch):
+    """"which of Karl Berg's doctoral students is from Norway": the reading's walks (his students; Norway's
+    people) meet at Leo Rud, and the two triplets that say so are the prompt's first, however the context was
+    pruned (here to 4 triplets that hold neither), noted; switched off, or in the paper preset, the pruned
+    context stands."""
+    from kgqa_core.reading.reading import PlanHop, QuestionReading, RelationPlan
+
+    reading = QuestionReading(reader="paths", hops=1, confidence=0.7, sure=True,
+                              relations=["doctoral_advisor", "nationality"],
+                              plans=[RelationPlan("Karl Berg", (PlanHop("doctoral_advisor", False),), 0.7),
+                                     RelationPlan("Norway", (PlanHop("nationality", False),), 0.7)])
+
+    from kgqa_core.reading import guidance
+
+    given = [reading]  # DoG's mechanics read against a fixed reading (the model's reading: tests/reading)
+
+    class Fixed:
+        def read(self, question, graph, topics):
+            return dataclasses.replace(given[0])
+
+    monkeypatch.setattr(guidance, "make_reader", lambda *a, **k: Fixed())
+
+    def run(**params):
+        guidance.clear_readings()
+        return run_method("dog", MethodRequest(
+            graph=LAB, question="which of Karl Berg's doctoral students is from Norway", model=backend_model,
+            topic_entities=["Karl Berg", "Norway"],
+            params={"max_new_tokens": 24, "max_steps": 1, "reader": "paths", "max_prompt_triplets": 4,
+                    "context_pool": 0, **params}))
+
+    leo = [t.id for t in LAB.triplets if t.head == "Leo Rud"]
+    on = run()
+    ids = on.extra["context_triplet_ids"]
+    assert ids[:2] == leo and len(ids) == 4, ids
+    assert on.extra["meeting_context"] == {"triplets": leo, "met": ["Leo Rud"]}
+    note = next(n for n in on.notes if n.startswith("meeting_context:"))
+    assert "meet at Leo Rud" in note and "the 2 triplets along them" in note
+    for off in (run(meeting_context=False), run(preset="paper")):
+        assert off.extra["context_triplet_ids"][:2] != leo and "meeting_context" not in off.extra
+        assert not any(n.startswith("meeting_context:") for n in off.notes)
+    given[0] = dataclasses.replace(reading, confidence=0.3)
+    assert "meeting_context" not in run().extra  # an unsure reading guides nothing: the pruned context stands
