@@ -20,6 +20,8 @@ def test_the_smaller_prompt_of_a_sure_reading_is_set_noted_and_saved(runs_dir, m
     # the defaults, as the form offers them
     assert at.number_input(key="ask_param_sure_context_triplets").value == 8
     assert at.number_input(key="ask_param_sure_context_at").value == 0.9
+    assert at.checkbox(key="ask_param_meeting_context").value is True  # a two-entity reading's meeting first
+    at.checkbox(key="ask_param_meeting_context").uncheck()
     at.selectbox(key="ask_param_reader").set_value("lexicon")
     at.number_input(key="ask_param_reading_sure_at").set_value(0.0)
     at.number_input(key="ask_param_sure_context_at").set_value(0.0)  # 0: the guidance's own bar
@@ -32,6 +34,7 @@ def test_the_smaller_prompt_of_a_sure_reading_is_set_noted_and_saved(runs_dir, m
     assert len(runs) == 1 and runs[0]["run_id"] and not runs[0].get("error"), runs
     trace = RunStore(runs_dir).load(runs[0]["run_id"])
     assert trace.parameters["sure_context_triplets"] == 3 and trace.parameters["sure_context_at"] == 0.0
+    assert trace.parameters["meeting_context"] is False
     budget = trace.extra["prompt_budget"]
     assert budget["applied"] and budget["shown"] == 3 and budget["of"] > 3 and budget["sure_at"] == 0.0, budget
     assert len(trace.extra["context_triplet_ids"]) == 3
