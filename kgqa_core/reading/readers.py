@@ -140,8 +140,8 @@ def offered(plans: Sequence[RelationPlan], scores: Sequence[float], aligned: Seq
             limit: int = MAX_OPTIONS, share: float = ALIGNED_SHARE) -> list[int]:
     """The walks the model chooses among: the lexicon's shortlist, and the best-aligned walks it missed.
 
-    Without an alignment, the lexicon's `shortlist`.  With one, a third of
-    the places (one per length first) go to the walks whose hops match the
+    Without an alignment, the lexicon's `shortlist`.  With one, `share` of
+    the places (a third; one per length first) go to the walks whose hops match the
     question's words best, so a walk the mean closeness ranks low (a short
     relation name next to a longer one) can still be chosen.
     """
