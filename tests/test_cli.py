@@ -176,6 +176,12 @@ def test_ask_and_show_say_which_answers_meet_both_of_the_questions_entities(tmp_
     common = ["--graph", str(graph), "--question", "who plays the oboe in the Oslo Philharmonic?",
               "--topic", "Oslo Philharmonic", "--topic", "oboe", "--method", "dog", "--model", "smollm2-135m",
               "--param", "reader=lexicon", "--param", "reading_sure_at=0", "--param", "max_new_tokens=48"]
+    # the walks' meeting triplets shown first (meeting_context) let the model answer the two oboists alone, and
+    # nothing is left to rank: the note says where the walks meet; the answers' ranking is seen without it
+    shown = run_cli("ask", *common)
+    assert shown.returncode == 0, shown.stderr
+    assert "meeting_context: the question's entities' walks" in shown.stdout and "meet at" in shown.stdout
+    common += ["--param", "meeting_context=false"]
     proc = run_cli("ask", *common, "--trace-out", str(out))
     assert proc.returncode == 0, proc.stderr
     assert NOTE_HEAD in proc.stdout and "have a triplet with 2 of them and lead" in proc.stdout
