@@ -11,7 +11,7 @@ from kgqa_core.eval.dataset import load_dataset
 MADEUP = Path(__file__).resolve().parents[2] / "datasets" / "madeup"
 
 
-@pytest.mark.parametrize("name", ["family_dev.jsonl", "university_dev.jsonl"])
+@pytest.mark.parametrize("name", ["family_dev.jsonl", "university_dev.jsonl", "music_dev.jsonl"])
 def test_every_answer_is_reached_from_every_topic_within_the_questions_hops(name):
     ds = list(load_dataset(MADEUP / name))
     assert len(ds) >= 12
