@@ -292,11 +292,31 @@ def _standing_out(nouns: Any) -> Any:
     return np.where(_stands_out(nouns, NOUN_STANDS_OUT), nouns, 0.0)
 
 
+def names_its_head(relation: str) -> bool:
+    """Whether a relation's name says what its head is, not its tail: a name that ends with "of" ("member of",
+    "capital of", "part of": X is the member of Y), read the English way.  Walked forward, such a hop reaches Y,
+    which its name does not say; walked backwards, it reaches the members.
+
+    >>> names_its_head("member_of"), names_its_head("isPartOf"), names_its_head("place_of_birth")
+    (True, True, False)
+    """
+    from ..graph.hub_caps import relation_words
+
+    words = (relation_words(relation) or relation).lower().split()
+    return len(words) > 1 and words[-1] == "of"
+
+
+def _says_what_it_reaches(hop: Any) -> bool:
+    """Whether a hop's relation name says what kind of thing the hop reaches (`names_its_head`)."""
+    return hop.forward != names_its_head(hop.relation)
+
+
 def _answer_noun_score(nouns: Any, lasts: Sequence[Any], row: dict[str, int], cover: float) -> float:
     """What a walk's last hop earns or costs for the kind of thing the question asks for (its answer nouns).
 
     ``nouns`` is relations x answer nouns (cosines; 0 where the noun does not stand out, `_standing_out`).  A last
-    hop walked forward (its relation's name says what it reaches) gains the noun's closeness to it above `COVER_AT`,
+    hop walked forward (its relation's name says what it reaches; backwards for a name that ends with "of",
+    `names_its_head`) gains the noun's closeness to it above `COVER_AT`,
     over and above the words that name it; a walk whose last hops are all forward and none of them `COVER_AT` close to a noun that names some relation pays ``cover`` x
     (that noun's closeness to its nearest relation - `COVER_AT`), as a content word left to no hop does.  A hop
     walked backwards reaches what its name does not say, so it is neither paid nor charged.  Of several walks (one
@@ -305,7 +325,7 @@ def _answer_noun_score(nouns: Any, lasts: Sequence[Any], row: dict[str, int], co
     """
     if nouns.shape[1] == 0:
         return 0.0
-    forward = [row[h.relation] for h in lasts if h.forward]
+    forward = [row[h.relation] for h in lasts if _says_what_it_reaches(h)]
     if not forward:
         return 0.0
     close = nouns[forward]  # the forward last hops x nouns
@@ -317,10 +337,12 @@ def _answer_noun_score(nouns: Any, lasts: Sequence[Any], row: dict[str, int], co
 
 
 def _with_answer_column(m: Any, hops: Sequence[Any], last: Sequence[bool], fill: Any, row: dict[str, int]) -> Any:
-    """The hops x words matrix with one more column: the answer words' fill for last forward hops, 0 elsewhere."""
+    """The hops x words matrix with one more column: the answer words' fill for last hops whose name says what they
+    reach (forward, or backwards for a name ending with "of": `names_its_head`), 0 elsewhere."""
     if fill is None:
         return m
-    col = np.array([[fill[0][row[h.relation]] if is_last and h.forward else 0.0] for h, is_last in zip(hops, last)])
+    col = np.array([[fill[0][row[h.relation]] if is_last and _says_what_it_reaches(h) else 0.0]
+                    for h, is_last in zip(hops, last)])
     return np.hstack([m, col])
 
 
@@ -497,7 +519,8 @@ def plan_words(question: str, topics: Sequence[str], plan: RelationPlan,
         matches[i] = (plan.hops[i].relation, words[j], float(hops_m[i, j]))
         taken[int(j)] = int(i)
     last, k = plan.hops[-1], len(plan.hops) - 1
-    nouns = [w for w in asked if w not in ANSWER_WORDS][: fill[2].shape[1]] if fill is not None and last.forward else []
+    nouns = ([w for w in asked if w not in ANSWER_WORDS][: fill[2].shape[1]]
+             if fill is not None and _says_what_it_reaches(last) else [])
     named_by = fill[2] if nouns else None  # where the nouns stand out (`_answer_fill`)
     noun_left = []
     for j, word in enumerate(nouns):  # the kind of answer asked for, and the last hop (`_answer_noun_score`)
