@@ -425,6 +425,24 @@ def test_a_walk_whose_last_hop_forward_answers_no_kind_asked_pays_for_it(embedde
     assert _answer_noun_score(np.zeros((3, 0)), [PlanHop("liste")], row, cover=1.0) == 0.0  # no noun asked
 
 
+def test_a_relation_named_x_of_says_what_its_head_is_so_its_backward_hop_reaches_the_kind_asked(embedder):
+    """"which member of The Quiet Foxes plays the drums" (the made-up music graph): "member" is the answer's
+    kind.  `member_of` walked forward from a drummer reaches bands, though its name is close to "member"; walked
+    backwards from the band it reaches the members.  So the band's backward hop, not the drummer's forward one,
+    answers the kind asked (the reading took the drummers' bands before)."""
+    from kgqa_core.reading.alignment import joint_alignment, names_its_head
+
+    assert names_its_head("member_of") and names_its_head("subclassOf") and names_its_head("part of")
+    assert not names_its_head("place_of_birth") and not names_its_head("directed_by") and not names_its_head("of")
+    q, topics = "which member of The Quiet Foxes plays the drums", ["The Quiet Foxes", "drums"]
+    members = [RelationPlan("The Quiet Foxes", (_rev("member_of"),)), RelationPlan("drums", (_rev("plays_instrument"),))]
+    bands = [RelationPlan("The Quiet Foxes", (PlanHop("signed_to"),)),
+             RelationPlan("drums", (_rev("plays_instrument"), PlanHop("member_of")))]
+    among = ["member_of", "plays_instrument", "signed_to", "formed_in", "born_in"]
+    right, wrong = joint_alignment(q, topics, [members, bands], embedder=embedder, among=among, cover=1.0)
+    assert right > wrong, (right, wrong)
+
+
 def test_the_trace_names_an_answer_noun_a_walk_leaves_unanswered(embedder):
     from kgqa_core.reading.alignment import plan_words
 
