@@ -53,6 +53,7 @@ similarities come from the sentence-embedding model.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Sequence
 
@@ -292,6 +293,7 @@ def _standing_out(nouns: Any) -> Any:
     return np.where(_stands_out(nouns, NOUN_STANDS_OUT), nouns, 0.0)
 
 
+@functools.lru_cache(maxsize=4096)  # asked for every last hop of every walk a reading weighs
 def names_its_head(relation: str) -> bool:
     """Whether a relation's name says what its head is, not its tail: a name that ends with "of" ("member of",
     "capital of", "part of": X is the member of Y), read the English way.  Walked forward, such a hop reaches Y,
@@ -315,23 +317,24 @@ def _answer_noun_score(nouns: Any, lasts: Sequence[Any], row: dict[str, int], co
     """What a walk's last hop earns or costs for the kind of thing the question asks for (its answer nouns).
 
     ``nouns`` is relations x answer nouns (cosines; 0 where the noun does not stand out, `_standing_out`).  A last
-    hop walked forward (its relation's name says what it reaches; backwards for a name that ends with "of",
+    hop whose relation's name says what it reaches (walked forward; backwards for a name that ends with "of",
     `names_its_head`) gains the noun's closeness to it above `COVER_AT`,
-    over and above the words that name it; a walk whose last hops are all forward and none of them `COVER_AT` close to a noun that names some relation pays ``cover`` x
+    over and above the words that name it; a walk whose last hops all say so and none of them `COVER_AT` close to a noun that names some relation pays ``cover`` x
     (that noun's closeness to its nearest relation - `COVER_AT`), as a content word left to no hop does.  A hop
-    walked backwards reaches what its name does not say, so it is neither paid nor charged.  Of several walks (one
+    whose name does not say what it reaches (walked backwards, or forward for a name ending with "of") is neither
+    paid nor charged.  Of several walks (one
     per entity) the best last hop counts: they reach one answer.  A noun about as close to every relation (a word of
     the graph's whole domain, "films" in a film graph) names none of them (`NOUN_STANDS_OUT`).
     """
     if nouns.shape[1] == 0:
         return 0.0
-    forward = [row[h.relation] for h in lasts if _says_what_it_reaches(h)]
-    if not forward:
+    judged = [row[h.relation] for h in lasts if _says_what_it_reaches(h)]
+    if not judged:
         return 0.0
-    close = nouns[forward]  # the forward last hops x nouns
+    close = nouns[judged]  # the last hops whose names say what they reach x nouns
     gain = float(np.maximum(close - COVER_AT, 0.0).max())
     names = np.maximum(nouns.max(axis=0) - COVER_AT, 0.0) * cover  # what leaving each noun unanswered costs
-    if len(forward) == len(lasts):
+    if len(judged) == len(lasts):
         gain -= float(names[(close < COVER_AT).all(axis=0)].sum())
     return gain
 
