@@ -49,7 +49,9 @@ VARIANTS = [(f"cover {w:g}, threshold {at:g}", w, {"COVER_AT": at}) for w, at in
     ("domain words, no paraphrase kept", alignment.COVER_WEIGHT,
      {"SPREAD_WEIGHT": alignment.SPREAD_ON, "SPREAD_KEEP": 9.0}),
     ("domain words, nothing stands out", alignment.COVER_WEIGHT,
-     {"SPREAD_WEIGHT": alignment.SPREAD_ON, "SPREAD_STANDS_OUT": 9.0})]
+     {"SPREAD_WEIGHT": alignment.SPREAD_ON, "SPREAD_STANDS_OUT": 9.0})] + [
+    (f"hops in the question's order, {c:g} a pair out of it (ORDER_COST)", alignment.COVER_WEIGHT, {"ORDER_COST": c})
+    for c in (0.0, 0.05, 0.1, 0.2, 0.4) if c != alignment.ORDER_COST]
 
 
 def main(argv: list[str] | None = None) -> int:

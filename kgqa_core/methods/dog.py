@@ -130,7 +130,7 @@ from ..decoding.prompt_budget import meeting_triplets, sure_context
 from ..decoding.query_subgraph import QueryCentricSubgraph
 from ..graph.readings import is_reversed, reading_of, triplet_of
 from ..parameters import param
-from ..reading.guidance import (cover_param, domain_words_param, horizon_param, joint_param, meet_param,
+from ..reading.guidance import (cover_param, domain_words_param, horizon_param, joint_param, meet_param, order_param,
                                phrase_param, quick_param, read_question, reader_param, step_budget, sure_param)
 from ..reading.reading import QuestionReading
 from ..trace.faithfulness import check_chains, ground_chain
@@ -234,6 +234,7 @@ class DogParams(PromptParams):
     reading_cover: float = cover_param()
     reading_meet: float = meet_param()
     reading_horizon: bool = horizon_param()
+    reading_order: float = order_param()
     reading_domain_words: bool = domain_words_param()
     prompt_examples: str = param(
         "terse", "terse: the prompt's three examples write their triplets and the answer line with no commentary "

@@ -31,7 +31,7 @@ from ..graph.knowledge_graph import KnowledgeGraph
 from ..graph.linking import normalize_name, resolve_entity
 from ..models.generation import GenerationConfig
 from ..parameters import MethodParams, param, preset_param
-from ..reading.guidance import (cover_param, domain_words_param, horizon_param, joint_param, meet_param,
+from ..reading.guidance import (cover_param, domain_words_param, horizon_param, joint_param, meet_param, order_param,
                                phrase_param, quick_param, read_question, reader_param, sure_param)
 from ..rok import prompts
 from ..rok.branches import SIBLING_RULES, Branch, candidate_branches, numbered_list, parse_relevance
@@ -76,6 +76,7 @@ class RokParams(MethodParams):
     reading_cover: float = cover_param()
     reading_meet: float = meet_param()
     reading_horizon: bool = horizon_param()
+    reading_order: float = order_param()
     reading_domain_words: bool = domain_words_param()
     preset: str = preset_param()
 

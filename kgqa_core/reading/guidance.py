@@ -89,6 +89,18 @@ def horizon_param() -> Any:
                  advanced=True)
 
 
+def order_param() -> Any:
+    from .alignment import ORDER_COST
+
+    return param(ORDER_COST, "paths reader: English names a walk's relations outwards from the entity they start at "
+                 "(\"the directors of the movies written by X\": written first, then directed; \"X's wife's "
+                 "ethnicity\"), so a walk whose hops the question names the other way round (of the words on one side "
+                 "of the entity's name) pays this much for each pair out of order, in the same units as the match of "
+                 "a hop to a word (cosine similarity). 0 (the default: on the dev questions it changed no reading): the order of "
+                 "the question's words does not count.",
+                 min=0.0, max=5.0, advanced=True)
+
+
 def domain_words_param() -> Any:
     return param(False, "paths reader: a word of the question about as close to most of the relations its walks offer "
                  "as to any one of them (\"movies\" in a film graph) is a word of the graph's whole domain, not the "
@@ -100,7 +112,7 @@ def domain_words_param() -> Any:
 
 
 def reader_spec(params: Any) -> str:
-    """The reader `params` ask for, with its options (``paths:quick=0.9,...,horizon=1,spread=0``): what
+    """The reader `params` ask for, with its options (``paths:quick=0.9,...,horizon=1,order=0,spread=0``): what
     `make_reader` builds and a reading is cached under."""
     name = getattr(params, "reader", "none")
     if name != "paths":
@@ -111,6 +123,7 @@ def reader_spec(params: Any) -> str:
                                                      ("cover", getattr(params, "reading_cover", None)),
                                                      ("meet", getattr(params, "reading_meet", None)),
                                                      ("horizon", getattr(params, "reading_horizon", None)),
+                                                     ("order", getattr(params, "reading_order", None)),
                                                      ("spread", _spread(getattr(params, "reading_domain_words", None))))
                if value is not None]
     return f"{name}:{','.join(options)}" if options else name

@@ -48,7 +48,7 @@ import time
 from typing import Any, Sequence
 
 from ..models.interface import PromptText
-from .alignment import (COVER_WEIGHT, PHRASE_GAIN, SPREAD_WEIGHT, answer_nouns, domain_words, hop_alignment,
+from .alignment import (COVER_WEIGHT, ORDER_COST, PHRASE_GAIN, SPREAD_WEIGHT, answer_nouns, domain_words, hop_alignment,
                         hop_words_text, joint_alignment, masked_question, plan_words, weigh)
 from .horizon import horizon_hop
 from .paths import relation_paths
@@ -177,7 +177,8 @@ def joint_choice(picked: Sequence[RelationPlan], probs: Sequence[float], weighed
                  among: Sequence[str] = (),
                  spread: float | None = None, graph: Any = None, meet: float = MEET_PENALTY,
                  also: Sequence[RelationPlan] = (), ends: dict | None = None, shorter: float = SHORTER,
-                 model_weight: float = JOINT_MODEL_WEIGHT) -> list[tuple[float, tuple[RelationPlan, ...]]]:
+                 model_weight: float = JOINT_MODEL_WEIGHT,
+                 order: float | None = None) -> list[tuple[float, tuple[RelationPlan, ...]]]:
     """For a question whose walks leave from two or more of its entities: one walk per entity, chosen together.
 
     Each entity's `per_topic` likeliest walks (by `weighed`: the model's probability weighed by the walk's own
@@ -191,7 +192,7 @@ def joint_choice(picked: Sequence[RelationPlan], probs: Sequence[float], weighed
     combination's probability stays the model's and the alignment's, so the reading is no surer for it); each
     hop past one per walk costs a combination ``shorter`` in log-odds (`SHORTER`); the model's
     log-probabilities count ``model_weight`` of themselves (`JOINT_MODEL_WEIGHT`: it scored each walk as the
-    reply to the whole question, which no walk from one entity is); the
+    reply to the whole question, which no walk from one entity is); ``order``: as `joint_alignment`'s; the
     walks in `also` (the pair that meets, `meeting_pair`) join their entity's likeliest however the model ranks
     them (`ends`: where each walk ends, shared with `meeting_pair`, `walks_meet`).  Returns (probability, walks)
     best first, the probability a softmax over the combinations; [] when
@@ -221,7 +222,8 @@ def joint_choice(picked: Sequence[RelationPlan], probs: Sequence[float], weighed
         candidates.append([(pr / z, p) for _, pr, p in best])
     combos = list(itertools.product(*candidates))
     aligned = joint_alignment(question, topics, [[p for _, p in c] for c in combos], vocabulary, embedder,
-                              phrase_gain=phrase_gain, cover=cover, among=among, spread=spread) if align else None
+                              phrase_gain=phrase_gain, cover=cover, among=among, spread=spread,
+                              order=order) if align else None
     logits = [model_weight * sum(math.log(max(pr, 1e-12)) for pr, _ in c) + (align * aligned[i] if aligned else 0.0)
               for i, c in enumerate(combos)]
     from ..reads.scoring import softmax
@@ -395,8 +397,10 @@ class ModelPathReader:
                  quick: float = QUICK_SURE_AT, quick_options: int = 0, phrase_gain: float = PHRASE_GAIN,
                  joint: bool = True, cover: float = COVER_WEIGHT, horizon: bool = True,
                  spread: float = SPREAD_WEIGHT, meet: float = MEET_PENALTY, shorter: float = SHORTER,
-                 joint_model: float = JOINT_MODEL_WEIGHT, aligned_share: float = ALIGNED_SHARE) -> None:
+                 joint_model: float = JOINT_MODEL_WEIGHT, aligned_share: float = ALIGNED_SHARE,
+                 order: float = ORDER_COST) -> None:
         self.model = model
+        self.order = order  # a walk's hops named in the question the other way round cost it (`alignment.ORDER_COST`)
         self.aligned_share = aligned_share  # the offered places that go to the best-aligned walks (`offered`)
         self.joint_model = joint_model  # how much the model's log-odds count in a joint choice (`joint_choice`)
         self.shorter = shorter  # a joint choice's hops past one per walk move it down (`joint_choice`)
@@ -429,7 +433,7 @@ class ModelPathReader:
         among = sorted({h.relation for p in plans for h in p.hops})  # every relation a question word may name
         aligned_all = hop_alignment(question, topics, plans, self.lexicon.vocabulary, self.lexicon.embedder,
                                     phrase_gain=self.phrase_gain, cover=cover,
-                                    spread=self.spread) if self.align else None
+                                    spread=self.spread, order=self.order) if self.align else None
         quick = not self.listed or self.quick > 0
         listed_as = "the walks were"  # what an unsure quick look hands on to the list
         first: dict[str, int] = {}  # each walk's text once, for the first plan offered that writes it
@@ -441,7 +445,7 @@ class ModelPathReader:
             def pair_score(pairs):
                 return joint_alignment(question, topics, pairs, self.lexicon.vocabulary, self.lexicon.embedder,
                                        phrase_gain=self.phrase_gain, cover=self.cover, among=among,
-                                       spread=self.spread) or [0.0] * len(pairs)
+                                       spread=self.spread, order=self.order) or [0.0] * len(pairs)
 
             meeting = meeting_pair(graph, plans, aligned_all or scores, topics,
                                    pair_score=pair_score if self.align else None, ends=ends)
@@ -484,7 +488,7 @@ class ModelPathReader:
                                  self.phrase_gain, cover=self.cover,
                                  among=among, spread=self.spread, graph=graph, meet=self.meet,
                                  also=[p for p in shown[0] if _option_text(p) in met], ends=ends,
-                                 shorter=self.shorter, model_weight=self.joint_model)
+                                 shorter=self.shorter, model_weight=self.joint_model, order=self.order)
             if joint:
                 joined = True
                 ranked = joined_ranking(ranked, joint)
@@ -525,6 +529,10 @@ class ModelPathReader:
                                        spread=self.spread)
             if matches:
                 reading.explanation += f"; its hops and the question's words: {hop_words_text(matches)}"
+            if self.order and sum(1 for _, w, _ in matches if w) >= 2:
+                reading.explanation += ("; a walk's hops are read in the order the question names them, outwards from "
+                                        "its entity (a walk whose hops it names the other way round pays, "
+                                        "`reading_order`)")
             if left and self.cover and not joined:
                 reading.explanation += ("; words of the question that name a relation but no hop of it (each cost "
                                         "the walk, `reading_cover`): " + ", ".join(
@@ -628,6 +636,7 @@ def unlisted_prompt(question: str, topics: Sequence[str], vocabulary: RelationVo
 READER_OPTIONS = {"max_hops": int, "permutations": int, "listed": lambda v: str(v).lower() in ("1", "true", "yes"),
                   "max_options": int, "align": float, "quick": float, "quick_options": int, "phrase_gain": float,
                   "cover": float, "joint": lambda v: str(v).lower() in ("1", "true", "yes"), "meet": float, "shorter": float, "joint_model": float, "aligned_share": float,
+                  "order": float,
                   "horizon": lambda v: str(v).lower() in ("1", "true", "yes"), "spread": float}
 
 

@@ -531,3 +531,59 @@ def test_possessive_chains_on_a_graph_no_reader_was_written_from(embedder, quest
     scores = joint_alignment(question, [topic], [[p] for p in plans], embedder=embedder, cover=1.0)
     best = plans[max(range(len(plans)), key=lambda i: scores[i])]
     assert best.relations == walk and all(h.forward for h in best.hops), best.text
+
+
+def _walk(topic: str, *hops: tuple[str, bool]) -> RelationPlan:
+    return RelationPlan(topic=topic, hops=tuple(PlanHop(r, forward=f) for r, f in hops))
+
+
+def test_a_walk_whose_hops_the_question_names_the_other_way_round_pays_for_it(embedder):
+    """"the directors of the movies written by X": the hop nearest X's name (written) is walked first."""
+    from kgqa_core.reading.alignment import joint_alignment
+
+    q, topic = "who are the directors of the movies written by Jack Nicholson", "Jack Nicholson"
+    asked = _walk(topic, ("written_by", False), ("directed_by", True))
+    reversed_ = _walk(topic, ("directed_by", False), ("written_by", True))
+    plain = joint_alignment(q, [topic], [[asked], [reversed_]], embedder=embedder, order=0.0)
+    ordered = joint_alignment(q, [topic], [[asked], [reversed_]], embedder=embedder, order=0.1)
+    assert plain[0] == pytest.approx(plain[1])  # the same words matched: nothing told them apart
+    assert ordered[0] == pytest.approx(plain[0]) and ordered[1] == pytest.approx(plain[1] - 0.1)
+
+
+@pytest.mark.parametrize("question,topic,walk", [
+    # a clause after the name is not compared with the words before it
+    ("the films directed by the director of World's Greatest Dad starred who", "World's Greatest Dad",
+     [("directed_by", True), ("directed_by", False), ("starred_actors", True)]),
+    # one relation walked twice: its two words may go to either hop
+    ("what states border states that border texas", "texas", [("borders", True), ("borders", True)]),
+])
+def test_hops_named_in_order_or_on_both_sides_of_the_name_cost_nothing(embedder, question, topic, walk):
+    from kgqa_core.reading.alignment import joint_alignment
+
+    plan = _walk(topic, *walk)
+    plain, ordered = (joint_alignment(question, [topic], [[plan]], embedder=embedder, order=o)[0] for o in (0.0, 1.0))
+    assert ordered == pytest.approx(plain)
+
+
+def test_word_distances_count_from_each_entitys_own_name():
+    from kgqa_core.reading.alignment import word_distances
+
+    topics = ["Lyn Oslo", "Norway"]
+    assert word_distances("who plays in Lyn Oslo and comes from Norway", topics, ["plays", "comes"]) == [
+        {"Lyn Oslo": -2, "Norway": -6}, {"Lyn Oslo": 2, "Norway": -2}]
+    assert word_distances("who plays for the club", topics, ["plays"]) == [{}]  # no entity named: nothing to order
+    assert word_distances("who plays here", ["Ann"], ["sings"]) is None  # a word the question does not hold
+
+
+def test_the_model_reader_takes_the_order_of_the_hops_as_an_option_and_says_so(backend_model):
+    """`paths:order=` reaches the alignment (the reading's explanation names `reading_order` where its walk has two
+    hops named by words); off by default, where the explanation says nothing of it."""
+    from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+    from kgqa_core.reading.readers import make_reader
+
+    graph = KnowledgeGraph.from_triplets(FAMILY, name="family")
+    q = "what is the ethnicity of Anna Berg's husband"
+    on = make_reader("paths:order=0.2", backend_model).read(q, graph, ["Anna Berg"])
+    off = make_reader("paths", backend_model).read(q, graph, ["Anna Berg"])
+    assert on.plans[0].relations == ["spouse", "ethnicity"], on.explanation
+    assert "`reading_order`" in on.explanation and "`reading_order`" not in off.explanation
