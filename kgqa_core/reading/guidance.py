@@ -101,6 +101,17 @@ def order_param() -> Any:
                  min=0.0, max=5.0, advanced=True)
 
 
+def stop_param() -> Any:
+    from .readers import STOP_WEIGHT
+
+    return param(STOP_WEIGHT, "paths reader: in its first look each walk is scored as the model's reply to the "
+                 "question, and where one walk is another cut short (walks from one entity of the question), the model's choice between ending the walk "
+                 "there and going on counts this much of its log-odds (a reply that ends sooner is likelier for being "
+                 "shorter: \"which party does the legislature of the southwest of Michigan belong to\" stood 92% "
+                 "sure at the legislature); a look made less sure this way may list the walks for the model to "
+                 "choose among. 1: the model's odds as they are.", min=0.0, max=1.0, advanced=True)
+
+
 def domain_words_param() -> Any:
     return param(False, "paths reader: a word of the question about as close to most of the relations its walks offer "
                  "as to any one of them (\"movies\" in a film graph) is a word of the graph's whole domain, not the "
@@ -112,7 +123,7 @@ def domain_words_param() -> Any:
 
 
 def reader_spec(params: Any) -> str:
-    """The reader `params` ask for, with its options (``paths:quick=0.9,...,horizon=1,order=0,spread=0``): what
+    """The reader `params` ask for, with its options (``paths:quick=0.9,...,horizon=1,order=0,stop=0.5,spread=0``): what
     `make_reader` builds and a reading is cached under."""
     name = getattr(params, "reader", "none")
     if name != "paths":
@@ -124,6 +135,7 @@ def reader_spec(params: Any) -> str:
                                                      ("meet", getattr(params, "reading_meet", None)),
                                                      ("horizon", getattr(params, "reading_horizon", None)),
                                                      ("order", getattr(params, "reading_order", None)),
+                                                     ("stop", getattr(params, "reading_stop_weight", None)),
                                                      ("spread", _spread(getattr(params, "reading_domain_words", None))))
                if value is not None]
     return f"{name}:{','.join(options)}" if options else name

@@ -310,6 +310,7 @@ def test_the_reading_prompts_fixed_text_comes_first_and_a_session_reads_it_once(
                                                ("reading_meet", -1, (0.0, 3.0, 3.0)),
                                                ("reading_horizon", "maybe", (False, True, True)),
                                                ("reading_order", -1, (0.0, 0.1, 0.1)),
+                                               ("reading_stop_weight", 2, (1.0, 0.5, 0.5)),
                                                ("reading_domain_words", "maybe", (False, True, True))])
 def test_a_reader_setting_is_a_checked_parameter_and_keys_the_reading(small_model, name, bad, values):
     """A reader's setting is declared by DoG, READS and RoK, checked, recorded in the trace, and keys the session's
@@ -322,7 +323,7 @@ def test_a_reader_setting_is_a_checked_parameter_and_keys_the_reading(small_mode
         with pytest.raises(ParameterError, match=name):
             parse_params(method_spec(method), {name: bad})
     assert reader_spec(parse_params(method_spec("dog"), {"reading_phrase_gain": 0})) == \
-        "paths:quick=0.9,phrase_gain=0,joint=1,cover=1,meet=3,horizon=1,order=0,spread=0"
+        "paths:quick=0.9,phrase_gain=0,joint=1,cover=1,meet=3,horizon=1,order=0,stop=0.5,spread=0"
     clear_readings()
     ask = dict(graph=PEOPLE, question="what is the ethnicity of Ann's wife", model=small_model, topic_entities=["Ann"])
     runs = [run_method("dog", MethodRequest(**ask, params={"max_new_tokens": 8, "max_steps": 1, name: v}))
@@ -485,3 +486,39 @@ def test_the_pair_of_walks_that_meet_is_found_among_each_entitys_walks():
     picked = meeting_pair(UNIVERSITY, plans, scores, topics, per_topic=len(plans),
                           pair_score=lambda pairs: [float(pr == [plans[students], plans[people]]) for pr in pairs])
     assert picked == [students, people]
+
+
+def test_tempering_a_stop_touches_only_the_choice_between_ending_a_walk_and_going_on():
+    import math
+
+    from kgqa_core.reading.readers import temper_stops
+
+    options = ["A -r-> B", "A -r-> B -s-> C", "A -r-> B -s-> C <-t- D", "A -u-> E", "A -r-> Bo"]
+    probs = [0.5, 0.2, 0.1, 0.15, 0.05]
+    lp = [math.log(p) for p in probs]
+    assert temper_stops(options, lp, 1.0) == lp
+    out = [math.exp(v) for v in temper_stops(options, lp, 0.5)]
+    assert sum(out) == pytest.approx(1.0)
+    assert out[3] == pytest.approx(0.15) and out[4] == pytest.approx(0.05)  # no walk goes on from these ("Bo" is not B)
+    logit = lambda p: math.log(p / (1 - p))  # noqa: E731
+    assert logit(out[0] / sum(out[:3])) == pytest.approx(0.5 * logit(0.5 / 0.8))  # end at B, against going on
+    assert logit(out[1] / sum(out[1:3])) == pytest.approx(0.5 * logit(0.2 / 0.3))  # end at C, against going on
+
+
+def test_the_first_looks_choice_between_ending_a_walk_and_going_on_counts_less(backend_model):
+    """`reading_stop_weight`: scored as the model's reply, a walk another goes on from is likelier for being
+    shorter; in the first look the log-odds of ending there count half, and the reading says so."""
+    import math
+
+    q = "what is the ethnicity of Ann's wife"
+    full = make_reader("paths:listed=false,align=0,stop=1", backend_model).read(q, PEOPLE, ["Ann"])
+    half = make_reader("paths:listed=false,align=0", backend_model).read(q, PEOPLE, ["Ann"])
+
+    def short_and_on(reading):
+        sure = {p.text: p.confidence for p in reading.plans}
+        return sure["Ann -> spouse"], sure["Ann -> spouse -> ethnicity"]
+
+    (s1, e1), (s2, e2) = short_and_on(full), short_and_on(half)
+    assert s1 + e1 == pytest.approx(s2 + e2, rel=1e-4)
+    assert math.log(s2 / e2) == pytest.approx(0.5 * math.log(s1 / e1), rel=1e-3)
+    assert "`reading_stop_weight`" in half.explanation and "`reading_stop_weight`" not in full.explanation
