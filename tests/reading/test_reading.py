@@ -522,3 +522,9 @@ def test_the_first_looks_choice_between_ending_a_walk_and_going_on_counts_less(b
     assert s1 + e1 == pytest.approx(s2 + e2, rel=1e-4)
     assert math.log(s2 / e2) == pytest.approx(0.5 * math.log(s1 / e1), rel=1e-3)
     assert "`reading_stop_weight`" in half.explanation and "`reading_stop_weight`" not in full.explanation
+    # walks from two entities: the joint choice weighs the model's odds itself; ending a walk is not tempered
+    question, topics = "what are the borders of massachusetts and the borders of new york", ["massachusetts", "new york"]
+    two = [make_reader(f"paths:stop={w}", backend_model).read(question, STATES, topics) for w in (1, 0.5)]
+    assert [p.text for p in two[0].plans] == [p.text for p in two[1].plans]
+    assert [p.confidence for p in two[1].plans] == pytest.approx([p.confidence for p in two[0].plans], rel=1e-4)
+    assert "`reading_stop_weight`" not in two[1].explanation
