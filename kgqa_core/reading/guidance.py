@@ -96,17 +96,16 @@ def order_param() -> Any:
                  "(\"the directors of the movies written by X\": written first, then directed; \"X's wife's "
                  "ethnicity\"), so a walk whose hops the question names the other way round (of the words on one side "
                  "of the entity's name) pays this much for each pair out of order, in the same units as the match of "
-                 "a hop to a word (cosine similarity). 0 (the default: on the dev questions it changed no reading): the order of "
-                 "the question's words does not count.",
-                 min=0.0, max=5.0, advanced=True)
+                 "a hop to a word (cosine similarity). 0 (the default: on the dev questions it changed no "
+                 "reading): the order of the question's words does not count.", min=0.0, max=5.0, advanced=True)
 
 
 def stop_param() -> Any:
     from .readers import STOP_WEIGHT
 
     return param(STOP_WEIGHT, "paths reader: in its first look each walk is scored as the model's reply to the "
-                 "question, and where one walk is another cut short (walks from one entity of the question), the model's choice between ending the walk "
-                 "there and going on counts this much of its log-odds (a reply that ends sooner is likelier for being "
+                 "question, and where one walk is another cut short (walks from one entity of the question), the "
+                 "model's choice between ending the walk there and going on counts this much of its log-odds (a reply that ends sooner is likelier for being "
                  "shorter: \"which party does the legislature of the southwest of Michigan belong to\" stood 92% "
                  "sure at the legislature); a look made less sure this way may list the walks for the model to "
                  "choose among. 1: the model's odds as they are.", min=0.0, max=1.0, advanced=True)
