@@ -1,0 +1,26 @@
+"""The reader's newest settings on the Ask page: offered with their defaults, set in the form, saved with the run."""
+
+from __future__ import annotations
+
+import pytest
+
+from apptest import assert_clean, lean_dog_on_ask, wait_for_ask_run
+from kgqa_ui.run_store import RunStore
+
+pytestmark = pytest.mark.usefixtures("no_run_outlives_its_test")
+
+
+def test_the_stop_weight_and_the_hop_order_are_set_in_the_form_and_saved(runs_dir, monkeypatch):
+    at = lean_dog_on_ask(monkeypatch)
+    assert at.number_input(key="ask_param_reading_stop_weight").value == 0.5
+    assert at.number_input(key="ask_param_reading_order").value == 0.0
+    at.number_input(key="ask_param_reading_stop_weight").set_value(1.0)
+    at.number_input(key="ask_param_reading_order").set_value(0.2)
+    at.run()
+    at.button(key="ask_run").click().run(timeout=900)
+    wait_for_ask_run(at)
+    assert_clean(at)
+    runs = at.session_state["ask_last_runs"]
+    assert len(runs) == 1 and runs[0]["run_id"] and not runs[0].get("error"), runs
+    trace = RunStore(runs_dir).load(runs[0]["run_id"])
+    assert trace.parameters["reading_stop_weight"] == 1.0 and trace.parameters["reading_order"] == 0.2
