@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Iterable
+from typing import Any, Iterable
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -67,3 +67,15 @@ def lean_dog_on_ask(monkeypatch) -> AppTest:
     small_model_or_skip()
     monkeypatch.setenv("KGQA_APP_MODEL", "smollm2-135m")
     return lean_dog_on_example(AppTest.from_file(APP, default_timeout=TIMEOUT).run())
+
+
+def run_one_on_ask(at: AppTest, runs_dir) -> Any:
+    """Click Run on the Ask page, wait for it, check the page is clean and one run was saved; its trace, loaded."""
+    from kgqa_ui.run_store import RunStore
+
+    at.button(key="ask_run").click().run(timeout=900)
+    wait_for_ask_run(at)
+    assert_clean(at)
+    runs = at.session_state["ask_last_runs"]
+    assert len(runs) == 1 and runs[0]["run_id"] and not runs[0].get("error"), runs
+    return RunStore(runs_dir).load(runs[0]["run_id"])

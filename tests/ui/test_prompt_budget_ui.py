@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from apptest import assert_clean, lean_dog_on_ask, wait_for_ask_run
+from apptest import lean_dog_on_ask, run_one_on_ask
 from kgqa_ui.html_utils import md_text
-from kgqa_ui.run_store import RunStore
 
 pytestmark = pytest.mark.usefixtures("no_run_outlives_its_test")
 
@@ -27,12 +26,7 @@ def test_the_smaller_prompt_of_a_sure_reading_is_set_noted_and_saved(runs_dir, m
     at.number_input(key="ask_param_sure_context_at").set_value(0.0)  # 0: the guidance's own bar
     at.number_input(key="ask_param_sure_context_triplets").set_value(3)
     at.run()
-    at.button(key="ask_run").click().run(timeout=900)
-    wait_for_ask_run(at)
-    assert_clean(at)
-    runs = at.session_state["ask_last_runs"]
-    assert len(runs) == 1 and runs[0]["run_id"] and not runs[0].get("error"), runs
-    trace = RunStore(runs_dir).load(runs[0]["run_id"])
+    trace = run_one_on_ask(at, runs_dir)
     assert trace.parameters["sure_context_triplets"] == 3 and trace.parameters["sure_context_at"] == 0.0
     assert trace.parameters["meeting_context"] is False
     budget = trace.extra["prompt_budget"]

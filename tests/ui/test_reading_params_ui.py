@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from apptest import assert_clean, lean_dog_on_ask, wait_for_ask_run
-from kgqa_ui.run_store import RunStore
+from apptest import lean_dog_on_ask, run_one_on_ask
 
 pytestmark = pytest.mark.usefixtures("no_run_outlives_its_test")
 
@@ -17,10 +16,5 @@ def test_the_stop_weight_and_the_hop_order_are_set_in_the_form_and_saved(runs_di
     at.number_input(key="ask_param_reading_stop_weight").set_value(1.0)
     at.number_input(key="ask_param_reading_order").set_value(0.2)
     at.run()
-    at.button(key="ask_run").click().run(timeout=900)
-    wait_for_ask_run(at)
-    assert_clean(at)
-    runs = at.session_state["ask_last_runs"]
-    assert len(runs) == 1 and runs[0]["run_id"] and not runs[0].get("error"), runs
-    trace = RunStore(runs_dir).load(runs[0]["run_id"])
+    trace = run_one_on_ask(at, runs_dir)
     assert trace.parameters["reading_stop_weight"] == 1.0 and trace.parameters["reading_order"] == 0.2
