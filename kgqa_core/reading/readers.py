@@ -48,8 +48,8 @@ import time
 from typing import Any, Sequence
 
 from ..models.interface import PromptText
-from .alignment import (COVER_WEIGHT, ORDER_COST, PHRASE_GAIN, SPREAD_WEIGHT, answer_nouns, domain_words, hop_alignment,
-                        hop_words_text, joint_alignment, masked_question, plan_words, weigh)
+from .alignment import (COVER_WEIGHT, ORDER_COST, PHRASE_GAIN, SPREAD_WEIGHT, answer_nouns, domain_words,
+                        hop_alignment, hop_words_text, joint_alignment, masked_question, plan_words, weigh)
 from .horizon import horizon_hop
 from .paths import relation_paths
 from .reading import QuestionReading, RelationPlan, uses_of
@@ -102,10 +102,10 @@ SHORTER = 1.0
 # 92% sure.  There the log-odds of ending against going on count STOP_WEIGHT of themselves (`temper_stops`); other
 # choices between walks are the model's own, and so are all of them for walks from two entities (the joint choice
 # weighs the model's odds less and shorter walks first, `JOINT_MODEL_WEIGHT`, `SHORTER`: tempered on top of that, a
-# geography question read "new jersey -> borders -> country" for New Jersey's neighbours).  Replayed on the recorded quick and listed looks of 119 one-entity
-# dev questions of seven graphs (docs/benchmarks.md, "Where a walk ends"): the reading reached gold for 88 instead
-# of 85 at 0.3-0.5 (three DBpedia walks one hop short, now listed), none lost; 0.2 lost one, 0 two; 1 is the model's
-# choice as it was.
+# geography question read "new jersey -> borders -> country" for New Jersey's neighbours).  Replayed on the recorded
+# quick and listed looks of 119 one-entity dev questions of seven graphs (docs/benchmarks.md, "Where a walk ends"):
+# the reading reached gold for 88 instead of 85 at 0.3-0.5 (three DBpedia walks one hop short, now listed), none
+# lost; 0.2 lost one, 0 two; 1 is the model's choice as it was.  With the 135M model it can cost: see that section.
 STOP_WEIGHT = 0.5
 
 
@@ -442,10 +442,11 @@ class ModelPathReader:
             return reading_from_plans(self.name, [], topics, "the graph's paths")
         # words a walk leaves to no hop cost it only when one walk answers the question: with walks from two
         # entities, the words one leaves are the other's (the combination pays for them, `joint_choice`)
-        cover = self.cover if len({p.topic for p in plans}) < 2 else 0.0
+        one_entity = len({p.topic for p in plans}) < 2
+        cover = self.cover if one_entity else 0.0
         # the same for ending a walk: with walks from two entities the joint choice weighs the model's odds less
         # already, and the shorter walks first (`joint_choice`)
-        stop = self.stop if len({p.topic for p in plans}) < 2 else 1.0
+        stop = self.stop if one_entity else 1.0
         among = sorted({h.relation for p in plans for h in p.hops})  # every relation a question word may name
         aligned_all = hop_alignment(question, topics, plans, self.lexicon.vocabulary, self.lexicon.embedder,
                                     phrase_gain=self.phrase_gain, cover=cover,
@@ -456,7 +457,7 @@ class ModelPathReader:
         ends: dict = {}  # where each walk ends, followed once for the meeting pair and the joint choice
         indices = offered(plans, scores, aligned_all, max(self.max_options, self.quick_options if quick else 0),
                           share=self.aligned_share)
-        if self.joint and self.meet and len({p.topic for p in plans}) > 1:
+        if self.joint and self.meet and not one_entity:
             # the pair of walks that meet and whose hops take the question's words best is offered too
             def pair_score(pairs):
                 return joint_alignment(question, topics, pairs, self.lexicon.vocabulary, self.lexicon.embedder,
