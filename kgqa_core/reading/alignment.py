@@ -144,8 +144,13 @@ _FUNCTION = frozenset("i me my we us our you your he him his she her they them t
 
 def masked_question(question: str, topics: Sequence[str]) -> str:
     """The question with its topic entities' names replaced by 'it' (a name says nothing about relations)."""
-    for t in sorted({t for t in topics if t and t.strip()}, key=len, reverse=True):
-        question = re.sub(rf"(?<!\w){re.escape(t.strip())}(?!\w)", "it", question, flags=re.IGNORECASE)
+    return _replace_names(question, {t.strip(): "it" for t in topics if t and t.strip()})
+
+
+def _replace_names(question: str, names: dict[str, str]) -> str:
+    """The question with each name (as a whole word, any case) replaced by its stand-in, the longest names first."""
+    for name in sorted(names, key=len, reverse=True):
+        question = re.sub(rf"(?<!\w){re.escape(name)}(?!\w)", names[name], question, flags=re.IGNORECASE)
     return question
 
 
@@ -306,14 +311,11 @@ def word_distances(question: str, topics: Sequence[str], words: Sequence[str]) -
     """
     from ..answers.chain_entities import bare_name
 
-    masked = question
-    names: list[tuple[str, int]] = []
+    names: dict[str, str] = {}
     for k, t in enumerate(topics):
         if t and t.strip():
-            names += [(t.strip(), k)] + [(b, k) for b in [bare_name(t)] if b]
-    for name, k in sorted(names, key=lambda x: len(x[0]), reverse=True):
-        masked = re.sub(rf"(?<!\w){re.escape(name)}(?!\w)", f" {_topic_token(k)} ", masked, flags=re.IGNORECASE)
-    tokens = _WORD.findall(masked.casefold())
+            names.update({n: f" {_topic_token(k)} " for n in (t.strip(), bare_name(t)) if n})
+    tokens = _WORD.findall(_replace_names(question, names).casefold())
     at = {k: [i for i, w in enumerate(tokens) if w == _topic_token(k)] for k in range(len(topics))}
     plain = ["it" if w.startswith("qqtopic") else w for w in tokens]
     kind = _answer_noun_positions(plain) if ANSWER_NOUNS else set()
