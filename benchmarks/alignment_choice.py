@@ -43,6 +43,8 @@ VARIANTS = [(f"cover {w:g}, threshold {at:g}", w, {"COVER_AT": at}) for w, at in
 ] + [(f"answer nouns standing out by {d:g}", alignment.COVER_WEIGHT, {"NOUN_STANDS_OUT": d})
      for d in (0.1, 0.15, 0.25)] + [
     ("neither", alignment.COVER_WEIGHT, WITHOUT_PIECES),
+    ("a noun before an entity's name (the movie Heat) names hops as any word (APPOSITIVES off)",
+     alignment.COVER_WEIGHT, {"APPOSITIVES": False}),
     ("domain words (reading_domain_words)", alignment.COVER_WEIGHT, {"SPREAD_WEIGHT": alignment.SPREAD_ON}),
 ] + [(f"domain words {w:g}, floor {f:g}", alignment.COVER_WEIGHT, {"SPREAD_WEIGHT": w, "SPREAD_FLOOR": f})
      for w in (1.0, 2.0, 3.0) for f in (0.3, 0.35)] + [

@@ -136,6 +136,14 @@ NOUN_STANDS_OUT = SPREAD_STANDS_OUT
 # another: what misleads there is a word of the whole domain ("movies") naming a hop (docs/benchmarks.md, "The
 # order of a walk's hops").
 ORDER_COST = 0.0
+# A noun between an article and an entity's name ("who directed the movie Heat", "the river Thames") says what that
+# entity is, not a relation to walk from it: it names a hop only where it is a near paraphrase of a relation
+# (`SPREAD_KEEP` or closer: "the state that has the capital Atlanta" and `capital`), else its closeness to every
+# relation counts as 0 (`_appositive_nouns`; English grammar: the article before it and the name after it).  Without
+# it the 135M read "who directed the movie Heat" as directed_by, then directed_by back to another film ("movie" naming
+# the second hop) once the walks' ends were tempered (`reading_stop_weight`).  False: the reading before it.
+APPOSITIVES = True
+_ARTICLES = frozenset({"the", "a", "an"})
 _WORD = re.compile(r"[^\W_]+")
 # English pronouns, modal verbs and the like: they name no relation in any graph ("can you tell me ...")
 _FUNCTION = frozenset("i me my we us our you your he him his she her they them their there can could would "
@@ -175,6 +183,30 @@ def question_words(question: str, topics: Sequence[str]) -> list[str]:
     tokens = _WORD.findall(_without_topics(question, topics))
     kind = _answer_noun_positions(tokens) if ANSWER_NOUNS else set()
     return [w for i, w in enumerate(tokens) if i not in kind and _content(w)]
+
+
+def _appositive_nouns(question: str, topics: Sequence[str]) -> set[str]:
+    """The question's content words that stand only between an article and a topic entity's name (`APPOSITIVES`).
+
+    A word the question also uses elsewhere is left out: it may name a hop there.
+
+    >>> sorted(_appositive_nouns("who directed the movie Heat?", ["Heat"]))
+    ['movie']
+    >>> sorted(_appositive_nouns("who wrote the book it was based on", []))  # a pronoun is no name
+    []
+    >>> sorted(_appositive_nouns("which movies did the movie star of Heat direct", ["Heat"]))  # no name after it
+    []
+    """
+    if not APPOSITIVES:
+        return set()
+    marked = _topic_marked_tokens(question, topics)
+    named = {i for i, w in enumerate(marked) if w.startswith("qqtopic")}
+    tokens = ["it" if i in named else w for i, w in enumerate(marked)]
+    kind = _answer_noun_positions(tokens) if ANSWER_NOUNS else set()
+    before = {i for i in range(1, len(tokens) - 1)
+              if i + 1 in named and tokens[i - 1] in _ARTICLES and _content(tokens[i]) and i not in kind}
+    elsewhere = {w for i, w in enumerate(tokens) if i not in before}
+    return {tokens[i] for i in before} - elsewhere
 
 
 def _content(word: str) -> bool:
@@ -299,6 +331,17 @@ def _topic_token(k: int) -> str:
     return f"qqtopic{k}qq"
 
 
+def _topic_marked_tokens(question: str, topics: Sequence[str]) -> list[str]:
+    """The question's words, casefolded, each topic entity's name (or bare name) one word `_topic_token` (k)."""
+    from ..answers.chain_entities import bare_name
+
+    names: dict[str, str] = {}
+    for k, t in enumerate(topics):
+        if t and t.strip():
+            names.update({n: f" {_topic_token(k)} " for n in (t.strip(), bare_name(t)) if n})
+    return _WORD.findall(_replace_names(question, names).casefold())
+
+
 def word_distances(question: str, topics: Sequence[str], words: Sequence[str]) -> list[dict[str, int]] | None:
     """For each of `words` (`question_words`, phrases joined by `join_phrases`), where it stands from each topic
     entity's name, in words of the question (topic -> offset: 1 right after it, -1 right before it; from the
@@ -309,13 +352,7 @@ def word_distances(question: str, topics: Sequence[str], words: Sequence[str]) -
     ...                ["directors", "movies", "written"])
     [{'Jack Nicholson': -6}, {'Jack Nicholson': -3}, {'Jack Nicholson': -2}]
     """
-    from ..answers.chain_entities import bare_name
-
-    names: dict[str, str] = {}
-    for k, t in enumerate(topics):
-        if t and t.strip():
-            names.update({n: f" {_topic_token(k)} " for n in (t.strip(), bare_name(t)) if n})
-    tokens = _WORD.findall(_replace_names(question, names).casefold())
+    tokens = _topic_marked_tokens(question, topics)
     at = {k: [i for i, w in enumerate(tokens) if w == _topic_token(k)] for k in range(len(topics))}
     plain = ["it" if w.startswith("qqtopic") else w for w in tokens]
     kind = _answer_noun_positions(plain) if ANSWER_NOUNS else set()
@@ -446,8 +483,19 @@ def _similarities(question: str, topics: Sequence[str], relations: Sequence[str]
         return (words, None, None) if raw else (words, None)
     rel = embedder.encode([relation_text(r, vocabulary) for r in relations])
     words, vectors = join_phrases(question, topics, words, rel, embedder, phrase_gain)
-    sim = rel @ vectors.T
+    sim = _appositives_named_by_paraphrase(rel @ vectors.T, words, _appositive_nouns(question, topics))
     return (words, spread_discount(sim, spread), sim) if raw else (words, spread_discount(sim, spread))
+
+
+def _appositives_named_by_paraphrase(sim: Any, words: Sequence[str], appositives: set[str]) -> Any:
+    """`sim` (relations x words) with an appositive noun's closeness kept only to the relations it is a near paraphrase
+    of (`SPREAD_KEEP`), 0 to the rest: it says what its entity is, and names a hop only as the relation's own name."""
+    columns = [j for j, w in enumerate(words) if w in appositives]
+    if not columns:
+        return sim
+    sim = sim.copy()
+    sim[:, columns] = np.where(sim[:, columns] >= SPREAD_KEEP, sim[:, columns], 0.0)
+    return sim
 
 
 def hop_rows(sim: Any, raw: Any, hops: Sequence[Any], row: dict[str, int]) -> Any:
@@ -611,8 +659,9 @@ def plan_words(question: str, topics: Sequence[str], plan: RelationPlan,
                 close = fill[1][relations.index(plan.hops[i].relation)]
                 matches[i] = (plan.hops[i].relation, asked[int(np.argmax(close))], float(close.max()))
             continue
-        matches[i] = (plan.hops[i].relation, words[j], float(hops_m[i, j]))
-        taken[int(j)] = int(i)
+        if hops_m[i, j] > 0:  # 0: a word that names no relation (an appositive noun, `APPOSITIVES`)
+            matches[i] = (plan.hops[i].relation, words[j], float(hops_m[i, j]))
+            taken[int(j)] = int(i)
     last, k = plan.hops[-1], len(plan.hops) - 1
     nouns = ([w for w in asked if w not in ANSWER_WORDS][: fill[2].shape[1]]
              if fill is not None and _says_what_it_reaches(last) else [])

@@ -169,26 +169,24 @@ def test_dog_answers_agree_on_a_fixture_question(small_model, llama_model):
     ], name="heat")
     traces = []
     for m in (small_model, llama_model):
-        # the question's reading with the model's own odds of ending a walk (`reading_stop_weight` 1; its quick
-        # look, 99% sure on both backends) plans one hop, directed_by, and the chain takes it.  With the paper's
-        # offer at each step the 135M model's second triplet is a near tie that flips with llama.cpp's cache state
-        # (issue 32's cold = warm), and so is its answer line after the director (" Michael" -1.52 vs " Al" -1.85
-        # nats): the answer the chain reached leads either way, and what the model lists after it may differ
-        # (docs/benchmarks.md, "Backends").
+        # the question's reading plans one hop, directed_by, and the chain takes it: with the model's own odds of
+        # ending a walk (`reading_stop_weight` 1; its quick look, 99% sure on both backends) and at the defaults
+        # (those odds halved), where "movie" -- between an article and the film's name: what Heat is, not a hop
+        # (`alignment.APPOSITIVES`) -- no longer names a second hop back to the director's other films (without
+        # that rule: Heat -> directed_by -> directed_by (reverse), 92% sure on both backends, answer Collateral).
+        # With the paper's offer at each step the 135M model's second triplet is a near tie that flips with
+        # llama.cpp's cache state (issue 32's cold = warm), and so is its answer line after the director
+        # (" Michael" -1.52 vs " Al" -1.85 nats): the answer the chain reached leads either way, and what the model
+        # lists after it may differ (docs/benchmarks.md, "Backends").
         for stop in (1.0, 0.5):
             req = MethodRequest(graph=heat, question="who directed the movie Heat?", model=m, topic_entities=["Heat"],
                                 params={"max_new_tokens": 48, "reading_stop_weight": stop})
             traces.append(run_method("dog", req))
-    t, t_half, l, l_half = traces
-    assert t.backend == "transformers" and l.backend == "llama.cpp"
-    assert t.extra["reading"]["relations"] == l.extra["reading"]["relations"] == ["directed_by"]
-    assert [c.triplet_id for c in t.best_chain] == [c.triplet_id for c in l.best_chain] == [0]
-    assert t.answer_texts[:1] == l.answer_texts[:1] == ["Michael Mann"]
-    # the defaults (the model's odds of ending a walk halved): the 135M's reading takes "movie" for a second hop
-    # (Heat -> directed_by -> directed_by (reverse), 92% sure on both backends; docs/benchmarks.md, "Where a walk
-    # ends") -- the backends still agree, chain and first answer
-    assert [c.triplet_id for c in t_half.best_chain] == [c.triplet_id for c in l_half.best_chain]
-    assert t_half.answer_texts[:1] == l_half.answer_texts[:1]
+    assert traces[0].backend == "transformers" and traces[2].backend == "llama.cpp"
+    for t in traces:
+        assert t.extra["reading"]["relations"] == ["directed_by"], (t.backend, t.extra["reading"])
+        assert [c.triplet_id for c in t.best_chain] == [0], t.backend
+        assert t.answer_texts[:1] == ["Michael Mann"], (t.backend, t.answer_texts)
 
 
 def test_stable_prompt_prefix_is_saved_and_read_by_a_new_process(llama_model, tmp_path, monkeypatch):

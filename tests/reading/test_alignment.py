@@ -587,3 +587,35 @@ def test_the_model_reader_takes_the_order_of_the_hops_as_an_option_and_says_so(b
     off = make_reader("paths", backend_model).read(q, graph, ["Anna Berg"])
     assert on.plans[0].relations == ["spouse", "ethnicity"], on.explanation
     assert "`reading_order`" in on.explanation and "`reading_order`" not in off.explanation
+
+
+def test_a_noun_between_an_article_and_an_entitys_name_says_what_the_entity_is(embedder, monkeypatch):
+    """`alignment.APPOSITIVES`: "who directed the movie Heat" asks for one hop; "movie" says what Heat is."""
+    from kgqa_core.reading import alignment
+
+    q, topics = "who directed the movie Heat?", ["Heat"]
+    asked = RelationPlan(topic="Heat", hops=(PlanHop("directed_by"),))
+    longer = RelationPlan(topic="Heat", hops=(PlanHop("directed_by"), PlanHop("directed_by", False)))
+    score = lambda: alignment.joint_alignment(q, topics, [[asked], [longer]], embedder=embedder,  # noqa: E731
+                                              among=["directed_by", "starred_actors", "release_year"], cover=1.0)
+    on = score()
+    words_on = [w for _, w, _ in hop_words(q, topics, longer, embedder=embedder)]
+    monkeypatch.setattr(alignment, "APPOSITIVES", False)
+    off = score()
+    words_off = [w for _, w, _ in hop_words(q, topics, longer, embedder=embedder)]
+    # without the rule "movie" names the second hop (back from the director to his other films) and pays that walk
+    assert "movie" in words_off and "movie" not in words_on, (words_off, words_on)
+    assert on[0] - on[1] > off[0] - off[1], (on, off)
+    assert on[0] > on[1], on
+
+
+def test_a_noun_before_a_name_that_is_a_relations_own_name_still_names_its_hop(embedder):
+    from kgqa_core.reading import alignment
+
+    q, topics = "what state has the capital Salem", ["salem"]
+    assert alignment._appositive_nouns(q, topics) == {"capital"}
+    backwards = RelationPlan(topic="salem", hops=(PlanHop("capital", False),))
+    assert [w for _, w, _ in hop_words(q, topics, backwards, embedder=embedder)] == ["capital"]
+    # a word the question also uses elsewhere, and a pronoun after the noun, are not the rule's
+    assert alignment._appositive_nouns("the movie Heat and the movie star of Heat", ["Heat"]) == set()
+    assert alignment._appositive_nouns("who wrote the book it was based on", []) == set()
