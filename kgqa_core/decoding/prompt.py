@@ -28,6 +28,11 @@ saying so.  A small model copies the examples' commentary ("This tells us
 a DoG question wrote (issue 32); the triplets and the answer line, which the
 method reads, are unchanged.
 
+Bare examples (``examples="bare"``): the terse chains without their step
+numbers ("< h -> r -> t > < ... > Therefore, the answer is * X."), the
+instructions saying so: a model copies "1." or "2." before every triplet,
+two or three tokens each that the method never reads.
+
 Direct variant (paper §3.3: "similar to the one used in DoG except that the
 triplet chains are omitted"): the same instructions' first sentence, the same
 three contexts and questions, and answers written straight after "Answer:"
@@ -51,9 +56,12 @@ INSTRUCTIONS = (
     "but have as fewer steps as possible. Do not include information irrelevant to the question."
 )
 
-# said after the instructions when the examples are terse
+# said after the instructions when the examples are terse (or bare)
 TERSE_INSTRUCTION = "Write each step as its triplet alone, with no comment between the triplets, then the answer line."
-EXAMPLE_STYLES = ("paper", "terse")
+BARE_INSTRUCTION = ("Write each step as its triplet alone, with no number or comment between the triplets, then the "
+                    "answer line.")
+EXAMPLE_STYLES = ("paper", "terse", "bare")
+_STEP_NUMBER = re.compile(r"\d+\. (?=<)")
 
 DIRECT_INSTRUCTIONS = (
     "You are a helpful assistant that can analyse the knowledge graphs in the contexts and then "
@@ -174,7 +182,7 @@ class PromptParts:
     chat_template: bool = True
     shared_prefix: str = ""  # the start of `text` every question shares (instructions + examples)
     layout: str = "turns"
-    examples: str = "paper"  # the examples' style: "paper" (Tab. 6) or "terse" (no commentary between triplets)
+    examples: str = "paper"  # the examples' style: "paper" (Tab. 6), "terse" (no commentary between triplets), "bare"
 
 
 def _example_block(n: int, context: str, question: str, answer: str) -> str:
@@ -184,14 +192,26 @@ def _example_block(n: int, context: str, question: str, answer: str) -> str:
 def _instructions(variant: str, examples: str) -> str:
     if variant != "dog":
         return DIRECT_INSTRUCTIONS
-    return INSTRUCTIONS + (" " + TERSE_INSTRUCTION if examples == "terse" else "")
+    extra = {"terse": TERSE_INSTRUCTION, "bare": BARE_INSTRUCTION}.get(examples)
+    return INSTRUCTIONS + (" " + extra if extra else "")
+
+
+def bare_chain(terse: str) -> str:
+    """A terse chain without its step numbers: each number is two or three tokens a model copies before every
+    triplet, and the method reads only the triplets and the answer line.
+
+    >>> bare_chain("1. < A -> r -> B > 2. < B -> s -> C > Therefore, the answer is * C.")
+    '< A -> r -> B > < B -> s -> C > Therefore, the answer is * C.'
+    """
+    return _STEP_NUMBER.sub("", terse)
 
 
 def _answer(ex: Example, variant: str, examples: str) -> str:
-    """An example's answer: the reasoning (paper or terse) after the answer prefix, or Direct's answer."""
+    """An example's answer: the reasoning (paper, terse or bare) after the answer prefix, or Direct's answer."""
     if variant != "dog":
         return ex.direct
-    return f"{ANSWER_PREFIX} {ex.terse if examples == 'terse' else ex.reasoning}"
+    chain = {"terse": ex.terse, "bare": bare_chain(ex.terse)}.get(examples, ex.reasoning)
+    return f"{ANSWER_PREFIX} {chain}"
 
 
 def build_user_text(context: str, question: str, variant: str = "dog", examples: str = "paper") -> tuple[str, str]:

@@ -240,8 +240,9 @@ class DogParams(PromptParams):
     reading_domain_words: bool = domain_words_param()
     prompt_examples: str = param(
         "terse", "terse: the prompt's three examples write their triplets and the answer line with no commentary "
-        "between them, and the instructions say so (fewer tokens written); paper: the examples of Tab. 6 "
-        "(not in the paper; noted).", choices=EXAMPLE_STYLES, advanced=True)
+        "between them, and the instructions say so (fewer tokens written); bare: terse without the step numbers "
+        "before each triplet; paper: the examples of Tab. 6 (not in the paper; noted).", choices=EXAMPLE_STYLES,
+        advanced=True)
     free_text_cap: int = param(
         32, "Tokens of free text a chain may write between two triplets before its answer line; a stretch that "
         "reaches it is cut there and the chain concludes (noted on its step); 0: no cap (the paper).",

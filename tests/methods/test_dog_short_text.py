@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from kgqa_core.decoding.prompt import TERSE_INSTRUCTION
+from kgqa_core.decoding.prompt import BARE_INSTRUCTION, TERSE_INSTRUCTION
 from kgqa_core.graph.knowledge_graph import KnowledgeGraph
 from kgqa_core.methods.base import MethodRequest, run_method
 from kgqa_core.trace.schema import Trace
@@ -93,6 +93,21 @@ def test_terse_examples_by_default_and_a_second_question_in_one_process(llama_mo
         assert "This tells us" not in trace.extra["prompt"]
         assert "This tells us" not in trace.raw_output  # the model copies the examples' form
         assert trace.best_chain
+
+
+def test_bare_examples_show_no_step_numbers_and_the_model_writes_none(llama_model):
+    for question in (BORN, STARRED):  # two questions in one process
+        trace = _ask(llama_model, question, prompt_examples="bare", max_new_tokens=96)
+        assert not trace.error, trace.error
+        assert trace.parameters["prompt_examples"] == "bare" and BARE_INSTRUCTION in trace.extra["prompt"]
+        examples = trace.extra["prompt"].split("Question: " + question)[0]
+        assert "1. <" not in examples and "2. <" not in examples and "> < " in examples
+        written = trace.raw_output.removeprefix("Let's break down the steps to find the answer to the question.")
+        assert written.lstrip().startswith("<") and "1. <" not in written, written
+        assert trace.best_chain and trace.answers
+        terse = _ask(llama_model, question, prompt_examples="terse", max_new_tokens=96)
+        assert "1. <" in terse.raw_output  # the terse examples' numbers are copied
+        assert trace.tokens_out < terse.tokens_out, (trace.raw_output, terse.raw_output)
 
 
 def _wide_graph() -> KnowledgeGraph:
