@@ -23,7 +23,8 @@ GUIDANCE_TERMS = ("reader", "reading_quick_at", "reading_phrase_gain", "reading_
                   "reading_horizon", "reading_order", "reading_stop_weight",
                   "reading_domain_words", "reading_sure_at", "auto_steps", "walk_to_depth",
                   "walk_out_first", "stay_at_depth", "past_horizon", "question_relations", "hop_order",
-                  "conclude_at_depth", "complete_answers", "chain_answers_first", "meet_topics", "preset")
+                  "conclude_at_depth", "answer_among_reached", "complete_answers", "chain_answers_first", "meet_topics",
+                  "preset")
 GLOSSARY_TITLE = "What the guidance terms mean"
 RERUN_LABEL = "Run again without guidance (paper preset)"
 

@@ -391,6 +391,18 @@ class ChainBeam:
                     self.model.step(state, list(e.hypothesis.token_ids))
                     e.chain.state = state
 
+    def _reached(self, beam: BeamCandidate) -> list[str]:
+        """The entities the chain's path reaches at its last hop (the answer line's
+        choice at a sure reading's depth: `decoders.answer_among`); empty when there is no path to follow."""
+        from ..answers.completion import chain_path, reach
+
+        triplets = self.graph.triplets_by_ids(list(beam.chain))
+        path = chain_path(triplets, beam.subgraph.topics) if triplets else None
+        if path is None or not path[1]:
+            return []
+        levels, _ = reach(self.graph, path[0], path[1])
+        return levels[-1] if levels else []
+
     def _finish(self, beam: BeamCandidate, last_text: str, stop: str) -> FinishedChain:
         """End `beam`; a text that ended without an answer line gets the forced conclusion (when on)."""
         beam.finished = True
@@ -398,7 +410,9 @@ class ChainBeam:
         forced = False
         if self.force_conclusion and needs_conclusion(stop, last_text) and not parse_answers(beam.text):
             # at a sure reading's depth the graph adds the other entities the path reaches: one item is enough
-            conclusion = force_conclusion(self.model, beam.state, first_only=stop == "depth")
+            conclusion = force_conclusion(self.model, beam.state, first_only=stop == "depth",
+                                          reached=self._reached(beam) if stop == "depth" and self.conclude.among_reached
+                                          else ())
             beam.generated_ids.extend(conclusion.ids)
             beam.text += conclusion.text
             last_text += conclusion.text

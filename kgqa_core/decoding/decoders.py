@@ -11,7 +11,7 @@ functions runs the same way on every backend.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from .. import progress
 from ..models.interface import Sequence as PromptState
@@ -19,6 +19,7 @@ from .beam import TripletBeamSearch, TripletSearchResult
 from .constraint import OpeningDetector, TripletGuide
 from .free_text import (CONCLUSION, CONCLUSION_TOKENS, FreeText, StopFn, conclusion_line_end, decode_free_text,
                         default_stop, first_answer_end)
+from .triplet_trie import TripletTrie
 
 
 def _remote(model: Any) -> Any:
@@ -42,7 +43,7 @@ def free_text(model: Any, state: PromptState, max_tokens: int, detector: Opening
 
 @progress.in_phase(progress.WRITING)
 def force_conclusion(model: Any, state: PromptState, max_tokens: int = CONCLUSION_TOKENS,
-                     first_only: bool = False) -> FreeText:
+                     first_only: bool = False, reached: Sequence[str] = ()) -> FreeText:
     """Append "Therefore, the answer is" to `state` and decode the rest of that line.
 
     For a text that ended without an answer (loop, token budget, EOS, or a
@@ -50,14 +51,44 @@ def force_conclusion(model: Any, state: PromptState, max_tokens: int = CONCLUSIO
     appended phrase, so the trace shows exactly what the model was conditioned
     on; ``ids`` holds only the model's tokens.  ``first_only``: the line ends
     after its first ``* X`` item (`first_answer_end`; the graph adds the rest).
+    ``reached`` (with ``first_only``): that item is one of these entity names,
+    decoded under their token trie (`answer_among`).
     """
     before = model.counter.forward_passes
     model.step(state, model.encode(CONCLUSION))
-    free = free_text(model, state, max_tokens, detector=None,
-                     stop=first_answer_end if first_only else conclusion_line_end, detect_loops=False)
+    if first_only and reached:
+        free = answer_among(model, state, reached)
+    else:
+        free = free_text(model, state, max_tokens, detector=None,
+                         stop=first_answer_end if first_only else conclusion_line_end, detect_loops=False)
     free.text = CONCLUSION + free.text
     free.forward_passes = model.counter.forward_passes - before
     return free
+
+
+ANSWER_ITEM = " * {}"
+MAX_REACHED_NAMES = 1000
+
+
+def answer_among(model: Any, state: PromptState, names: Sequence[str]) -> FreeText:
+    """The answer line's first item (`` * name``) decoded under a token trie of `names`; `state` is extended.
+
+    Why: at the depth of a sure reading the chain's path has reached the
+    entities the question asks for (`answers.completion.reach`), and the graph
+    adds the others after the first; written freely, the model ended its item
+    with a period and a line end, listed names it had not reached ("* Richmond,
+    Virginia, Alexandria, Virginia, ..."), or wrote words of the question.
+    Under the trie the model still chooses which entity comes first where the
+    names part (its log-probabilities, as for a triplet), the rest of a name is
+    written by the trie (`tokens_forced`), and the item ends with the name.
+    The first `MAX_REACHED_NAMES` names are offered.
+    """
+    names = list(dict.fromkeys(n for n in names if n and n.strip()))[:MAX_REACHED_NAMES]
+    trie = TripletTrie(opener=ANSWER_ITEM.format(""))
+    for i, name in enumerate(names):
+        trie.insert(i, model.encode(ANSWER_ITEM.format(name)))
+    hyp = search_triplets(model, state, TripletGuide(trie), 1).hypotheses[0]
+    return FreeText(text=ANSWER_ITEM.format(names[hyp.triplet_ids[0]]), ids=list(hyp.token_ids), stop="stop")
 
 
 @progress.in_phase(progress.FORCED_RUNS)

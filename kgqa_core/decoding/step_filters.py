@@ -276,11 +276,13 @@ class ConcludeAtDepth:
     "... -> alexandria", ...) cost tokens and add no answer.  Only for a sure
     reading of one entity (the caller decides); the answer line is written
     by the model after "Therefore, the answer is", as for any forced
-    conclusion.  The trace counts it (``extra.concluded_at_depth``).
+    conclusion, its first item chosen among the entities the path reaches
+    (`decoders.answer_among`).  The trace counts it (``extra.concluded_at_depth``).
     """
 
     relations: tuple[str, ...]  # the plan's relations, in walking order
     confidence: float = 1.0
+    among_reached: bool = True  # the line's item chosen among the entities the path reaches (`decoders.answer_among`)
 
     def reached(self, graph: Any, chain: Sequence[int], topics: Sequence[str]) -> bool:
         """Whether the chain's latest path from a topic entity walks exactly the planned relations."""
@@ -295,8 +297,10 @@ class ConcludeAtDepth:
         walk = " -> ".join(self.relations)
         return (f"conclude_at_depth: the chain's path walked the question's reading to its end ({walk}, "
                 f"{self.confidence:.0%} sure), so the answer line was written there instead of more triplets of "
-                "that hop, and ended after its first answer; the graph adds the other entities the path reaches "
-                "(complete_answers)")
+                "that hop, and ended after its first answer"
+                + (", which the model chose among the entities the path reaches (their names' trie)"
+                   if self.among_reached else "")
+                + "; the graph adds the other entities the path reaches (complete_answers)")
 
 
 class StepFilters(list):

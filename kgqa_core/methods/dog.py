@@ -63,6 +63,10 @@ instead: the less sure, the wider the offer):
   forced conclusion, stop ``"depth"``) instead of listing the hop's other
   triplets: ``complete_answers`` adds every entity that path reaches, so
   they cost tokens and add no answer.  A "conclude_at_depth:" note says so.
+  With ``answer_among_reached`` the line's one item is chosen among the
+  entities the path reaches, under their names' trie
+  (`decoders.answer_among`): it ends with the name, never one the path did
+  not reach.
 * ``question_relations`` / ``hop_order``: each step offers only the
   relations of the reading's plan, each at most as often as planned, each
   hop its own relation; a step where none is left is offered everything
@@ -215,6 +219,10 @@ class DogParams(PromptParams):
         "from it has walked the reading's whole plan writes its answer line there, instead of listing more "
         "triplets of that hop: the graph adds the other entities the path reaches (complete_answers). Fewer "
         "tokens written; noted (not in the paper).", advanced=True)
+    answer_among_reached: bool = param(
+        True, "With conclude_at_depth: the answer line's one item is chosen by the model among the entities the "
+        "chain's path reaches, under their names' trie (it ends with the name: no period, no line end, no name "
+        "the path did not reach); false: the model writes it freely. Not in the paper; noted.", advanced=True)
     meet_topics: bool = param(
         True, "When the question names two or more graph entities, the answers with a triplet to more of them "
         "lead; answers the graph added (complete_answers) with fewer are left out, and so are the model's own "
@@ -266,7 +274,8 @@ class DogParams(PromptParams):
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {"paper": {
         "reader": "none", "auto_steps": False, "walk_to_depth": False, "walk_out_first": False,
         "stay_at_depth": False, "question_relations": False, "hop_order": False, "complete_answers": False,
-        "chain_answers_first": False, "meet_topics": False, "conclude_at_depth": False, "force_conclusion": False,
+        "chain_answers_first": False, "meet_topics": False, "conclude_at_depth": False, "answer_among_reached": False,
+        "force_conclusion": False,
         "repeat_triplets": True, "reverse_readings": False, "skip_restatements": False, "unsure_relations": 0.0, "context_pool": 0,
         "prompt_examples": "paper", "free_text_cap": 0, "sure_context_triplets": 0, "meeting_context": False}}
 
@@ -380,7 +389,7 @@ class DogGuidance:
                     if params.walk_to_depth else None)
         # the chain is held to the plan (stay_at_depth) and the graph completes the list: the hop's other
         # triplets add nothing; an open-ended plan too, whose next hop the model's answer line may name
-        conclude = (ConcludeAtDepth(tuple(reading.order), reading.confidence)
+        conclude = (ConcludeAtDepth(tuple(reading.order), reading.confidence, params.answer_among_reached)
                     if params.conclude_at_depth and params.complete_answers and reading.uses and reading.order
                     else None)
         # an open-ended reading's hops are a lower bound: the answers are where the chain's path ends, not at its hop

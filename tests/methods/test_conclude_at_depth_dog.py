@@ -42,6 +42,9 @@ def test_a_chain_that_walked_the_sure_reading_answers_there_and_the_graph_comple
         assert any("conclude_at_depth" in n for n in on.notes)
         assert on.extra.get("concluded_at_depth") == 1
         assert {a.entity for a in on.answers} >= set(cities)  # the graph completes what the chain did not list
+        # the line's one item is a city the path reached, chosen under their names' trie, and the line ends there
+        assert on.raw_output.split("Therefore, the answer is")[-1].removeprefix(" * ") in cities, on.raw_output
+        assert "their names' trie" in step.note
         assert on.tokens_out <= off.tokens_out
 
 
@@ -49,3 +52,12 @@ def test_the_paper_preset_turns_it_off(small_model):
     clear_readings()
     trace = _ask(small_model, "give me the cities in virginia", "virginia", preset="paper")
     assert trace.parameters["conclude_at_depth"] is False and not _depth_steps(trace)
+
+
+def test_answer_among_reached_off_lets_the_model_write_the_item_freely(small_model):
+    clear_readings()
+    trace = _ask(small_model, "give me the cities in virginia", "virginia", answer_among_reached=False)
+    assert not trace.error and trace.parameters["answer_among_reached"] is False
+    (step,) = _depth_steps(trace)
+    assert "conclude_at_depth" in step.note and "their names' trie" not in step.note
+    assert {a.entity for a in trace.answers} >= set(CITIES)

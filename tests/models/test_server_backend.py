@@ -609,3 +609,20 @@ def test_launcher_reads_a_parting_prompt_as_a_new_server_does(gguf, tmp_path):
         cold.stop()
     assert after_first == fresh
     assert again == fresh
+
+
+def test_the_answer_item_among_reached_names_is_the_same_over_the_server(server_model, llama_model):
+    """`decoders.answer_among` (DoG's first answer at a sure reading's depth) walks the names' trie over the server
+    as in process: the same item, the same tokens."""
+    from kgqa_core.decoding.decoders import answer_among
+
+    prompt = ("Context: [ Heat -> starred_actors -> Al Pacino | Heat -> starred_actors -> Robert De Niro ]\n"
+              "Question: who starred in Heat?\nAnswer: < Heat -> starred_actors -> Al Pacino > Therefore, the answer is")
+    names = ["Robert De Niro", "Al Pacino", "Tom Cruise"]
+    items = []
+    for m in (llama_model, server_model):
+        state = m.prefill(m.encode(prompt))
+        items.append(answer_among(m, state, names))
+    local, remote = items
+    assert remote.text == local.text and remote.ids == local.ids, (local.text, remote.text)
+    assert remote.text.removeprefix(" * ") in names
