@@ -43,6 +43,8 @@ VARIANTS = [(f"cover {w:g}, threshold {at:g}", w, {"COVER_AT": at}) for w, at in
 ] + [(f"answer nouns standing out by {d:g}", alignment.COVER_WEIGHT, {"NOUN_STANDS_OUT": d})
      for d in (0.1, 0.15, 0.25)] + [
     ("neither", alignment.COVER_WEIGHT, WITHOUT_PIECES),
+    ("copular questions' nouns (what are the films ...) as answer nouns (COPULAR_NOUNS on)", alignment.COVER_WEIGHT,
+     {"COPULAR_NOUNS": True}),
     ("a noun before an entity's name (the movie Heat) names hops as any word (APPOSITIVES off)",
      alignment.COVER_WEIGHT, {"APPOSITIVES": False}),
     ("domain words (reading_domain_words)", alignment.COVER_WEIGHT, {"SPREAD_WEIGHT": alignment.SPREAD_ON}),

@@ -20,7 +20,9 @@ against the relations of the walks from the topic entities): the questions
 ``paths:phrase_gain=0`` can read differently.  ``--pieces-only``: only the
 questions whose alignment the pieces for words apart (`alignment.APART_AT`)
 and answer words (`alignment.ANSWER_WORDS`) change; ``--without-pieces``
-reads without them (the reader before them), for an A/B in two processes.  A question naming several
+reads without them (the reader before them), for an A/B in two processes; ``--alignment NAME=VALUE`` sets
+any `alignment` setting for the run, and ``--changed-only NAME=VALUE`` reads only the questions whose alignment
+that setting changes.  A question naming several
 entities reaches gold when the reading's walks from them (each entity's first) reach a gold answer together.
 """
 
@@ -73,8 +75,21 @@ def _set_alignment(settings: dict) -> dict:
     return saved
 
 
-def pieces_change(q, graph) -> bool:
-    """Whether the pieces for words apart and answer words change any walk's alignment in the question."""
+def _settings(items: list[str]) -> dict:
+    """``NAME=VALUE`` items as `alignment` settings, each value read as the setting's own type."""
+    out = {}
+    for item in items:
+        name, _, value = item.partition("=")
+        if not hasattr(alignment, name):
+            raise SystemExit(f"--alignment/--changed-only: alignment has no setting {name!r}")
+        kind = type(getattr(alignment, name))
+        out[name] = value.lower() in ("1", "true", "yes") if kind is bool else kind(value)
+    return out
+
+
+def pieces_change(q, graph, against: dict | None = None) -> bool:
+    """Whether the pieces for words apart and answer words (or the settings `against`) change any walk's alignment
+    in the question."""
     from kgqa_core.graph.embeddings import load_embedder
     from kgqa_core.reading.alignment import COVER_WEIGHT, joint_alignment
     from kgqa_core.reading.paths import relation_paths
@@ -84,7 +99,8 @@ def pieces_change(q, graph) -> bool:
         return False
     combos = [[p] for p in plans]
     scores = []
-    for settings in (WITH_PIECES, WITHOUT_PIECES):  # whichever the run reads with
+    pair = (WITH_PIECES, WITHOUT_PIECES) if against is None else ({}, against)
+    for settings in pair:  # whichever the run reads with
         saved = _set_alignment(settings)
         try:
             scores.append(joint_alignment(q.question, q.topic_entities, combos, embedder=load_embedder(),
@@ -114,6 +130,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="only questions in which the pieces for words apart and answer words change an alignment")
     ap.add_argument("--without-pieces", action="store_true",
                     help="read without those pieces (APART_AT and ANSWER_WORDS off): the reader before them")
+    ap.add_argument("--alignment", action="append", default=[], metavar="NAME=VALUE",
+                    help="set an `alignment` module setting for this run (COPULAR_NOUNS=1): an A/B in two processes")
+    ap.add_argument("--changed-only", action="append", default=[], metavar="NAME=VALUE",
+                    help="only questions whose alignment this setting changes (against the run's own settings)")
     ap.add_argument("--warm", action="store_true",
                     help="keep the prompts read before in the prefix cache, as a session does (one reader per run: "
                          "otherwise one reader's listing serves another's)")
@@ -128,6 +148,8 @@ def main(argv: list[str] | None = None) -> int:
     readers = {n: make_reader(n, model) for n in names}
     if args.without_pieces:
         _set_alignment(WITHOUT_PIECES)
+    _set_alignment(_settings(args.alignment))
+    changed = _settings(args.changed_only)
     rows: dict[tuple[str, str, str], list[dict]] = defaultdict(list)
     for path in args.datasets:
         ds = load_dataset(path)
@@ -140,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
             if args.phrases_only and not joins_phrases(q, graph):
                 continue
             if args.pieces_only and not pieces_change(q, graph):
+                continue
+            if changed and not pieces_change(q, graph, changed):
                 continue
             gold = {_norm(a) for a in q.answers}
             want = int(q.type[0]) if q.type[:1].isdigit() else 0

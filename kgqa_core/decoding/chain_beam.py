@@ -392,7 +392,7 @@ class ChainBeam:
                     e.chain.state = state
 
     def _reached(self, beam: BeamCandidate) -> list[str]:
-        """The entities the chain's path reaches at its last hop (the answer line's
+        """The entities the chain's path reaches at its last hop, those its triplets name first (the answer line's
         choice at a sure reading's depth: `decoders.answer_among`); empty when there is no path to follow."""
         from ..answers.completion import chain_path, reach
 
@@ -401,7 +401,10 @@ class ChainBeam:
         if path is None or not path[1]:
             return []
         levels, _ = reach(self.graph, path[0], path[1])
-        return levels[-1] if levels else []
+        last = levels[-1] if levels else []
+        held = set(last)  # the chain's own entities of that hop first: never beyond `answer_among`'s cap
+        own = [e for t in triplets for e in (t.head, t.tail) if e in held]
+        return list(dict.fromkeys([*own, *last]))
 
     def _finish(self, beam: BeamCandidate, last_text: str, stop: str) -> FinishedChain:
         """End `beam`; a text that ended without an answer line gets the forced conclusion (when on)."""

@@ -100,6 +100,10 @@ ANSWER_WORDS = ("where", "when", "who", "whom")
 # DBpedia's "which division ..." lost the relation its noun names).
 ANSWER_NOUNS = True
 ANSWER_NOUN_NAMES = True
+# The noun of a copular question ("what are the films that ...", "which is the river that ...") asks for the answer's
+# kind as "which films" does (English grammar: a wh-word, a form of "be", "the", the noun).
+COPULAR_NOUNS = False
+_COPULAS = frozenset({"is", "are", "was", "were"})
 _WH_DETERMINERS = frozenset({"which", "what"})
 _PREPOSITIONS = frozenset("of in for to with from by on at about into onto under over after before during "
                           "through among between".split())
@@ -214,10 +218,18 @@ def _content(word: str) -> bool:
 
 
 def _answer_noun_positions(tokens: Sequence[str]) -> set[int]:
-    """Positions of the nouns an interrogative "which"/"what" asks with (`ANSWER_NOUNS`)."""
-    return {i for i in range(1, len(tokens))
-            if tokens[i - 1] in _WH_DETERMINERS and _content(tokens[i])
-            and (i == 1 or tokens[i - 2] in _PREPOSITIONS)}
+    """Positions of the nouns an interrogative "which"/"what" asks with (`ANSWER_NOUNS`), and with `COPULAR_NOUNS`
+    of the noun a copular "what are the ..." asks for."""
+    def opens(i: int) -> bool:  # a wh-word that opens the question or follows a preposition
+        return tokens[i] in _WH_DETERMINERS and (i == 0 or tokens[i - 1] in _PREPOSITIONS)
+
+    found = {i for i in range(1, len(tokens)) if opens(i - 1) and _content(tokens[i])}
+    if COPULAR_NOUNS:  # only where other words are left to name the hops ("what is the capital of X": "capital")
+        copular = {i for i in range(3, len(tokens)) if tokens[i - 1] == "the" and tokens[i - 2] in _COPULAS
+                   and opens(i - 3) and _content(tokens[i])}
+        if any(_content(w) and i not in found | copular for i, w in enumerate(tokens)):
+            found |= copular
+    return found
 
 
 def answer_nouns(question: str, topics: Sequence[str]) -> list[str]:

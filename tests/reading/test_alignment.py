@@ -619,3 +619,36 @@ def test_a_noun_before_a_name_that_is_a_relations_own_name_still_names_its_hop(e
     # a word the question also uses elsewhere, and a pronoun after the noun, are not the rule's
     assert alignment._appositive_nouns("the movie Heat and the movie star of Heat", ["Heat"]) == set()
     assert alignment._appositive_nouns("who wrote the book it was based on", []) == set()
+
+
+def test_a_copular_questions_noun_asks_for_the_answers_kind(monkeypatch):
+    """`alignment.COPULAR_NOUNS`: "what are the genres of ..." asks for genres as "which genres ..." does."""
+    from kgqa_core.reading import alignment
+
+    monkeypatch.setattr(alignment, "COPULAR_NOUNS", True)
+    q, topics = "what are the genres of the movies directed by Shawn Sourgose", ["Shawn Sourgose"]
+    assert alignment.answer_nouns(q, topics) == ["genres"]
+    assert question_words(q, topics) == ["movies", "directed"]
+    assert alignment.answer_nouns("what is the capital of Japan?", ["Japan"]) == []  # its only word names the hop
+    assert question_words("what is the capital of Japan?", ["Japan"]) == ["capital"]
+    assert alignment.answer_nouns("the films that are the remakes of Heat", ["Heat"]) == []  # no wh-word opens it
+    monkeypatch.setattr(alignment, "COPULAR_NOUNS", False)
+    assert alignment.answer_nouns(q, topics) == []
+
+
+def test_a_copular_noun_no_longer_names_a_hop_past_the_answer(embedder, monkeypatch):
+    from kgqa_core.reading import alignment
+
+    q, topics = "what are the genres of the movies directed by Shawn Sourgose", ["Shawn Sourgose"]
+    asked = RelationPlan(topic=topics[0], hops=(PlanHop("directed_by", False), PlanHop("has_genre")))
+    past = RelationPlan(topic=topics[0], hops=(PlanHop("directed_by", False), PlanHop("has_genre"),
+                                               PlanHop("has_genre", False)))
+    score = lambda: alignment.joint_alignment(q, topics, [[asked], [past]], embedder=embedder,  # noqa: E731
+                                              among=FILM_RELATIONS, cover=1.0)
+    monkeypatch.setattr(alignment, "COPULAR_NOUNS", False)
+    off = score()
+    monkeypatch.setattr(alignment, "COPULAR_NOUNS", True)
+    on = score()
+    # "genres" and "movies" each named a has_genre hop: the walk back from the genres to other films won
+    assert off[1] > off[0], off
+    assert on[0] > on[1], on
