@@ -101,7 +101,8 @@ ANSWER_WORDS = ("where", "when", "who", "whom")
 ANSWER_NOUNS = True
 ANSWER_NOUN_NAMES = True
 # The noun of a copular question ("what are the films that ...", "which is the river that ...") asks for the answer's
-# kind as "which films" does (English grammar: a wh-word, a form of "be", "the", the noun).
+# kind as "which films" does (English grammar: a wh-word, a form of "be", "the", then a noun phrase whose last word is
+# its head: "what is the official language of ..." asks for a language, and "official" may still name a hop).
 COPULAR_NOUNS = False
 _COPULAS = frozenset({"is", "are", "was", "were"})
 _WH_DETERMINERS = frozenset({"which", "what"})
@@ -225,8 +226,13 @@ def _answer_noun_positions(tokens: Sequence[str]) -> set[int]:
 
     found = {i for i in range(1, len(tokens)) if opens(i - 1) and _content(tokens[i])}
     if COPULAR_NOUNS:  # only where other words are left to name the hops ("what is the capital of X": "capital")
-        copular = {i for i in range(3, len(tokens)) if tokens[i - 1] == "the" and tokens[i - 2] in _COPULAS
-                   and opens(i - 3) and _content(tokens[i])}
+        copular = set()
+        for i in range(3, len(tokens)):
+            if tokens[i - 1] == "the" and tokens[i - 2] in _COPULAS and opens(i - 3) and _content(tokens[i]):
+                j = i  # the phrase's head is its last word ("the official language": "language")
+                while j + 1 < len(tokens) and _content(tokens[j + 1]):
+                    j += 1
+                copular.add(j)
         if any(_content(w) and i not in found | copular for i, w in enumerate(tokens)):
             found |= copular
     return found

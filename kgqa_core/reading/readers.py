@@ -562,10 +562,10 @@ class ModelPathReader:
                                             f"'{w}' ~ {r} ({x:.2f})" for w, r, x in left))
             kinds = answer_nouns(question, topics)
             if kinds:
-                reading.explanation += ("; " + ", ".join(f"'{w}'" for w in kinds) + " (after which/what) says what "
-                                        "kind of thing the answer is, so it names no hop of its own: a walk whose "
-                                        "last hop reaches such a thing gains, one whose last hop plainly does not "
-                                        "pays")
+                reading.explanation += ("; " + ", ".join(f"'{w}'" for w in kinds) + " (the noun which/what asks "
+                                        "with) says what kind of thing the answer is, so it names no hop of its own: "
+                                        "a walk whose last hop reaches such a thing gains, one whose last hop plainly "
+                                        "does not pays")
             domain = domain_words(question, topics, among, self.lexicon.vocabulary, self.lexicon.embedder,
                                   self.phrase_gain, self.spread)
             if domain:

@@ -468,7 +468,7 @@ def test_the_model_reader_reads_the_answers_kind_and_says_so(backend_model):
     ], name="cars")
     reading = make_reader("paths", backend_model).read("which company is the Vela produced by", graph, ["Vela"])
     assert [(h.relation, h.forward) for h in reading.plans[0].hops] == [("manufacturer", True)], reading.explanation
-    assert "'company' (after which/what) says what kind of thing the answer is" in reading.explanation
+    assert "'company' (the noun which/what asks with) says what kind of thing the answer is" in reading.explanation
     saved, alignment.ANSWER_NOUNS = alignment.ANSWER_NOUNS, False
     try:
         before = make_reader("paths", backend_model).read("which company is the Vela produced by", graph, ["Vela"])
@@ -632,6 +632,9 @@ def test_a_copular_questions_noun_asks_for_the_answers_kind(monkeypatch):
     assert alignment.answer_nouns("what is the capital of Japan?", ["Japan"]) == []  # its only word names the hop
     assert question_words("what is the capital of Japan?", ["Japan"]) == ["capital"]
     assert alignment.answer_nouns("the films that are the remakes of Heat", ["Heat"]) == []  # no wh-word opens it
+    # a phrase's head is its last word; the words before it may still name hops
+    q2 = "what is the official language of the country of Ann"
+    assert alignment.answer_nouns(q2, ["Ann"]) == ["language"] and question_words(q2, ["Ann"]) == ["official", "country"]
     monkeypatch.setattr(alignment, "COPULAR_NOUNS", False)
     assert alignment.answer_nouns(q, topics) == []
 
