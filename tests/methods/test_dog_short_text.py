@@ -85,11 +85,11 @@ def test_the_answer_line_is_never_cut(llama_model):
         assert trace.answers and "free text cut" not in answer.note
 
 
-def test_bare_examples_by_default_and_a_second_question_in_one_process(llama_model):
+def test_terse_examples_by_default_and_a_second_question_in_one_process(llama_model):
     for question in (BORN, STARRED):
         trace = _ask(llama_model, question, max_new_tokens=96)
         assert not trace.error, trace.error
-        assert trace.parameters["prompt_examples"] == "bare" and BARE_INSTRUCTION in trace.extra["prompt"]
+        assert trace.parameters["prompt_examples"] == "terse" and TERSE_INSTRUCTION in trace.extra["prompt"]
         assert "This tells us" not in trace.extra["prompt"]
         assert "This tells us" not in trace.raw_output  # the model copies the examples' form
         assert trace.best_chain
