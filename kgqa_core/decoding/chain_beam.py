@@ -131,6 +131,7 @@ class FinishedChain:
     forced_conclusion: bool = False
     failure: ConstraintFailure | None = None
     taken_back: "TakenBack | None" = None  # asked to go on, the chain answered again
+    positions: list = field(default_factory=list)  # the answer item's trie positions (`decoders.answer_among`)
 
 
 @dataclass
@@ -410,7 +411,7 @@ class ChainBeam:
         """End `beam`; a text that ended without an answer line gets the forced conclusion (when on)."""
         beam.finished = True
         beam.stop = stop
-        forced = False
+        forced, positions = False, []
         if self.force_conclusion and needs_conclusion(stop, last_text) and not parse_answers(beam.text):
             # at a sure reading's depth the graph adds the other entities the path reaches: one item is enough
             conclusion = force_conclusion(self.model, beam.state, first_only=stop == "depth",
@@ -419,9 +420,9 @@ class ChainBeam:
             beam.generated_ids.extend(conclusion.ids)
             beam.text += conclusion.text
             last_text += conclusion.text
-            forced = True
+            forced, positions = True, conclusion.positions
         beam.answer_text = last_text
-        return FinishedChain(beam, last_text, stop, forced)
+        return FinishedChain(beam, last_text, stop, forced, positions=positions)
 
 
 _ANSWER_PHRASE = re.compile(r"(therefore|so|thus|hence)?[ ,]*(the )?answer (is|are)", re.IGNORECASE)

@@ -88,7 +88,8 @@ def answer_among(model: Any, state: PromptState, names: Sequence[str]) -> FreeTe
     for i, name in enumerate(names):
         trie.insert(i, model.encode(ANSWER_ITEM.format(name)))
     hyp = search_triplets(model, state, TripletGuide(trie), 1).hypotheses[0]
-    return FreeText(text=ANSWER_ITEM.format(names[hyp.triplet_ids[0]]), ids=list(hyp.token_ids), stop="stop")
+    return FreeText(text=ANSWER_ITEM.format(names[hyp.triplet_ids[0]]), ids=list(hyp.token_ids), stop="stop",
+                    positions=list(hyp.positions))
 
 
 @progress.in_phase(progress.FORCED_RUNS)

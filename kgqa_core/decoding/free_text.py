@@ -124,6 +124,7 @@ class FreeText:
     opener: str = ""
     opener_ids: list[int] = field(default_factory=list)
     forward_passes: int = 0
+    positions: list = field(default_factory=list)  # `beam.Position`s where a trie chose the text (`answer_among`)
 
 
 def decode_free_text(

@@ -614,6 +614,7 @@ class _DogRun:
             subgraph_after=beam.subgraph.triplet_ids,
             choice=", ".join(answers) if answers else None,
             model_text=done.free_text,
+            token_view=token_view(self.model, done.positions, self.params.token_view_cap) if done.positions else [],
             note=forced_note or {"eos": "", "stop": "", "length": "stopped at the token budget",
                                  "repeat": "stopped: the model was repeating itself"}.get(done.stop, done.stop),
             extra={"answers": answers, "chain": list(beam.chain), "chain_score": beam.score, "stop": done.stop,

@@ -24,6 +24,7 @@ def test_the_item_is_one_of_the_names_and_ends_with_it(backend_model):
     (answer,) = parse_answers(free.text)
     assert answer in names and free.text.endswith(answer), free.text  # no period, no line end, no second item
     assert m.decode(free.ids) == f" * {answer}"
+    assert len(free.positions) == len(free.ids) and max(len(p.allowed_logprobs) for p in free.positions) > 1
     assert list(state.ids[-len(free.ids):]) == free.ids  # the state holds the item: the chain may be read on
     written = m.counter.tokens_out - out_before
     assert written == len(free.ids) and 0 < m.counter.tokens_forced - forced_before < written  # names part after " *"

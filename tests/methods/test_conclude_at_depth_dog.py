@@ -45,6 +45,8 @@ def test_a_chain_that_walked_the_sure_reading_answers_there_and_the_graph_comple
         # the line's one item is a city the path reached, chosen under their names' trie, and the line ends there
         assert on.raw_output.split("Therefore, the answer is")[-1].removeprefix(" * ") in cities, on.raw_output
         assert "their names' trie" in step.note
+        # the choice is shown as a triplet's is: the names the model could start with, and their probabilities
+        assert step.token_view and max(p.n_allowed for p in step.token_view) > 1, step.token_view
         assert on.tokens_out <= off.tokens_out
 
 

@@ -23,3 +23,19 @@ def test_replay_says_the_chain_answered_where_its_path_completed_the_reading(run
     assert_clean(at)
     shown = [c.value for c in at.caption] + [m.value for m in at.markdown]
     assert any(md_text(note) in v for v in shown), shown
+
+
+def test_replay_shows_the_answer_items_choice_among_the_reached_entities(runs_dir, small_model):
+    """The answer item chosen under the reached names' trie (`answer_among_reached`) has a token view like a
+    triplet's; Replay draws it on the answer step, titled as the answer's."""
+    clear_readings()
+    trace = run_method("dog", MethodRequest(graph=GRAPH, question="give me the cities in virginia", model=small_model,
+                                            topic_entities=["virginia"], params={"max_new_tokens": 96}))
+    step = next(i for i, s in enumerate(trace.steps) if s.kind == "dog.answer")
+    assert trace.steps[step].token_view
+    run_id = RunStore(runs_dir).save(trace, GRAPH).run_id
+    at = open_app("pages/replay.py", run=run_id)
+    at.select_slider(key=f"replay_step::{run_id}").set_value(step).run()
+    assert_clean(at)
+    shown = [m.value for m in at.markdown]
+    assert any("Token-level view of the answer, chosen among the entities" in v for v in shown), shown
