@@ -107,8 +107,9 @@ def stop_param() -> Any:
                  "question, and where one walk is another cut short (walks from one entity of the question), the "
                  "model's choice between ending the walk there and going on counts this much of its log-odds (a "
                  "reply that ends sooner is likelier for being shorter: \"which party does the legislature of the "
-                 "southwest of Michigan belong to\" stood 92% sure at the legislature); a look made less sure this way may list the walks for the model to "
-                 "choose among. 1: the model's odds as they are.", min=0.0, max=1.0, advanced=True)
+                 "southwest of Michigan belong to\" stood 92% sure at the legislature); a look made less sure "
+                 "this way may list the walks for the model to choose among. 1: the model's odds as they are.",
+                 min=0.0, max=1.0, advanced=True)
 
 
 def domain_words_param() -> Any:
