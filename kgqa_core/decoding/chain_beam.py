@@ -45,9 +45,10 @@ from ..graph.readings import triplet_of
 from ..models.interface import Sequence as SequenceState
 from .beam import TripletHypothesis, TripletSearchResult
 from .constraint import ConstraintError
-from .decoders import force_conclusion, free_text, search_triplets
+from .decoders import conclusion_written, force_conclusion, free_text, search_triplets
 from .dog_guide import DogGuides
 from .free_text import FreeText, default_stop, needs_conclusion
+from .server_steps import OPENER
 from .prompt import parse_answers
 from .query_subgraph import QueryCentricSubgraph
 from .step_filters import ConcludeAtDepth, Narrowed, StepFilter, StepFilters, StepView, WalkOut
@@ -132,6 +133,8 @@ class FinishedChain:
     failure: ConstraintFailure | None = None
     taken_back: "TakenBack | None" = None  # asked to go on, the chain answered again
     positions: list = field(default_factory=list)  # the answer item's trie positions (`decoders.answer_among`)
+    dropped: str = ""  # a run the model wrote over and over before it ended, cut from its text (`free_text.drop_run`)
+    appended: str = ""  # what a forced conclusion wrote before the model's tokens ("Therefore, the answer is *")
 
 
 @dataclass
@@ -178,7 +181,8 @@ class ChainBeam:
     def __init__(self, model: Any, graph: Any, guides: DogGuides, width: int, max_new_tokens: int,
                  force_conclusion: bool = True, strict: bool = False, reprompt: Reprompt | None = None,
                  filters: Sequence[StepFilter] = (), walk_out: WalkOut | None = None,
-                 free_text_cap: int = 0, conclude: ConcludeAtDepth | None = None) -> None:
+                 free_text_cap: int = 0, conclude: ConcludeAtDepth | None = None,
+                 step_numbers: bool = True) -> None:
         self.model = model
         self.graph = graph  # the prompt's context graph
         self.guides = guides
@@ -191,6 +195,7 @@ class ChainBeam:
         self.walk_out = walk_out  # take back answer lines written short of the reading's depth (None: never)
         self.free_text_cap = free_text_cap  # tokens of free text a step may write before its answer line (0: no cap)
         self.conclude = conclude  # a chain whose path completes a sure reading's plan answers there (None: never)
+        self.step_numbers = step_numbers  # the prompt's chains number their steps (False: bare examples)
         self.rounds = 0
         self._next_beam = 0
 
@@ -229,7 +234,7 @@ class ChainBeam:
             if free.stop != "open":
                 beam.text += free.text
                 finished = self._finish(beam, free.text, free.stop)
-                finished.taken_back = taken_back
+                finished.taken_back, finished.dropped = taken_back, free.dropped
                 out.finished.append(finished)
                 continue
             beam.text += free.text + "<"
@@ -291,7 +296,7 @@ class ChainBeam:
         rest = free_text(self.model, state, budget - len(free.ids), guide.detector, allow_open=guide.may_open,
                          stop=stop)
         return FreeText(head + rest.text, list(free.ids) + list(rest.ids), rest.stop, rest.opener,
-                        list(rest.opener_ids), free.forward_passes + rest.forward_passes)
+                        list(rest.opener_ids), free.forward_passes + rest.forward_passes, dropped=rest.dropped)
 
     def _view(self, beam: BeamCandidate) -> StepView:
         return StepView(self.graph, beam.chain, beam.subgraph.topics, self.guides)
@@ -319,7 +324,10 @@ class ChainBeam:
         are none).  Returns the step's free text as one (kept text, the
         number, the model's new text), what was taken back, and the guide.
         The state is cut by `rewind` (every backend keeps the first n ids),
-        so nothing is read twice but the few number tokens.
+        so nothing is read twice but the few number tokens.  Without step
+        numbers (bare examples) a number would be text the examples never
+        show (the 135M went on "3.2.2.2..."), so the next triplet's ``<`` is
+        written instead and the step's free text ends there (stop ``"open"``).
         """
         model, state = self.model, beam.state
         cut = answer_sentence_start(free.text)
@@ -331,7 +339,8 @@ class ChainBeam:
         kept = min(kept, len(state.ids) - start)
         kept_text = model.decode(free.ids[:kept])
         model.rewind(state, start + kept, state.logits)  # the logits are replaced by the step below
-        written = ("" if kept_text.endswith((" ", "\n")) or not kept_text else " ") + f"{len(beam.chain) + 1}."
+        space = "" if kept_text.endswith((" ", "\n")) or not kept_text else " "
+        written = space + (f"{len(beam.chain) + 1}." if self.step_numbers else OPENER)
         written_ids = model.encode(written)
         model.step(state, written_ids)
         beam.walked_on += 1
@@ -341,6 +350,9 @@ class ChainBeam:
         guide, narrowed = self._narrow(beam, guide, taken_back=True)
         if narrowed is not None:
             taken.offered, taken.of = narrowed.offered, narrowed.of
+        if not self.step_numbers:  # the opener written: the triplet search goes on from it
+            return FreeText(kept_text + written[:-1], list(free.ids[:kept]) + list(written_ids), "open", written,
+                            list(written_ids)), taken, guide
         rest = self._free_text(state, max(budget - kept - len(written_ids), 1), guide)
         rest.text = kept_text + written + rest.text
         rest.ids = list(free.ids[:kept]) + list(written_ids) + list(rest.ids)
@@ -411,18 +423,20 @@ class ChainBeam:
         """End `beam`; a text that ended without an answer line gets the forced conclusion (when on)."""
         beam.finished = True
         beam.stop = stop
-        forced, positions = False, []
+        forced, positions, appended = False, [], ""
         if self.force_conclusion and needs_conclusion(stop, last_text) and not parse_answers(beam.text):
             # at a sure reading's depth the graph adds the other entities the path reaches: one item is enough
-            conclusion = force_conclusion(self.model, beam.state, first_only=stop == "depth",
-                                          reached=self._reached(beam) if stop == "depth" and self.conclude.among_reached
-                                          else ())
+            first_only = stop == "depth"
+            reached = self._reached(beam) if first_only and self.conclude.among_reached else ()
+            conclusion = force_conclusion(self.model, beam.state, first_only=first_only, reached=reached,
+                                          item_marker=not self.step_numbers)
+            appended = conclusion_written(first_only, reached, not self.step_numbers).strip()
             beam.generated_ids.extend(conclusion.ids)
             beam.text += conclusion.text
             last_text += conclusion.text
             forced, positions = True, conclusion.positions
         beam.answer_text = last_text
-        return FinishedChain(beam, last_text, stop, forced, positions=positions)
+        return FinishedChain(beam, last_text, stop, forced, positions=positions, appended=appended)
 
 
 _ANSWER_PHRASE = re.compile(r"(therefore|so|thus|hence)?[ ,]*(the )?answer (is|are)", re.IGNORECASE)

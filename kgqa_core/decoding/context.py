@@ -398,7 +398,7 @@ def decode_prompt_freely(request: Any, ctx: DecodingContext, trace: Trace, stop:
             free.text += forced.text
             free.ids += forced.ids
             trace.extra["forced_conclusion"] = 1  # chains concluded by force, as DoG counts them
-            trace.notes.append(conclusion_note(stop_reason))
+            trace.notes.append(conclusion_note(stop_reason, free.dropped))
         gen_seconds = time.perf_counter() - t0
         after = model.counter.snapshot()
     passes, tokens_out = after[0] - before[0], after[2] - before[2]
@@ -414,11 +414,18 @@ def decode_prompt_freely(request: Any, ctx: DecodingContext, trace: Trace, stop:
     return FreeDecode(free, gen_seconds, len(ids), tokens_out)
 
 
-def conclusion_note(stop: str) -> str:
-    """Why the answer line was forced, for the trace's notes."""
+RUN_SHOWN = 24  # characters of a dropped run the note shows
+
+
+def conclusion_note(stop: str, dropped: str = "", appended: str = "Therefore, the answer is") -> str:
+    """Why the answer line was forced, for the trace's notes; a run cut from the text (`drop_run`) is quoted."""
     why = {"repeat": "started repeating itself", "length": "used up its token budget",
            "cap": "wrote more free text than the step's cap (free_text_cap)",
            "eos": "ended its text", "limit": "would have opened a triplet past its limit (max_steps)"}.get(
         stop, f"stopped ({stop})")
-    return (f"the model {why} without writing the answer line, so 'Therefore, the answer is' was appended "
+    if dropped:
+        shown = dropped if len(dropped) <= RUN_SHOWN else dropped[:RUN_SHOWN] + "..."
+        why = (f"wrote '{shown}' over and over ({len(dropped)} characters, cut from the text so the answer "
+               "line does not copy them)")
+    return (f"the model {why} without writing the answer line, so '{appended}' was appended "
             "and the model completed that line")

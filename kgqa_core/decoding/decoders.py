@@ -43,7 +43,7 @@ def free_text(model: Any, state: PromptState, max_tokens: int, detector: Opening
 
 @progress.in_phase(progress.WRITING)
 def force_conclusion(model: Any, state: PromptState, max_tokens: int = CONCLUSION_TOKENS,
-                     first_only: bool = False, reached: Sequence[str] = ()) -> FreeText:
+                     first_only: bool = False, reached: Sequence[str] = (), item_marker: bool = False) -> FreeText:
     """Append "Therefore, the answer is" to `state` and decode the rest of that line.
 
     For a text that ended without an answer (loop, token budget, EOS, or a
@@ -52,21 +52,30 @@ def force_conclusion(model: Any, state: PromptState, max_tokens: int = CONCLUSIO
     on; ``ids`` holds only the model's tokens.  ``first_only``: the line ends
     after its first ``* X`` item (`first_answer_end`; the graph adds the rest).
     ``reached`` (with ``first_only``): that item is one of these entity names,
-    decoded under their token trie (`answer_among`).
+    decoded under their token trie (`answer_among`).  ``item_marker``: the
+    line is written up to its first item's ``*`` (the examples' form), for
+    chains whose model would go on writing triplets where the answer belongs.
     """
     before = model.counter.forward_passes
-    model.step(state, model.encode(CONCLUSION))
+    written = conclusion_written(first_only, reached, item_marker)
+    model.step(state, model.encode(written))
     if first_only and reached:
         free = answer_among(model, state, reached)
     else:
         free = free_text(model, state, max_tokens, detector=None,
                          stop=first_answer_end if first_only else conclusion_line_end, detect_loops=False)
-    free.text = CONCLUSION + free.text
+    free.text = written + free.text
     free.forward_passes = model.counter.forward_passes - before
     return free
 
 
+def conclusion_written(first_only: bool = False, reached: Sequence[str] = (), item_marker: bool = False) -> str:
+    """What `force_conclusion` appends before the model writes (the answer item's own trie writes its ``*``)."""
+    return CONCLUSION + (ITEM_MARKER if item_marker and not (first_only and reached) else "")
+
+
 ANSWER_ITEM = " * {}"
+ITEM_MARKER = " *"
 MAX_REACHED_NAMES = 1000
 
 

@@ -85,8 +85,11 @@ def is_looping(text: str, repeats: int = LOOP_REPEATS) -> bool:
     Only checked when `text` ends a unit, so a sentence still being written
     never counts.  Step numbers and spacing are ignored ("6. The movie was
     released in 2008." repeats "5. The movie was released in 2008.").
-    Short units (under 8 characters, e.g. "Yes.") never count.
+    Short units (under 8 characters, e.g. "Yes.") never count, but a run of
+    one short unit written over and over does (`repeated_run`).
     """
+    if repeated_run(text) is not None:
+        return True
     if not text or not _UNIT_END.match(text, len(text) - 1):
         return False
     units: list[str] = []
@@ -99,6 +102,45 @@ def is_looping(text: str, repeats: int = LOOP_REPEATS) -> bool:
     if not units or len(units[-1]) < LOOP_MIN_CHARS:
         return False
     return units.count(units[-1]) >= repeats
+
+
+RUN_REPEATS = 8  # a unit of RUN_UNIT_MAX characters or fewer written this many times in a row ends a text
+RUN_UNIT_MAX = 6
+
+
+def repeated_run(text: str) -> int | None:
+    """Where a run of one short unit written over and over ends `text` ("3.2.2.2.2.2.2.2.2.2"), or None.
+
+    Small models fall into such runs after a triplet (the 135M wrote "3."
+    and then "2." until its budget) and, conditioned on them, answer with
+    the run; the sentence rule of `is_looping` never sees them (no unit
+    ends).  The start returned is the start of the run's word (its first
+    character after a space), so what is kept reads as text.
+
+    >>> t = "< A -> r -> B >3.2.2.2.2.2.2.2.2.2"
+    >>> t[:repeated_run(t)]
+    '< A -> r -> B >'
+    >>> repeated_run("1. < A -> r -> B > 2.") is None
+    True
+    >>> repeated_run("the answer is * 100000000") is None  # one character repeated: 16 needed
+    True
+    """
+    for size in range(1, RUN_UNIT_MAX + 1):
+        unit = text[-size:]
+        # one character over and over ("100000000") needs twice the run: numbers hold such runs
+        repeats = RUN_REPEATS * 2 if len(set(unit)) == 1 else RUN_REPEATS
+        span = size * repeats
+        if len(text) < span:
+            continue
+        if not unit.strip() or text[-span:] != unit * repeats:
+            continue
+        start = len(text) - span
+        while start >= size and text[start - size:start] == unit:
+            start -= size
+        while start > 0 and not text[start - 1].isspace() and text[start - 1] not in "<>":
+            start -= 1
+        return start
+    return None
 
 
 @dataclass
@@ -125,6 +167,7 @@ class FreeText:
     opener_ids: list[int] = field(default_factory=list)
     forward_passes: int = 0
     positions: list = field(default_factory=list)  # `beam.Position`s where a trie chose the text (`answer_among`)
+    dropped: str = ""  # a run the model wrote over and over, cut from the text and the state (`repeated_run`)
 
 
 def decode_free_text(
@@ -173,13 +216,13 @@ def decode_free_text(
         if not draft:
             model.step(state, [tok])
             if detect_loops and is_looping(text):
-                return _done(model, FreeText(text, ids, "repeat"), before)
+                return _done(model, drop_run(model, state, FreeText(text, ids, "repeat")), before)
             continue
         base = len(state.ids) + 1  # the state's length with `tok`
         rows = model.extend(state, [tok] + draft)  # rows[j]: what follows tok, draft[0], ..., draft[j-1]
         if detect_loops and is_looping(text):
             model.rewind(state, base, rows[0])
-            return _done(model, FreeText(text, ids, "repeat"), before)
+            return _done(model, drop_run(model, state, FreeText(text, ids, "repeat")), before)
         kept = 0
         for j, guess in enumerate(draft):
             if int(torch.argmax(rows[j])) != guess or guess in eos or (
@@ -194,7 +237,7 @@ def decode_free_text(
             kept += 1
             if detect_loops and is_looping(text):
                 model.rewind(state, base + kept, rows[kept])
-                return _done(model, FreeText(text, ids, "repeat"), before)
+                return _done(model, drop_run(model, state, FreeText(text, ids, "repeat")), before)
         model.rewind(state, base + kept, rows[kept])
     return _done(model, FreeText(text, ids, "length"), before)
 
@@ -203,9 +246,38 @@ CONCLUSION = " Therefore, the answer is"
 CONCLUSION_TOKENS = 48
 
 
+_LINE_HEAD = " the answer is"
+
+
 def conclusion_line_end(text: str) -> int | None:
-    """The forced answer is one line (or a new example starting); "is:\n* X" still reaches X."""
-    return first_line_end(text, " :\n")
+    """The forced answer is one line (or a new example starting, or its list written again: `answer_list_repeat`);
+    "is:\n* X" still reaches X.
+
+    An item that starts writing a triplet (``<`` or ``->``: what the model
+    wrote before the line, copied) ends the line before that item.
+
+    >>> t = " * Cy Rossi, and * Bo Lind, and * Cy Rossi,"
+    >>> t[:conclusion_line_end(t)]
+    ' * Cy Rossi, and * Bo Lind, and * '
+    >>> t = " * Cy Rossi, and * Oslo Philharmonic -> based_in"
+    >>> t[:conclusion_line_end(t)]
+    ' * Cy Rossi, and '
+    """
+    again = answer_list_repeat(_LINE_HEAD + text)
+    cuts = [c for c in (first_line_end(text, " :\n"), None if again is None else again - len(_LINE_HEAD),
+                        _triplet_item(text)) if c is not None]
+    return min(cuts) if cuts else None
+
+
+_TRIPLET_MARK = re.compile(r"<|->")
+
+
+def _triplet_item(text: str) -> int | None:
+    """Where the answer item that starts writing a triplet begins (its ``*``), or None."""
+    m = _TRIPLET_MARK.search(text)
+    if m is None:
+        return None
+    return max(text.rfind("*", 0, m.start()), 0)
 
 
 _NEXT_ITEM = re.compile(r"(?<!\*)\*(?!\*)")
@@ -237,6 +309,38 @@ def first_answer_end(text: str) -> int | None:
 def needs_conclusion(stop: str, text: str) -> bool:
     """Whether a finished text should get the forced answer line: it ended without one, and not by a cut."""
     return stop in ("repeat", "length", "eos", "limit", "cap", "depth") and not parse_answers(text)
+
+
+def drop_run(model: Any, state: PromptState, looped: FreeText, in_process: bool = True) -> FreeText:
+    """`looped` (its tokens the last of `state`) without the run it ends with, if it ends with one (`repeated_run`).
+
+    The tokens whose text reaches into the run leave the state too, so what
+    the model writes next (the forced answer line) is not conditioned on the
+    run.  The run's text is kept in ``dropped`` for the trace; its tokens
+    still count as written (``counter.tokens_out``): they cost their time.
+    Over a model server (`in_process` False) the sequence is only cut (the
+    server reads it afresh with the next request; its replies' tokens were
+    counted as they came).
+    """
+    start = repeated_run(looped.text)
+    if start is None:
+        return looped
+    kept = 0
+    for k in range(1, len(looped.ids) + 1):
+        if len(model.decode(looped.ids[:k])) > start:
+            break
+        kept = k
+    n = len(state.ids) - len(looped.ids) + kept
+    if not in_process:
+        model.rewind(state, n, None)
+    elif n < len(state.ids):
+        last = state.ids[n - 1]
+        model.rewind(state, n - 1, state.logits)  # the logits after id n-1 come from reading it again
+        model.step(state, [last])
+    text = model.decode(looped.ids[:kept])
+    if in_process:
+        model.counter.tokens_out += len(looped.ids) - kept
+    return FreeText(text, list(looped.ids[:kept]), "repeat", dropped=looped.text[len(text):])
 
 
 def _done(model: Any, result: FreeText, passes_before: int) -> FreeText:

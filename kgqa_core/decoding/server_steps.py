@@ -54,7 +54,7 @@ from ..models.server_caps import token_terminal
 from ..models.server_model import FORCE_BIAS, gbnf_literal, token_id_of, token_matches
 from .beam import TripletBeamSearch, TripletHypothesis, TripletSearchResult, candidate_scores, greedy_triplet
 from .constraint import TripletGuide
-from .free_text import FreeText, default_stop, is_looping
+from .free_text import FreeText, default_stop, drop_run, is_looping
 
 OPENER = "<"
 FREE_CHUNK = 48  # free-text tokens per request (most stretches between triplets are shorter)
@@ -109,7 +109,7 @@ class RemoteDecoding:
                 model.step(state, body[: k - 1])
                 return self._done(FreeText(part[:cut], body[:k], "stop"), before)
             model.step(state, body[:k])
-            return self._done(FreeText(part, body[:k], "repeat"), before)
+            return self._done(drop_run(model, state, FreeText(part, body[:k], "repeat"), in_process=False), before)
         visible = model.decode(body)
         if opened and not allow_open:
             model.step(state, body)

@@ -445,7 +445,8 @@ class _DogRun:
                              force_conclusion=params.force_conclusion, strict=params.strict,
                              reprompt=self._reprompt if params.local_visibility else None,
                              filters=self.guidance.filters, walk_out=self.guidance.walk_out,
-                             free_text_cap=params.free_text_cap, conclude=self.guidance.conclude)
+                             free_text_cap=params.free_text_cap, conclude=self.guidance.conclude,
+                             step_numbers=params.prompt_examples != "bare")
             chains = beam.start(base, QueryCentricSubgraph(ctx.walk_graph, ctx.topics))
         finished: list[BeamCandidate] = []
         step = 0
@@ -586,7 +587,8 @@ class _DogRun:
                 model_text=done.failure.free_text, note=msg,
                 extra={"chain": list(beam.chain), "chain_score": beam.score, "error": True},
             ))
-        forced_note = conclusion_note(done.stop) if done.forced_conclusion else ""
+        forced_note = conclusion_note(done.stop, done.dropped, done.appended or "Therefore, the answer is") \
+            if done.forced_conclusion else ""
         concluded = done.stop == "depth" and self.guidance.conclude is not None
         if concluded:  # noted once for the trace (its head is what `ask`/`show` print), and on each chain's step
             forced_note = self.guidance.conclude.note()
@@ -662,7 +664,8 @@ def taken_back_note(taken: TakenBack, went_on: bool) -> str:
     said = " ".join(taken.text.split())
     said = said if len(said) <= 120 else said[:117] + "..."
     head = (f"the chain wrote its answer {taken.depth} hop(s) from the question's entity, its reading says "
-            f"{taken.min_depth}: {said!r} was taken back and {taken.written.strip()!r} written")
+            f"{taken.min_depth}: {said!r} was taken back and "
+            + ("a triplet opened" if taken.written.strip() == "<" else f"{taken.written.strip()!r} written"))
     if taken.offered:
         head += (f"; the next triplet was offered only from the chain's farthest entities: {taken.offered} of "
                  f"{taken.of} G_q triplets")

@@ -177,3 +177,41 @@ def test_generate_with_lookup_drafts_gives_the_greedy_text_in_fewer_passes(backe
     # (the token that hit a stop string is not fed; tests/models/test_backends.py checks that count)
     without_guesses = 1 + fast.output_tokens - (1 if fast.stopped_by.startswith("stop") else 0)
     assert fast.forward_passes < without_guesses, (fast.forward_passes, fast.output_tokens, fast.stopped_by)
+
+
+RUN = "Steps: 1. < A -> r -> B > 2. < B -> s -> C >3." + "2." * 12  # the 135M's run after a walk-on's "3."
+
+
+@pytest.mark.parametrize("text", ["< A -> r -> B >3." + "2." * 8, "ha" * 8, "-" * 16, "so " + "2.0" * 8])
+def test_a_run_of_one_short_unit_is_a_loop_and_cut_at_its_word(text):
+    from kgqa_core.decoding.free_text import repeated_run
+
+    start = repeated_run(text)
+    assert start is not None and is_looping(text)
+    assert text[start:].strip() and (start == 0 or text[start - 1] in " >")
+
+
+@pytest.mark.parametrize("text", ["the answer is * 100000000", "1. < A -> r -> B > 2. < B -> s -> C > 3.",
+                                  "born in 1999, died 2011", "2." * 7])
+def test_numbers_and_step_numbers_are_not_runs(text):
+    from kgqa_core.decoding.free_text import repeated_run
+
+    assert repeated_run(text) is None
+
+
+def test_a_run_is_dropped_from_the_text_and_the_state_and_the_answer_does_not_copy_it(backend_model):
+    """The model goes on with the run; it is cut from the text and from the state (the state's next-token
+    logits those of reading the kept text afresh), its tokens counted as written, its text kept for the note."""
+    model = backend_model
+    prompt_ids = model.encode(RUN)
+    state = model.prefill(prompt_ids)
+    written_before = model.counter.tokens_out
+    free = decode_free_text(model, state, 60, detector=None)
+    assert free.stop == "repeat" and free.dropped and "2.2.2" in free.dropped
+    assert "2.2.2" not in free.text
+    assert state.ids == prompt_ids + free.ids  # nothing of the run is left in the state
+    fresh = model.prefill(list(state.ids))
+    assert torch.allclose(state.logits.float(), fresh.logits.float(), atol=1e-3)
+    assert model.counter.tokens_out - written_before >= len(free.ids) + 1  # the dropped tokens count as written
+    forced = force_conclusion(model, state, item_marker=True)
+    assert forced.text.startswith(CONCLUSION + " *") and "2.2" not in forced.text

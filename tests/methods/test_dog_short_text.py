@@ -150,3 +150,26 @@ def test_a_sure_reading_shows_its_planned_triplets_first_in_a_smaller_prompt(lla
     assert not unsure.extra["prompt_budget"]["applied"] and len(unsure.extra["context_triplet_ids"]) == budget["of"]
     assert any("not sure" in n and "< 0.90" in n for n in unsure.notes if n.startswith("prompt budget:"))
     assert sure.extra["prompt_tokens"] < unsure.extra["prompt_tokens"]
+
+
+def test_bare_examples_walk_on_by_opening_a_triplet_and_force_the_answer_item(backend_model):
+    """Bare chains show no step numbers, so a chain asked to go on (walk_to_depth) gets its next ``<`` rather
+    than a number the examples never show (after "3." the 135M wrote "2.2.2..." and answered that), and a forced
+    answer line starts with the examples' ``*`` (without it the 135M listed triplets as its answer)."""
+    import re
+
+    from tests.answers.orchestras import GRAPH
+
+    params = {"max_new_tokens": 96, "reader": "lexicon", "reading_sure_at": 0, "meeting_context": False,
+              "prompt_examples": "bare"}
+    for _ in range(2):  # a second question in one process answers the same way
+        trace = run_method("dog", MethodRequest(graph=GRAPH, question="who plays the oboe in the Oslo Philharmonic?",
+                                                model=backend_model, topic_entities=["Oslo Philharmonic", "oboe"],
+                                                params=params))
+        assert not trace.error, trace.error
+        assert not re.search(r">\s*\d", trace.raw_output), trace.raw_output  # no step number written
+        assert any("was taken back and a triplet opened" in s.note for s in trace.steps), trace.raw_output
+        assert trace.answer_texts[0] in ("Ann Berg", "Cy Rossi"), trace.raw_output  # an oboist in Oslo's orchestra
+        assert all(a.entity and "->" not in a.text for a in trace.answers)  # no triplet copied as an answer
+        forced = [s for s in trace.steps if s.kind == "dog.answer" and s.extra["forced_conclusion"]]
+        assert all("'Therefore, the answer is *' was appended" in s.note for s in forced)

@@ -626,3 +626,19 @@ def test_the_answer_item_among_reached_names_is_the_same_over_the_server(server_
     local, remote = items
     assert remote.text == local.text and remote.ids == local.ids, (local.text, remote.text)
     assert remote.text.removeprefix(" * ") in names
+
+
+def test_a_run_is_dropped_on_a_server_as_in_process(server_model, llama_model):
+    """The run cut (`free_text.drop_run`) replayed over a server's reply: the same kept text, run and sequence."""
+    from kgqa_core.decoding.free_text import decode_free_text
+    from kgqa_core.decoding.server_steps import RemoteDecoding
+    from kgqa_core.models.server_model import ServerSequence
+
+    run = "Steps: 1. < A -> r -> B > 2. < B -> s -> C >3." + "2." * 12
+    ids = llama_model.encode(run)
+    local = decode_free_text(llama_model, llama_model.prefill(ids), 60, detector=None)
+    state = ServerSequence(list(ids))
+    remote = RemoteDecoding(server_model).free_text(state, 60, None)
+    assert local.stop == remote.stop == "repeat" and local.dropped and remote.dropped == local.dropped
+    assert remote.text == local.text and remote.ids == local.ids
+    assert list(state.ids) == ids + remote.ids
