@@ -42,7 +42,8 @@ instead: the less sure, the wider the offer):
 
 * ``walk_to_depth``: an answer line written fewer hops out than the
   reading says is taken back (text and KV cells, to the end of the sentence
-  before it), the next step number written (" 3.") and the chain decodes
+  before it), the next step number written (" 3."; with bare examples, which
+  show no numbers, the next triplet's " <") and the chain decodes
   on, offered the triplets that lead on from its farthest entities; at most
   that many take-backs per chain.  ``walk_out_first``: every step short of
   that depth is narrowed that way (a chain listing four films of a director
@@ -177,8 +178,8 @@ class DogParams(PromptParams):
         advanced=True)
     walk_to_depth: bool = param(
         True, "A chain that writes its answer line fewer hops from the topic entity than the question names "
-        "(the question's reading, kgqa_core.reading) is taken back to its last sentence, its next step number written, and "
-        "decodes on, its next triplets leading on from its farthest entities until it is deep enough (also when "
+        "(the question's reading, kgqa_core.reading) is taken back to its last sentence, its next step number written (bare "
+        "examples: the next triplet opened), and decodes on, its next triplets leading on from its farthest entities until it is deep enough (also when "
         "its triplets left are just enough to get there); at most that many times per chain; noted (not in the "
         "paper).", advanced=True)
     walk_out_first: bool = param(
