@@ -74,9 +74,9 @@ instead: the less sure, the wider the offer):
   (never a dead end).
 
 Fewer tokens per question (issue 32), each off in the paper preset:
-``prompt_examples`` "terse" shows the three examples' chains without the
+``prompt_examples`` "bare" shows the three examples' chains without the
 commentary between triplets (a small model copies that commentary, which was
-most of what it wrote; "bare" drops their step numbers too, an option);
+most of what it wrote) and without their step numbers ("terse" keeps them);
 ``free_text_cap`` cuts a step's free text at that many tokens unless it is
 writing its answer line (the chain then concludes; "free text cut at N
 tokens" on its answer step); ``sure_context_triplets`` (8,
@@ -249,10 +249,10 @@ class DogParams(PromptParams):
     reading_stop_weight: float = stop_param()
     reading_domain_words: bool = domain_words_param()
     prompt_examples: str = param(
-        "terse", "terse: the prompt's three examples write their triplets (numbered 1., 2., ...) and the answer "
-        "line with no commentary between them, and the instructions say so (fewer tokens written); bare: the same "
-        "without the step numbers (fewer still with the 1.5B; the 135M may then loop on numbers); paper: the "
-        "examples of Tab. 6 (not in the paper; noted).", choices=EXAMPLE_STYLES, advanced=True)
+        "bare", "bare: the prompt's three examples write their triplets and the answer line with no commentary "
+        "or step number between them, and the instructions say so (fewer tokens written); terse: the same with "
+        "the steps numbered 1., 2., ...; paper: the examples of Tab. 6 (not in the paper; noted).",
+        choices=EXAMPLE_STYLES, advanced=True)
     free_text_cap: int = param(
         32, "Tokens of free text a chain may write between two triplets before its answer line; a stretch that "
         "reaches it is cut there and the chain concludes (noted on its step); 0: no cap (the paper).",

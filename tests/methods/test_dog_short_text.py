@@ -1,4 +1,4 @@
-"""Issue 32: DoG writes fewer tokens (terse examples, a free-text cap) and reads a smaller prompt when sure.
+"""Issue 32: DoG writes fewer tokens (bare or terse examples, a free-text cap) and reads a smaller prompt when sure.
 
 Real 135M model.  Each piece is noted in the trace and recorded in its
 parameters; the paper preset writes exactly the chain it wrote before the
@@ -85,19 +85,19 @@ def test_the_answer_line_is_never_cut(llama_model):
         assert trace.answers and "free text cut" not in answer.note
 
 
-def test_terse_examples_by_default_and_a_second_question_in_one_process(llama_model):
+def test_terse_examples_show_numbered_steps_without_commentary(llama_model):
     for question in (BORN, STARRED):
-        trace = _ask(llama_model, question, max_new_tokens=96)
+        trace = _ask(llama_model, question, prompt_examples="terse", max_new_tokens=96)
         assert not trace.error, trace.error
         assert trace.parameters["prompt_examples"] == "terse" and TERSE_INSTRUCTION in trace.extra["prompt"]
-        assert "This tells us" not in trace.extra["prompt"]
+        assert "This tells us" not in trace.extra["prompt"] and "1. <" in trace.extra["prompt"]
         assert "This tells us" not in trace.raw_output  # the model copies the examples' form
         assert trace.best_chain
 
 
-def test_bare_examples_show_no_step_numbers_and_the_model_writes_none(llama_model):
+def test_bare_examples_by_default_show_no_step_numbers_and_the_model_writes_none(llama_model):
     for question in (BORN, STARRED):  # two questions in one process
-        trace = _ask(llama_model, question, prompt_examples="bare", max_new_tokens=96)
+        trace = _ask(llama_model, question, max_new_tokens=96)
         assert not trace.error, trace.error
         assert trace.parameters["prompt_examples"] == "bare" and BARE_INSTRUCTION in trace.extra["prompt"]
         examples = trace.extra["prompt"].split("Question: " + question)[0]
