@@ -48,7 +48,7 @@ import torch
 from ..models.interface import Sequence as PromptState
 from ..models.lookup import lookup_draft, lookup_draft_tokens
 from .constraint import OpeningDetector
-from .prompt import answer_line_done, answer_list_repeat, find_runaway, parse_answers
+from .prompt import answer_line_done, answer_list_repeat, answer_written, find_runaway, parse_answers
 
 StopFn = Callable[[str], int | None]
 
@@ -156,7 +156,8 @@ class FreeText:
     `chain_beam.ChainBeam`; the state as after ``"length"``).  After
     ``"open"``, ``"limit"``, ``"repeat"`` and ``"length"``
     the state holds exactly ``ids``; after ``"eos"`` and ``"stop"`` all but
-    the last token.  ``ids`` are the committed ids (the
+    the last token (a ``"stop"`` where a triplet would open after an answer
+    line, `prompt.answer_written`: exactly ``ids``; no chain reads on after a stop).  ``ids`` are the committed ids (the
     opener's included); ``text`` is the visible text without the opener.
     """
 
@@ -199,6 +200,8 @@ def decode_free_text(
         if tok in eos:
             return _done(model, FreeText(text, ids, "eos"), before)
         if detector is not None and detector.is_opening(tok):
+            if answer_written(text):  # the answer line ends where a triplet would open after it
+                return _done(model, FreeText(text, ids, "stop"), before)
             if not allow_open:
                 return _done(model, FreeText(text, ids, "limit"), before)
             opener = detector.opener_text(tok)

@@ -330,6 +330,22 @@ def answer_line_done(text: str) -> int | None:
     return None
 
 
+def answer_written(text: str) -> bool:
+    """Whether `text` holds an answer line with an answer in it: a triplet opened after it starts no new step.
+
+    The examples' answer line is a chain's last; a model that opens a
+    triplet right after "the answer is * Michael Mann." (no line break, as
+    bare chains have none between steps) is writing past its answer, and the
+    line ends there (`free_text.decode_free_text`, `server_steps`).
+
+    >>> answer_written(" The answer is * Michael Mann.")
+    True
+    >>> answer_written(" Therefore, the answer is")  # its answer may be the triplet it opens
+    False
+    """
+    return _last_answer_is(text) is not None and bool(parse_answers(text))
+
+
 _LIST_ITEM_END = re.compile(r"\s*[,;*]\s*")
 REPEAT_MIN_CHARS = 8
 

@@ -55,6 +55,7 @@ from ..models.server_model import FORCE_BIAS, gbnf_literal, token_id_of, token_m
 from .beam import TripletBeamSearch, TripletHypothesis, TripletSearchResult, candidate_scores, greedy_triplet
 from .constraint import TripletGuide
 from .free_text import FreeText, default_stop, drop_run, is_looping
+from .prompt import answer_written
 
 OPENER = "<"
 FREE_CHUNK = 48  # free-text tokens per request (most stretches between triplets are shorter)
@@ -111,6 +112,9 @@ class RemoteDecoding:
             model.step(state, body[:k])
             return self._done(drop_run(model, state, FreeText(part, body[:k], "repeat"), in_process=False), before)
         visible = model.decode(body)
+        if opened and answer_written(visible):  # as in process: the answer line ends where a triplet would open
+            model.step(state, body)
+            return self._done(FreeText(visible, body, "stop"), before)
         if opened and not allow_open:
             model.step(state, body)
             return self._done(FreeText(visible, body, "limit"), before)

@@ -215,3 +215,20 @@ def test_a_run_is_dropped_from_the_text_and_the_state_and_the_answer_does_not_co
     assert model.counter.tokens_out - written_before >= len(free.ids) + 1  # the dropped tokens count as written
     forced = force_conclusion(model, state, item_marker=True)
     assert forced.text.startswith(CONCLUSION + " *") and "2.2" not in forced.text
+
+
+def test_a_triplet_opened_after_an_answer_line_ends_the_line(backend_model):
+    """The model copies "The answer is * Heat.< ..." from its context: past an answer it opens no new step."""
+    from kgqa_core.decoding.constraint import OpeningDetector
+
+    model = backend_model
+    detector = OpeningDetector.for_tokenizer(model.tokenizer)
+    shown = "A: The answer is * Heat.< Heat -> release_year -> 1995 >\n" * 3
+    state = model.prefill(model.encode(shown + "A:"))
+    n = len(state.ids)
+    free = decode_free_text(model, state, 20, detector)
+    assert free.stop == "stop" and parse_answers(free.text) == ["Heat"], free.text
+    assert not free.opener and state.ids[n:] == free.ids  # nothing of the opener is in the state
+    # the same context without the answer line: the triplet opens (the rule looks at the answer, not the "<")
+    bare = model.prefill(model.encode(shown.replace("The answer is * ", "") + "A:"))
+    assert decode_free_text(model, bare, 20, detector).stop == "open"
