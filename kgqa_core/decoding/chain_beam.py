@@ -47,7 +47,7 @@ from .beam import TripletHypothesis, TripletSearchResult
 from .constraint import ConstraintError
 from .decoders import conclusion_written, force_conclusion, free_text, search_triplets
 from .dog_guide import DogGuides
-from .free_text import FreeText, default_stop, needs_conclusion
+from .free_text import FreeText, default_stop, needs_conclusion, tokens_before
 from .server_steps import OPENER
 from .prompt import parse_answers
 from .query_subgraph import QueryCentricSubgraph
@@ -330,12 +330,7 @@ class ChainBeam:
         written instead and the step's free text ends there (stop ``"open"``).
         """
         model, state = self.model, beam.state
-        cut = answer_sentence_start(free.text)
-        kept = 0  # free tokens whose text lies before the cut
-        for k in range(1, len(free.ids) + 1):
-            if len(model.decode(free.ids[:k])) > cut:
-                break
-            kept = k
+        kept = tokens_before(model, free.ids, answer_sentence_start(free.text))  # free tokens before the cut
         kept = min(kept, len(state.ids) - start)
         kept_text = model.decode(free.ids[:kept])
         model.rewind(state, start + kept, state.logits)  # the logits are replaced by the step below

@@ -417,8 +417,10 @@ def decode_prompt_freely(request: Any, ctx: DecodingContext, trace: Trace, stop:
 RUN_SHOWN = 24  # characters of a dropped run the note shows
 
 
-def conclusion_note(stop: str, dropped: str = "", appended: str = "Therefore, the answer is") -> str:
-    """Why the answer line was forced, for the trace's notes; a run cut from the text (`drop_run`) is quoted."""
+def conclusion_note(stop: str, dropped: str = "", appended: str = "") -> str:
+    """Why the answer line was forced, for the trace's notes; a run cut from the text (`drop_run`) is quoted, and
+    `appended` is what was written for the model ("Therefore, the answer is" when not said)."""
+    appended = appended or "Therefore, the answer is"
     why = {"repeat": "started repeating itself", "length": "used up its token budget",
            "cap": "wrote more free text than the step's cap (free_text_cap)",
            "eos": "ended its text", "limit": "would have opened a triplet past its limit (max_steps)"}.get(

@@ -314,6 +314,16 @@ def needs_conclusion(stop: str, text: str) -> bool:
     return stop in ("repeat", "length", "eos", "limit", "cap", "depth") and not parse_answers(text)
 
 
+def tokens_before(model: Any, ids: list[int], cut: int) -> int:
+    """How many of `ids` decode to text that lies wholly before character `cut` of their text."""
+    kept = 0
+    for k in range(1, len(ids) + 1):
+        if len(model.decode(ids[:k])) > cut:
+            break
+        kept = k
+    return kept
+
+
 def drop_run(model: Any, state: PromptState, looped: FreeText, in_process: bool = True) -> FreeText:
     """`looped` (its tokens the last of `state`) without the run it ends with, if it ends with one (`repeated_run`).
 
@@ -328,11 +338,7 @@ def drop_run(model: Any, state: PromptState, looped: FreeText, in_process: bool 
     start = repeated_run(looped.text)
     if start is None:
         return looped
-    kept = 0
-    for k in range(1, len(looped.ids) + 1):
-        if len(model.decode(looped.ids[:k])) > start:
-            break
-        kept = k
+    kept = tokens_before(model, looped.ids, start)
     n = len(state.ids) - len(looped.ids) + kept
     if not in_process:
         model.rewind(state, n, None)

@@ -588,8 +588,7 @@ class _DogRun:
                 model_text=done.failure.free_text, note=msg,
                 extra={"chain": list(beam.chain), "chain_score": beam.score, "error": True},
             ))
-        forced_note = conclusion_note(done.stop, done.dropped, done.appended or "Therefore, the answer is") \
-            if done.forced_conclusion else ""
+        forced_note = conclusion_note(done.stop, done.dropped, done.appended) if done.forced_conclusion else ""
         concluded = done.stop == "depth" and self.guidance.conclude is not None
         if concluded:  # noted once for the trace (its head is what `ask`/`show` print), and on each chain's step
             forced_note = self.guidance.conclude.note()
