@@ -178,10 +178,10 @@ class DogParams(PromptParams):
         advanced=True)
     walk_to_depth: bool = param(
         True, "A chain that writes its answer line fewer hops from the topic entity than the question names "
-        "(the question's reading, kgqa_core.reading) is taken back to its last sentence, its next step number written (bare "
-        "examples: the next triplet opened), and decodes on, its next triplets leading on from its farthest entities until it is deep enough (also when "
-        "its triplets left are just enough to get there); at most that many times per chain; noted (not in the "
-        "paper).", advanced=True)
+        "(the question's reading, kgqa_core.reading) is taken back to its last sentence, its next step number "
+        "written (bare examples: the next triplet opened), and decodes on, its next triplets leading on from its "
+        "farthest entities until it is deep enough (also when its triplets left are just enough to get there); at "
+        "most that many times per chain; noted (not in the paper).", advanced=True)
     walk_out_first: bool = param(
         True, "While a chain stands fewer hops from the topic entity than the question names, each step is offered "
         "only triplets leading on from its farthest entities to an entity it has not reached (all when none "
