@@ -86,15 +86,22 @@ def topic_entities(request: Any, notes: list[str]) -> list[str]:
     return present
 
 
-def prepare(request: Any, variant: str, params: PromptParams) -> DecodingContext:
-    """Topic entities, the context pruned to the budget, and the prompt."""
+def prepare(request: Any, variant: str, params: PromptParams, topics: Sequence[str] | None = None,
+            notes: list[str] | None = None, pool: int | None = None, pool_why: str = "") -> DecodingContext:
+    """Topic entities, the context pruned to the budget, and the prompt.
+
+    `topics` and `notes`: the topic entities and their notes when the method found them first (`topic_entities`);
+    `pool`: embed that many candidates instead of ``params.context_pool``, for the reason `pool_why` (noted).
+    """
     from ..graph.pruning import prune_to_budget
 
-    notes: list[str] = []
-    topics = topic_entities(request, notes)
+    notes = [] if notes is None else notes
+    topics = topic_entities(request, notes) if topics is None else list(topics)
     graph = request.graph
     pruned = prune_to_budget(graph, request.question, topics, max_triplets=params.max_prompt_triplets,
-                             embed_pool=getattr(params, "context_pool", 0) or None)
+                             embed_pool=pool or getattr(params, "context_pool", 0) or None)
+    if pool and pool_why:
+        pruned.note = f"{pruned.note} ({pool_why})"
     ids = list(pruned.triplet_ids)
     context_graph = graph.subgraph(ids, name=f"{graph.name} (prompt context)") if len(ids) < len(graph) else graph
     if getattr(params, "local_visibility", False):

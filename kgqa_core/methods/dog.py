@@ -129,6 +129,7 @@ from ..decoding.context import (
     prepare,
     resolve_answers,
     show_triplets,
+    topic_entities,
 )
 from ..decoding.dog_guide import DogGuides
 from ..decoding.prompt import EXAMPLE_STYLES, PromptParts, parse_answers, parse_written_triplets
@@ -271,6 +272,12 @@ class DogParams(PromptParams):
         0.9, "How sure the question's reading must be (its probability) for sure_context_triplets' smaller "
         "prompt (at 0.5 a sure but wrong reading hid the answer's triplet on the multi-domain dev benchmark); "
         "0: reading_sure_at, the guidance's own threshold.", min=0.0, max=1.0, advanced=True)
+    sure_context_pool: int = param(
+        200, "When the prompt shows sure_context_triplets for a sure reading, the candidate triplets embedded to "
+        "choose them from (instead of context_pool): the few it shows are mostly walked along the reading's plan, "
+        "and embedding 1,000 candidates to pick the rest was a quarter of a whole-KB question's time "
+        "(docs/benchmarks.md, 'Tokens per question'); 0: context_pool as for any question.",
+        min=0, max=100_000, advanced=True)
 
     # the algorithm as published (§2-§4): no question reading, no guidance, the paper's trie and conclusion
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {"paper": {
@@ -279,14 +286,17 @@ class DogParams(PromptParams):
         "chain_answers_first": False, "meet_topics": False, "conclude_at_depth": False, "answer_among_reached": False,
         "force_conclusion": False,
         "repeat_triplets": True, "reverse_readings": False, "skip_restatements": False, "unsure_relations": 0.0, "context_pool": 0,
-        "prompt_examples": "paper", "free_text_cap": 0, "sure_context_triplets": 0, "meeting_context": False}}
+        "prompt_examples": "paper", "free_text_cap": 0, "sure_context_triplets": 0, "meeting_context": False,
+        "sure_context_pool": 0}}
 
 
 def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
     """Answer `request.question` with DoG; see the module docstring."""
     progress.stage("building the prompt from the graph")
-    ctx = prepare(request, "dog", params)
-    reading = read_question(request, params, rec, ctx.topics)
+    notes: list[str] = []
+    topics = topic_entities(request, notes)
+    reading = read_question(request, params, rec, topics)
+    ctx = prepare(request, "dog", params, topics, notes, *_sure_pool(reading, params))
     if params.auto_steps and reading.read:
         budget = step_budget(reading, params.max_steps)
         if budget != params.max_steps:
@@ -315,6 +325,20 @@ def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
         _DogRun(request, ctx, rec, guidance).decode()
     if walk is not None and walk.cuts:
         rec.trace.notes.append(walk.cut_note())
+
+
+def _sure_pool(reading: QuestionReading, params: DogParams) -> tuple[int | None, str]:
+    """The candidates to embed for the prompt's context, and why (`sure_context_pool`), when the prompt will show
+    only a sure reading's few triplets (`_budget_prompt`); (None, "") otherwise: ``context_pool``."""
+    sure_at = params.sure_context_at or params.reading_sure_at
+    if (not params.sure_context_pool or not params.sure_context_triplets or not params.context_pool
+            or params.local_visibility or params.gq_scope != "graph" or not reading.guides(sure_at)
+            or params.sure_context_pool >= params.context_pool):
+        return None, ""
+    return params.sure_context_pool, (
+        f"{params.sure_context_pool} embedded instead of {params.context_pool}, sure_context_pool: the question's "
+        f"reading is sure ({reading.confidence:.2f} >= {sure_at:.2f}), so the prompt shows only "
+        f"{params.sure_context_triplets} triplets, its plan's first")
 
 
 def _budget_prompt(request: MethodRequest, ctx: DecodingContext, reading: QuestionReading, params: DogParams,

@@ -127,8 +127,11 @@ def wide():
 
 def test_a_sure_reading_shows_its_planned_triplets_first_in_a_smaller_prompt(llama_model, wide):
     # the question read by the relations' names (no model call): "Heat -> directed_by -> born_in", 0.44 sure
+    # of the candidate triplets around Heat, 6 are embedded for any question (context_pool) and 3 when the prompt
+    # will show only a sure reading's few (sure_context_pool)
+    pools = {"context_pool": 6, "sure_context_pool": 3}
     sure = _ask(llama_model, BORN, graph=wide, sure_context_triplets=4, max_new_tokens=64, max_steps=2,
-                reader="lexicon", reading_sure_at=0.4, sure_context_at=0.4)
+                reader="lexicon", reading_sure_at=0.4, sure_context_at=0.4, **pools)
     reading = sure.extra["reading"]
     assert reading["sure"] and reading["confidence"] >= sure.parameters["reading_sure_at"], reading
     budget = sure.extra["prompt_budget"]
@@ -142,14 +145,20 @@ def test_a_sure_reading_shows_its_planned_triplets_first_in_a_smaller_prompt(lla
     assert context.count(" | ") == 3
     note = [n for n in sure.notes if n.startswith("prompt budget:")]
     assert len(note) == 1 and f"4 of {budget['of']} triplets" in note[0] and "is sure" in note[0]
+    pruned = [n for n in sure.notes if n.startswith("prompt context:")]
+    assert len(pruned) == 1 and "ranked 3 of " in pruned[0], sure.notes
+    assert "3 embedded instead of 6, sure_context_pool: the question's reading is sure" in pruned[0]
+    assert sure.parameters["sure_context_pool"] == 3 and Trace.from_json(sure.to_json()).notes == sure.notes
     # the same question again in the process, the reading sure enough to guide the steps but below the smaller
     # prompt's own bar (the default, 0.9): the whole pruned context is shown
     unsure = _ask(llama_model, BORN, graph=wide, sure_context_triplets=4, max_new_tokens=64, max_steps=2,
-                  reader="lexicon", reading_sure_at=0.4)
+                  reader="lexicon", reading_sure_at=0.4, **pools)
     assert unsure.parameters["sure_context_at"] == 0.9 and unsure.extra["reading"]["sure"]
     assert not unsure.extra["prompt_budget"]["applied"] and len(unsure.extra["context_triplet_ids"]) == budget["of"]
     assert any("not sure" in n and "< 0.90" in n for n in unsure.notes if n.startswith("prompt budget:"))
     assert sure.extra["prompt_tokens"] < unsure.extra["prompt_tokens"]
+    pruned = [n for n in unsure.notes if n.startswith("prompt context:")]
+    assert "ranked 6 of " in pruned[0] and "sure_context_pool" not in pruned[0]
 
 
 def test_bare_examples_walk_on_by_opening_a_triplet_and_force_the_answer_item(backend_model):

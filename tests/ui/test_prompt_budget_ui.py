@@ -25,14 +25,21 @@ def test_the_smaller_prompt_of_a_sure_reading_is_set_noted_and_saved(runs_dir, m
     at.number_input(key="ask_param_reading_sure_at").set_value(0.0)
     at.number_input(key="ask_param_sure_context_at").set_value(0.0)  # 0: the guidance's own bar
     at.number_input(key="ask_param_sure_context_triplets").set_value(3)
+    assert at.number_input(key="ask_param_sure_context_pool").value == 200
+    at.number_input(key="ask_param_context_pool").set_value(6)  # candidates embedded for any question
+    at.number_input(key="ask_param_sure_context_pool").set_value(3)  # and when only a sure reading's few are shown
     at.run()
     trace = run_one_on_ask(at, runs_dir)
     assert trace.parameters["sure_context_triplets"] == 3 and trace.parameters["sure_context_at"] == 0.0
     assert trace.parameters["meeting_context"] is False
+    assert trace.parameters["context_pool"] == 6 and trace.parameters["sure_context_pool"] == 3
     budget = trace.extra["prompt_budget"]
     assert budget["applied"] and budget["shown"] == 3 and budget["of"] > 3 and budget["sure_at"] == 0.0, budget
     assert len(trace.extra["context_triplet_ids"]) == 3
     note = next(n for n in trace.notes if n.startswith("prompt budget:"))
     assert f"3 of {budget['of']} triplets shown" in note
-    # the card says it, as text
-    assert any(c.value == "note: " + md_text(note) for c in at.caption), [c.value for c in at.caption]
+    pruned = next(n for n in trace.notes if n.startswith("prompt context:"))
+    assert "ranked 3 of " in pruned and "3 embedded instead of 6, sure_context_pool" in pruned, pruned
+    # the card says both, as text
+    for said in (note, pruned):
+        assert any(c.value == "note: " + md_text(said) for c in at.caption), [c.value for c in at.caption]
