@@ -20,8 +20,8 @@ variant the ratios of its medians to the defaults' on the same questions.
 
 The settings of one question run back to back, each first on its share of the questions (the order
 rotates from question to question: the first run pays what the process computes once per question); the
-question readings' cache and the prompts held in memory are cleared before every run, so none finds
-another's prompt (the instructions and examples are loaded from the prefix cache
+question readings' cache, the prompts held in memory and the embedded triplets are cleared before every
+run, so none finds another's prompt or embeddings (the instructions and examples are loaded from the prefix cache
 on disk, as for any new question of a session).  ``--shard K/N`` runs every N-th question (start K);
 ``--out FILE`` keeps every row as JSON (a later run with ``--report FILE ...`` prints the tables of
 several shards' files together).  ``--reask`` asks each question a second time right after its
@@ -114,6 +114,13 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     from kgqa_core.models import load_model
     from kgqa_core.reading.guidance import clear_readings
 
+    def forget_embeddings() -> None:
+        from kgqa_core.graph.embeddings import load_embedder
+
+        embedder = load_embedder()
+        if embedder is not None:
+            embedder.forget()
+
     model = load_model(args.model)
     variants = [(DEFAULT, {})] + list(args.variant)
     rows: list[dict[str, Any]] = []
@@ -136,9 +143,10 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                     at = next(i for i, (name, _, _) in enumerate(runs) if name == DEFAULT)
                     runs.insert(at + 1, (REASK, {}, False))
                 for name, params, cold_reading in runs:
-                    if cold_reading:  # as a new question: nothing of another run's reading or prompt in memory
-                        clear_readings()
-                        model.clear_prefix_cache()
+                    if cold_reading:  # as a new question: nothing of another run's reading, prompt or embedded
+                        clear_readings()  # triplets in memory (a run after one that embedded more candidates
+                        model.clear_prefix_cache()  # would find its own embedded already)
+                        forget_embeddings()
                     settings = model_settings(params)
                     kept = {key: getattr(model, key[len(MODEL):]) for key in settings}
                     for key, value in settings.items():

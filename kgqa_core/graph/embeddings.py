@@ -52,6 +52,11 @@ class Embedder:
         getter = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         return int(getter())
 
+    def forget(self) -> None:
+        """Drop every cached embedding (a benchmark's runs that compare what embedding costs start equal)."""
+        with self._lock:
+            self._cache.clear()
+
     def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
         """Embeddings of `texts` as a (len(texts), dim) float32 array, unit length rows."""
         texts = list(texts)
