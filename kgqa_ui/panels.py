@@ -221,7 +221,7 @@ def _model_text(view: StepView, trace: Trace, step: Step, index: int, graph: Any
         chain = [(c.head, c.relation, c.tail) for c in trace.best_chain]
         st.html(highlight_model_text(text, graph, chain))
     if step.token_view:
-        what = ("the answer, chosen among the entities the chain's path reaches" if step.kind == "dog.answer"
+        what = ("the answer, chosen among the entities the chain's path reaches and those it wrote" if step.kind == "dog.answer"
                 else "the chosen triplet")
         st.markdown(f"**Token-level view of {what}** (the graph constraint's allowed tokens and their probabilities)")
         fig = charts.token_figure(step.token_view)

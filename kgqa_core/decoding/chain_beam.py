@@ -400,8 +400,15 @@ class ChainBeam:
                     e.chain.state = state
 
     def _reached(self, beam: BeamCandidate) -> list[str]:
-        """The entities the chain's path reaches at its last hop, those its triplets name first (the answer line's
-        choice at a sure reading's depth: `decoders.answer_among`); empty when there is no path to follow."""
+        """The names the answer line's item is chosen among at a sure reading's depth (`decoders.answer_among`):
+        the entities the chain's path reaches at its last hop, and every entity the chain's triplets name but the
+        question's own; empty when there is no path to follow.
+
+        Why the chain's other entities: a sure reading can still be a hop too long ("the films written by X
+        starred which actors" read as written_by, starred_actors and back to the actors' other films), and the
+        model, writing freely, answered with the actor its chain had written one hop before; held to the path's
+        last hop it could only name a film.  An answer the chain wrote keeps its place (`chain_answers_first`).
+        """
         from ..answers.completion import chain_path, reach
 
         triplets = self.graph.triplets_by_ids(list(beam.chain))
@@ -410,9 +417,10 @@ class ChainBeam:
             return []
         levels, _ = reach(self.graph, path[0], path[1])
         last = levels[-1] if levels else []
-        held = set(last)  # the chain's own entities of that hop first: never beyond `answer_among`'s cap
-        own = [e for t in triplets for e in (t.head, t.tail) if e in held]
-        return list(dict.fromkeys([*own, *last]))
+        topics = set(beam.subgraph.topics)
+        # the chain's own entities first: never beyond `answer_among`'s cap
+        written = [e for t in triplets for e in (t.head, t.tail) if e not in topics]
+        return list(dict.fromkeys([*written, *last]))
 
     def _finish(self, beam: BeamCandidate, last_text: str, stop: str) -> FinishedChain:
         """End `beam`; a text that ended without an answer line gets the forced conclusion (when on)."""

@@ -298,7 +298,8 @@ class ConcludeAtDepth:
         return (f"conclude_at_depth: the chain's path walked the question's reading to its end ({walk}, "
                 f"{self.confidence:.0%} sure), so the answer line was written there instead of more triplets of "
                 "that hop, and ended after its first answer"
-                + (", which the model chose among the entities the path reaches (their names' trie)"
+                + (", which the model chose among the entities the path reaches and those the chain wrote (their "
+                   "names' trie)"
                    if self.among_reached else "")
                 + "; the graph adds the other entities the path reaches (complete_answers)")
 

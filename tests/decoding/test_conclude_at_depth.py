@@ -87,3 +87,22 @@ def test_a_depth_conclusion_ends_after_its_first_answer_whatever_its_name_holds(
             " Therefore, the answer is" + kept)
     assert parse_answers(" Therefore, the answer is * austin, texas") == ["austin, texas"]
     assert first_answer_end(" * austin, texas") is None  # one item and no line end yet: the model writes on
+
+
+def test_the_answer_item_is_chosen_among_the_path_s_end_and_the_entities_the_chain_wrote():
+    """A sure reading can be a hop too long: the item may then be an entity the chain wrote before the path's end
+    (not the question's own), as well as one the path reaches at its last hop."""
+    from types import SimpleNamespace
+
+    facts = [("Heat", "directed_by", "Michael Mann"), ("Collateral", "directed_by", "Michael Mann"),
+             ("Collateral", "release_year", "2004")]
+    ids = [GRAPH.find(*f).id for f in facts]
+    sub = QueryCentricSubgraph(GRAPH, ["Heat"])
+    for i in ids:
+        sub.expand(GRAPH.triplet(i))
+    chain = BeamCandidate(state=None, subgraph=sub, chain=ids, triplet_scores=[0.0] * len(ids), text="")
+    names = ChainBeam._reached(SimpleNamespace(graph=GRAPH), chain)
+    # the chain's own first (within the cap), then the path's end (here only Collateral's year: the path does not
+    # come back to Heat); before, only the path's end: "2004"
+    assert names == ["Michael Mann", "Collateral", "2004"], names
+    assert "Heat" not in names  # never the question's own entity
