@@ -65,8 +65,9 @@ instead: the less sure, the wider the offer):
   triplets: ``complete_answers`` adds every entity that path reaches, so
   they cost tokens and add no answer.  A "conclude_at_depth:" note says so.
   With ``answer_among_reached`` the line's one item is chosen among the
-  entities the path reaches, under their names' trie
-  (`decoders.answer_among`): it ends with the name, never one the path did
+  entities the path reaches and those the chain wrote (not the question's
+  own: a sure reading may be a hop too long), under their names' trie
+  (`decoders.answer_among`): it ends with the name, never one the chain did
   not reach.
 * ``question_relations`` / ``hop_order``: each step offers only the
   relations of the reading's plan, each at most as often as planned, each
@@ -224,8 +225,9 @@ class DogParams(PromptParams):
         "tokens written; noted (not in the paper).", advanced=True)
     answer_among_reached: bool = param(
         True, "With conclude_at_depth: the answer line's one item is chosen by the model among the entities the "
-        "chain's path reaches, under their names' trie (it ends with the name: no period, no line end, no name "
-        "the path did not reach); false: the model writes it freely. Not in the paper; noted.", advanced=True)
+        "chain's path reaches and those its chain wrote (not the question's own), under their names' trie (it "
+        "ends with the name: no period, no line end, no name the chain did not reach); false: the model writes "
+        "it freely. Not in the paper; noted.", advanced=True)
     meet_topics: bool = param(
         True, "When the question names two or more graph entities, the answers with a triplet to more of them "
         "lead; answers the graph added (complete_answers) with fewer are left out, and so are the model's own "
