@@ -338,8 +338,8 @@ def _sure_pool(reading: QuestionReading, params: DogParams) -> tuple[int | None,
             or params.sure_context_pool >= params.context_pool):
         return None, ""
     return params.sure_context_pool, (
-        f"{params.sure_context_pool} embedded instead of {params.context_pool}, sure_context_pool: the question's "
-        f"reading is sure ({reading.confidence:.2f} >= {sure_at:.2f}), so the prompt shows only "
+        f"at most {params.sure_context_pool} candidates embedded instead of {params.context_pool}, sure_context_pool: "
+        f"the question's reading is sure ({reading.confidence:.2f} >= {sure_at:.2f}), so the prompt shows only "
         f"{params.sure_context_triplets} triplets, its plan's first")
 
 

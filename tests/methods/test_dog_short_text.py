@@ -147,7 +147,7 @@ def test_a_sure_reading_shows_its_planned_triplets_first_in_a_smaller_prompt(lla
     assert len(note) == 1 and f"4 of {budget['of']} triplets" in note[0] and "is sure" in note[0]
     pruned = [n for n in sure.notes if n.startswith("prompt context:")]
     assert len(pruned) == 1 and "ranked 3 of " in pruned[0], sure.notes
-    assert "3 embedded instead of 6, sure_context_pool: the question's reading is sure" in pruned[0]
+    assert "at most 3 candidates embedded instead of 6, sure_context_pool: the question's reading is sure" in pruned[0]
     assert sure.parameters["sure_context_pool"] == 3 and Trace.from_json(sure.to_json()).notes == sure.notes
     # the same question again in the process, the reading sure enough to guide the steps but below the smaller
     # prompt's own bar (the default, 0.9): the whole pruned context is shown

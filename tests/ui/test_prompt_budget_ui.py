@@ -39,7 +39,7 @@ def test_the_smaller_prompt_of_a_sure_reading_is_set_noted_and_saved(runs_dir, m
     note = next(n for n in trace.notes if n.startswith("prompt budget:"))
     assert f"3 of {budget['of']} triplets shown" in note
     pruned = next(n for n in trace.notes if n.startswith("prompt context:"))
-    assert "ranked 3 of " in pruned and "3 embedded instead of 6, sure_context_pool" in pruned, pruned
+    assert "ranked 3 of " in pruned and "at most 3 candidates embedded instead of 6, sure_context_pool" in pruned, pruned
     # the card says both, as text
     for said in (note, pruned):
         assert any(c.value == "note: " + md_text(said) for c in at.caption), [c.value for c in at.caption]
