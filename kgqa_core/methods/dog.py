@@ -294,10 +294,11 @@ class DogParams(PromptParams):
 
 def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
     """Answer `request.question` with DoG; see the module docstring."""
-    progress.stage("building the prompt from the graph")
     notes: list[str] = []
     topics = topic_entities(request, notes)
+    # the question is read first: a sure reading's prompt shows a few triplets, chosen from fewer candidates
     reading = read_question(request, params, rec, topics)
+    progress.stage("building the prompt from the graph")
     ctx = prepare(request, "dog", params, topics, notes, *_sure_pool(reading, params))
     if params.auto_steps and reading.read:
         budget = step_budget(reading, params.max_steps)
