@@ -330,10 +330,15 @@ def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
         rec.trace.notes.append(walk.cut_note())
 
 
+def _sure_context_at(params: DogParams) -> float:
+    """How sure a reading must be for the prompt's smaller context (`sure_context_at`; 0: the guidance's bar)."""
+    return params.sure_context_at or params.reading_sure_at
+
+
 def _sure_pool(reading: QuestionReading, params: DogParams) -> tuple[int | None, str]:
     """The candidates to embed for the prompt's context, and why (`sure_context_pool`), when the prompt will show
     only a sure reading's few triplets (`_budget_prompt`); (None, "") otherwise: ``context_pool``."""
-    sure_at = params.sure_context_at or params.reading_sure_at
+    sure_at = _sure_context_at(params)
     if (not params.sure_context_pool or not params.sure_context_triplets or not params.context_pool
             or params.local_visibility or params.gq_scope != "graph" or not reading.guides(sure_at)
             or params.sure_context_pool >= params.context_pool):
@@ -371,7 +376,7 @@ def _budget_prompt(request: MethodRequest, ctx: DecodingContext, reading: Questi
         shown, budget = list(ctx.context_ids), None
     else:
         shown, budget = sure_context(ctx.context_ids, request.graph, reading,
-                                     params.sure_context_at or params.reading_sure_at, params.sure_context_triplets,
+                                     _sure_context_at(params), params.sure_context_triplets,
                                      first=meeting)
     if budget is not None and budget.applied:
         show_triplets(ctx, request, shown)
