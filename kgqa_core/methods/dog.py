@@ -330,6 +330,12 @@ def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
         rec.trace.notes.append(walk.cut_note())
 
 
+def _context_is_the_chain_s(params: DogParams) -> bool:
+    """Whether the prompt's context is what the chain may write (`local_visibility`, ``gq_scope=prompt``): then
+    no prompt budget applies (`_budget_prompt`) and the context is pruned as for any question (`_sure_pool`)."""
+    return params.local_visibility or params.gq_scope != "graph"
+
+
 def _sure_context_at(params: DogParams) -> float:
     """How sure a reading must be for the prompt's smaller context (`sure_context_at`; 0: the guidance's bar)."""
     return params.sure_context_at or params.reading_sure_at
@@ -340,7 +346,7 @@ def _sure_pool(reading: QuestionReading, params: DogParams) -> tuple[int | None,
     only a sure reading's few triplets (`_budget_prompt`); (None, "") otherwise: ``context_pool``."""
     sure_at = _sure_context_at(params)
     if (not params.sure_context_pool or not params.sure_context_triplets or not params.context_pool
-            or params.local_visibility or params.gq_scope != "graph" or not reading.guides(sure_at)
+            or _context_is_the_chain_s(params) or not reading.guides(sure_at)
             or params.sure_context_pool >= params.context_pool):
         return None, ""
     return params.sure_context_pool, (
@@ -355,7 +361,7 @@ def _budget_prompt(request: MethodRequest, ctx: DecodingContext, reading: Questi
     (`decoding.prompt_budget`), recorded in the trace's notes and extra."""
     if not params.sure_context_triplets and not params.meeting_context:
         return
-    if params.local_visibility or params.gq_scope != "graph":
+    if _context_is_the_chain_s(params):
         why = "local_visibility" if params.local_visibility else "gq_scope=prompt"
         rec.trace.notes.append(f"prompt budget: sure_context_triplets and meeting_context not applied ({why}: the "
                                "prompt's context is what the chain may write)")
