@@ -47,6 +47,8 @@ VARIANTS = [(f"cover {w:g}, threshold {at:g}", w, {"COVER_AT": at}) for w, at in
      {"COPULAR_NOUNS": True}),
     ("a noun before an entity's name (the movie Heat) names hops as any word (APPOSITIVES off)",
      alignment.COVER_WEIGHT, {"APPOSITIVES": False}),
+    ("a noun before a participle and 'by' (the films written by X) names hops as any word (AGENT_NOUNS off)",
+     alignment.COVER_WEIGHT, {"AGENT_NOUNS": False}),
     ("domain words (reading_domain_words)", alignment.COVER_WEIGHT, {"SPREAD_WEIGHT": alignment.SPREAD_ON}),
 ] + [(f"domain words {w:g}, floor {f:g}", alignment.COVER_WEIGHT, {"SPREAD_WEIGHT": w, "SPREAD_FLOOR": f})
      for w in (1.0, 2.0, 3.0) for f in (0.3, 0.35)] + [

@@ -148,6 +148,16 @@ ORDER_COST = 0.0
 # it the 135M read "who directed the movie Heat" as directed_by, then directed_by back to another film ("movie" naming
 # the second hop) once the walks' ends were tempered (`reading_stop_weight`).  False: the reading before it.
 APPOSITIVES = True
+# A noun followed by a participle, "by" and an entity's name ("the films written by X", "the sport played by Y", "the
+# students supervised by Z") is the kind of thing the participle's relation reaches from that entity: the participle
+# names the hop, and the noun names none of its own, as an appositive noun names none (`_agent_nouns`; English
+# grammar: a passive participle's agent phrase; "the movies starred by actors in X", whose agent is no entity's name,
+# is left as it was: there the noun names the hop back).  Only a near paraphrase of a relation still names it (`SPREAD_KEEP`: "the
+# sport played by Y" where the graph has `sport`).  Without it "who are the directors of the films starred by X"
+# read as starred_actors, directed_by and back over directed_by to films ("films" naming the third hop), and "the
+# films written by X starred which actors" one hop past the actors.  False: the reading before it.
+AGENT_NOUNS = True
+_PASSIVE_AGENT = "by"
 _ARTICLES = frozenset({"the", "a", "an"})
 _WORD = re.compile(r"[^\W_]+")
 # English pronouns, modal verbs and the like: they name no relation in any graph ("can you tell me ...")
@@ -210,6 +220,35 @@ def _appositive_nouns(question: str, topics: Sequence[str]) -> set[str]:
     kind = _answer_noun_positions(tokens) if ANSWER_NOUNS else set()
     before = {i for i in range(1, len(tokens) - 1)
               if i + 1 in named and tokens[i - 1] in _ARTICLES and _content(tokens[i]) and i not in kind}
+    elsewhere = {w for i, w in enumerate(tokens) if i not in before}
+    return {tokens[i] for i in before} - elsewhere
+
+
+def _agent_nouns(question: str, topics: Sequence[str]) -> set[str]:
+    """The question's content words that stand only right before a participle, "by" and an entity's name
+    (`AGENT_NOUNS`): "the movies starred by actors in X" names its hops with every word.
+
+    A word the question also uses elsewhere is left out: it may name a hop there.
+
+    >>> sorted(_agent_nouns("who are the directors of the films starred by Idina Menzel", ["Idina Menzel"]))
+    ['films']
+    >>> sorted(_agent_nouns("what continent does the sport played by Simon Mignolet originate from", ["Simon Mignolet"]))
+    ['sport']
+    >>> sorted(_agent_nouns("who produced the album by Iron Meadow", ["Iron Meadow"]))  # no participle
+    []
+    >>> sorted(_agent_nouns("which company is Ford GT produced by", ["Ford GT"]))  # the entity's name is no noun
+    []
+    >>> sorted(_agent_nouns("the dates of movies starred by actors in Quality Street", ["Quality Street"]))
+    []
+    """
+    if not AGENT_NOUNS:
+        return set()
+    marked = _topic_marked_tokens(question, topics)
+    tokens = ["it" if w.startswith("qqtopic") else w for w in marked]
+    kind = _answer_noun_positions(tokens) if ANSWER_NOUNS else set()
+    before = {i for i in range(len(tokens) - 3)
+              if tokens[i + 2] == _PASSIVE_AGENT and marked[i + 3].startswith("qqtopic")
+              and _content(tokens[i]) and _content(tokens[i + 1]) and i not in kind}
     elsewhere = {w for i, w in enumerate(tokens) if i not in before}
     return {tokens[i] for i in before} - elsewhere
 
@@ -501,7 +540,8 @@ def _similarities(question: str, topics: Sequence[str], relations: Sequence[str]
         return (words, None, None) if raw else (words, None)
     rel = embedder.encode([relation_text(r, vocabulary) for r in relations])
     words, vectors = join_phrases(question, topics, words, rel, embedder, phrase_gain)
-    sim = _appositives_named_by_paraphrase(rel @ vectors.T, words, _appositive_nouns(question, topics))
+    described = _appositive_nouns(question, topics) | _agent_nouns(question, topics)  # nouns that name no hop
+    sim = _appositives_named_by_paraphrase(rel @ vectors.T, words, described)
     return (words, spread_discount(sim, spread), sim) if raw else (words, spread_discount(sim, spread))
 
 

@@ -241,8 +241,10 @@ def domain_words_on(monkeypatch):
     monkeypatch.setattr(alignment, "SPREAD_WEIGHT", alignment.SPREAD_ON)
 
 
-def test_a_word_of_the_whole_domain_names_no_hop_of_its_own(embedder, domain_words_on):
+def test_a_word_of_the_whole_domain_names_no_hop_of_its_own(embedder, domain_words_on, monkeypatch):
     from kgqa_core.reading import alignment
+
+    monkeypatch.setattr(alignment, "AGENT_NOUNS", False)  # the piece alone ("movies written by": `AGENT_NOUNS` too)
 
     q, topics = "when did the movies written by Willis Goldbeck release", ["Willis Goldbeck"]
     # "movies" is about as close to every relation of a film graph: it is the domain's word, not a relation's
@@ -336,9 +338,11 @@ def test_a_word_of_the_whole_domain_still_names_a_hop_walked_backwards(embedder,
     assert close["directed_by"] < alignment.BASELINE, close  # forward, "films" does not name `directed_by`
 
 
-def test_words_of_the_whole_domain_are_off_by_default_and_a_reader_option(embedder):
+def test_words_of_the_whole_domain_are_off_by_default_and_a_reader_option(embedder, monkeypatch):
     from kgqa_core.reading import alignment
     from kgqa_core.reading.readers import make_reader
+
+    monkeypatch.setattr(alignment, "AGENT_NOUNS", False)  # the piece alone ("movies written by": `AGENT_NOUNS` too)
 
     q, topics = "when did the movies written by Willis Goldbeck release", ["Willis Goldbeck"]
     assert alignment.domain_words(q, topics, FILM_RELATIONS, embedder=embedder) == []
@@ -359,7 +363,7 @@ def test_the_model_reader_names_the_words_of_the_whole_domain_it_lowered(backend
         ("Ten Tall Men", "starred_actors", "Burt Lancaster"), ("Ten Tall Men", "in_language", "English"),
         ("Ten Tall Men", "has_tags", "foreign legion"), ("Vera Cruz", "starred_actors", "Burt Lancaster"),
         ("Vera Cruz", "release_year", "1954")], name="films")
-    q, topics = "when did the movies written by Willis Goldbeck release", ["Willis Goldbeck"]
+    q, topics = "when did the movies that Willis Goldbeck wrote release", ["Willis Goldbeck"]  # no agent phrase
     on = make_reader("paths:spread=3", backend_model).read(q, films, topics)
     assert "(`reading_domain_words`): 'movies' (median 0." in on.explanation, on.explanation
     off = make_reader("paths", backend_model).read(q, films, topics)
@@ -621,6 +625,41 @@ def test_a_noun_before_a_name_that_is_a_relations_own_name_still_names_its_hop(e
     assert alignment._appositive_nouns("who wrote the book it was based on", []) == set()
 
 
+def test_a_noun_a_participle_and_its_agent_describe_names_no_hop_of_its_own(embedder, monkeypatch):
+    """`alignment.AGENT_NOUNS`: in "the editors of the books written by Ann Lee" the books are what `written_by`
+    reaches back from Ann Lee; "books" names no hop back from the editors to their other books."""
+    from kgqa_core.reading import alignment
+
+    q, topics = "who are the editors of the books written by Ann Lee", ["Ann Lee"]
+    among = ["written_by", "edited_by", "published_in", "has_topic", "printed_by"]
+    asked = RelationPlan(topic="Ann Lee", hops=(PlanHop("written_by", False), PlanHop("edited_by")))
+    longer = RelationPlan(topic="Ann Lee", hops=(PlanHop("written_by", False), PlanHop("edited_by"),
+                                                 PlanHop("edited_by", False)))
+    score = lambda: alignment.joint_alignment(q, topics, [[asked], [longer]], embedder=embedder,  # noqa: E731
+                                              among=among, cover=1.0)
+    assert alignment._agent_nouns(q, topics) == {"books"}
+    on = score()
+    words_on = [w for _, w, _ in hop_words(q, topics, longer, embedder=embedder, among=among)]
+    monkeypatch.setattr(alignment, "AGENT_NOUNS", False)
+    off = score()
+    words_off = [w for _, w, _ in hop_words(q, topics, longer, embedder=embedder, among=among)]
+    assert "books" in words_off and "books" not in words_on, (words_off, words_on)
+    assert on[0] - on[1] > off[0] - off[1], (on, off)
+    assert on[0] > on[1], on
+
+
+def test_a_noun_before_a_participle_keeps_naming_what_it_paraphrases_and_needs_an_entity_as_agent(embedder):
+    from kgqa_core.reading import alignment
+
+    q, topics = "what continent does the sport played by Ann Lee come from", ["Ann Lee"]
+    assert alignment._agent_nouns(q, topics) == {"sport"}
+    walk = RelationPlan(topic="Ann Lee", hops=(PlanHop("sport"), PlanHop("continent")))
+    assert "sport" in [w for _, w, _ in hop_words(q, topics, walk, embedder=embedder)]  # the relation's own name
+    # an agent that is no entity's name ("by actors in X"), and a word the question also uses elsewhere
+    assert alignment._agent_nouns("the dates of films starred by actors in Heat", ["Heat"]) == set()
+    assert alignment._agent_nouns("which films are films written by Ann Lee", ["Ann Lee"]) == set()
+
+
 def test_a_copular_questions_noun_asks_for_the_answers_kind(monkeypatch):
     """`alignment.COPULAR_NOUNS`: "what are the genres of ..." asks for genres as "which genres ..." does."""
     from kgqa_core.reading import alignment
@@ -648,6 +687,7 @@ def test_a_copular_noun_no_longer_names_a_hop_past_the_answer(embedder, monkeypa
                                                PlanHop("has_genre", False)))
     score = lambda: alignment.joint_alignment(q, topics, [[asked], [past]], embedder=embedder,  # noqa: E731
                                               among=FILM_RELATIONS, cover=1.0)
+    monkeypatch.setattr(alignment, "AGENT_NOUNS", False)  # the piece alone ("movies directed by": `AGENT_NOUNS` too)
     monkeypatch.setattr(alignment, "COPULAR_NOUNS", False)
     off = score()
     monkeypatch.setattr(alignment, "COPULAR_NOUNS", True)
