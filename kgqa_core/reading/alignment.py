@@ -253,6 +253,20 @@ def _agent_nouns(question: str, topics: Sequence[str]) -> set[str]:
     return {tokens[i] for i in before} - elsewhere
 
 
+def described_nouns(question: str, topics: Sequence[str]) -> list[tuple[str, str]]:
+    """The nouns that say what an entity is, or what a hop from it reaches, and so name no hop of their own, each
+    with why in a domain expert's words (`APPOSITIVES`, `AGENT_NOUNS`; a near paraphrase of a relation still names
+    it, so a reader shows only those its walk left to no hop).
+
+    >>> described_nouns("who are the directors of the films starred by Idina Menzel", ["Idina Menzel"])
+    [('films', 'what a hop from the entity after it reaches')]
+    >>> described_nouns("who directed the movie Heat", ["Heat"])
+    [('movie', 'what the entity after it is')]
+    """
+    return ([(w, "what the entity after it is") for w in sorted(_appositive_nouns(question, topics))]
+            + [(w, "what a hop from the entity after it reaches") for w in sorted(_agent_nouns(question, topics))])
+
+
 def _content(word: str) -> bool:
     return word not in STOP_WORDS and word not in _FUNCTION and word != "it" and len(word) > 1 and not word.isdigit()
 

@@ -48,8 +48,8 @@ import time
 from typing import Any, Sequence
 
 from ..models.interface import PromptText
-from .alignment import (COVER_WEIGHT, ORDER_COST, PHRASE_GAIN, SPREAD_WEIGHT, answer_nouns, domain_words,
-                        hop_alignment, hop_words_text, joint_alignment, masked_question, plan_words, weigh)
+from .alignment import (COVER_WEIGHT, ORDER_COST, PHRASE_GAIN, SPREAD_WEIGHT, answer_nouns, described_nouns,
+                        domain_words, hop_alignment, hop_words_text, joint_alignment, masked_question, plan_words, weigh)
 from .horizon import horizon_hop
 from .paths import relation_paths
 from .reading import QuestionReading, RelationPlan, uses_of
@@ -560,6 +560,11 @@ class ModelPathReader:
                 reading.explanation += ("; words of the question that name a relation but no hop of it (each cost "
                                         "the walk, `reading_cover`): " + ", ".join(
                                             f"'{w}' ~ {r} ({x:.2f})" for w, r, x in left))
+            said = {part for _, w, _ in matches for part in w.split()}  # a near paraphrase still names its hop
+            described = [(w, why) for w, why in described_nouns(question, topics) if w not in said]
+            if described:
+                reading.explanation += ("; " + ", ".join(f"'{w}' says {why}" for w, why in described)
+                                        + ", so it names no hop of its own")
             kinds = answer_nouns(question, topics)
             if kinds:
                 reading.explanation += ("; " + ", ".join(f"'{w}'" for w in kinds) + " (the noun which/what asks "

@@ -648,6 +648,21 @@ def test_a_noun_a_participle_and_its_agent_describe_names_no_hop_of_its_own(embe
     assert on[0] > on[1], on
 
 
+def test_the_model_reader_says_which_nouns_name_no_hop_and_why(backend_model):
+    """What the trace tells a domain expert: "books" (before "written by Ann Lee") says what that hop reaches."""
+    from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+    from kgqa_core.reading.readers import make_reader
+
+    books = KnowledgeGraph.from_triplets([
+        ("Salt Roads", "written_by", "Ann Lee"), ("Salt Roads", "edited_by", "Ed Moe"),
+        ("Tide Songs", "edited_by", "Ed Moe"), ("Salt Roads", "published_in", "1999"),
+        ("Tide Songs", "written_by", "Bo Dahl")], name="books")
+    reading = make_reader("paths", backend_model).read("who are the editors of the books written by Ann Lee", books,
+                                                       ["Ann Lee"])
+    assert ("'books' says what a hop from the entity after it reaches, so it names no hop of its own"
+            in reading.explanation), reading.explanation
+
+
 def test_a_noun_before_a_participle_keeps_naming_what_it_paraphrases_and_needs_an_entity_as_agent(embedder):
     from kgqa_core.reading import alignment
 
