@@ -18,3 +18,15 @@ def test_the_stop_weight_and_the_hop_order_are_set_in_the_form_and_saved(runs_di
     at.run()
     trace = run_one_on_ask(at, runs_dir)
     assert trace.parameters["reading_stop_weight"] == 1.0 and trace.parameters["reading_order"] == 0.2
+
+
+def test_the_run_card_says_which_nouns_of_the_question_name_no_hop(runs_dir, monkeypatch):
+    """`alignment.AGENT_NOUNS` through the app: "films" before "written by Blake Edwards" says what that hop reaches,
+    and the result card's "Question reading" says so, as text."""
+    at = lean_dog_on_ask(monkeypatch)
+    at.text_area(key="ask_question").set_value("when were the films written by Blake Edwards released").run()
+    at.multiselect(key="ask_topics").set_value(["Blake Edwards"]).run()
+    trace = run_one_on_ask(at, runs_dir)
+    said = "'films' says what a hop from the entity after it reaches, so it names no hop of its own"
+    assert said in trace.extra["reading"]["explanation"], trace.extra["reading"]["explanation"]
+    assert any(said in c.value.replace("\\", "") for c in at.caption), [c.value for c in at.caption]
