@@ -151,11 +151,12 @@ APPOSITIVES = True
 # A noun followed by a participle, "by" and an entity's name ("the films written by X", "the sport played by Y", "the
 # students supervised by Z") is the kind of thing the participle's relation reaches from that entity: the participle
 # names the hop, and the noun names none of its own, as an appositive noun names none (`_agent_nouns`; English
-# grammar: a passive participle's agent phrase; "the movies starred by actors in X", whose agent is no entity's name,
-# is left as it was: there the noun names the hop back).  Only a near paraphrase of a relation still names it (`SPREAD_KEEP`: "the
-# sport played by Y" where the graph has `sport`).  Without it "who are the directors of the films starred by X"
-# read as starred_actors, directed_by and back over directed_by to films ("films" naming the third hop), and "the
-# films written by X starred which actors" one hop past the actors.  False: the reading before it.
+# grammar: a passive participle's agent phrase; "the movies starred by actors in X", whose agent is no entity's
+# name, is left as it was: there the noun names the hop back).  Only a near paraphrase of a relation still names it
+# (`SPREAD_KEEP`: "the sport played by Y" where the graph has `sport`).  Without it "who are the directors of the
+# films starred by X" read as starred_actors, directed_by and back over directed_by to films ("films" naming the
+# third hop), and "the films written by X starred which actors" one hop past the actors (docs/benchmarks.md, "A
+# noun before a participle and an entity as its agent").  False: the reading before it.
 AGENT_NOUNS = True
 _PASSIVE_AGENT = "by"
 _ARTICLES = frozenset({"the", "a", "an"})

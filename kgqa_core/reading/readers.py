@@ -564,7 +564,8 @@ class ModelPathReader:
             described = [(w, why) for w, why in described_nouns(question, topics) if w not in said]
             if described:
                 reading.explanation += ("; " + ", ".join(f"'{w}' says {why}" for w, why in described)
-                                        + ", so it names no hop of its own")
+                                        + (", so it names no hop of its own" if len(described) == 1 else
+                                           ", so they name no hop of their own"))
             kinds = answer_nouns(question, topics)
             if kinds:
                 reading.explanation += ("; " + ", ".join(f"'{w}'" for w in kinds) + " (the noun which/what asks "
