@@ -215,14 +215,8 @@ def _appositive_nouns(question: str, topics: Sequence[str]) -> set[str]:
     """
     if not APPOSITIVES:
         return set()
-    marked = _topic_marked_tokens(question, topics)
-    named = {i for i, w in enumerate(marked) if w.startswith("qqtopic")}
-    tokens = ["it" if i in named else w for i, w in enumerate(marked)]
-    kind = _answer_noun_positions(tokens) if ANSWER_NOUNS else set()
-    before = {i for i in range(1, len(tokens) - 1)
-              if i + 1 in named and tokens[i - 1] in _ARTICLES and _content(tokens[i]) and i not in kind}
-    elsewhere = {w for i, w in enumerate(tokens) if i not in before}
-    return {tokens[i] for i in before} - elsewhere
+    return _nouns_only_where(question, topics, lambda i, tokens, named: (
+        0 < i and i + 1 in named and tokens[i - 1] in _ARTICLES))
 
 
 def _agent_nouns(question: str, topics: Sequence[str]) -> set[str]:
@@ -244,14 +238,21 @@ def _agent_nouns(question: str, topics: Sequence[str]) -> set[str]:
     """
     if not AGENT_NOUNS:
         return set()
+    return _nouns_only_where(question, topics, lambda i, tokens, named: (
+        i + 3 in named and tokens[i + 2] == _PASSIVE_AGENT and _content(tokens[i + 1])))
+
+
+def _nouns_only_where(question: str, topics: Sequence[str], place: Any) -> set[str]:
+    """The question's content words (not the answer's kind) that stand only where ``place(i, tokens, named)`` holds:
+    ``tokens`` the question's words with each topic entity's name one word "it", ``named`` the positions of those
+    names.  A word the question also uses elsewhere is left out: it may name a hop there."""
     marked = _topic_marked_tokens(question, topics)
-    tokens = ["it" if w.startswith("qqtopic") else w for w in marked]
+    named = {i for i, w in enumerate(marked) if w.startswith("qqtopic")}
+    tokens = ["it" if i in named else w for i, w in enumerate(marked)]
     kind = _answer_noun_positions(tokens) if ANSWER_NOUNS else set()
-    before = {i for i in range(len(tokens) - 3)
-              if tokens[i + 2] == _PASSIVE_AGENT and marked[i + 3].startswith("qqtopic")
-              and _content(tokens[i]) and _content(tokens[i + 1]) and i not in kind}
-    elsewhere = {w for i, w in enumerate(tokens) if i not in before}
-    return {tokens[i] for i in before} - elsewhere
+    at = {i for i in range(len(tokens)) if _content(tokens[i]) and i not in kind and place(i, tokens, named)}
+    elsewhere = {w for i, w in enumerate(tokens) if i not in at}
+    return {tokens[i] for i in at} - elsewhere
 
 
 def described_nouns(question: str, topics: Sequence[str]) -> list[tuple[str, str]]:
