@@ -556,15 +556,16 @@ def _similarities(question: str, topics: Sequence[str], relations: Sequence[str]
         return (words, None, None) if raw else (words, None)
     rel = embedder.encode([relation_text(r, vocabulary) for r in relations])
     words, vectors = join_phrases(question, topics, words, rel, embedder, phrase_gain)
-    described = _appositive_nouns(question, topics) | _agent_nouns(question, topics)  # nouns that name no hop
-    sim = _appositives_named_by_paraphrase(rel @ vectors.T, words, described)
+    described = {w for w, _ in described_nouns(question, topics)}  # nouns that name no hop of their own
+    sim = _named_only_by_paraphrase(rel @ vectors.T, words, described)
     return (words, spread_discount(sim, spread), sim) if raw else (words, spread_discount(sim, spread))
 
 
-def _appositives_named_by_paraphrase(sim: Any, words: Sequence[str], appositives: set[str]) -> Any:
-    """`sim` (relations x words) with an appositive noun's closeness kept only to the relations it is a near paraphrase
-    of (`SPREAD_KEEP`), 0 to the rest: it says what its entity is, and names a hop only as the relation's own name."""
-    columns = [j for j, w in enumerate(words) if w in appositives]
+def _named_only_by_paraphrase(sim: Any, words: Sequence[str], described: set[str]) -> Any:
+    """`sim` (relations x words) with a described noun's closeness (`described_nouns`) kept only to the relations it
+    is a near paraphrase of (`SPREAD_KEEP`), 0 to the rest: it says what its entity is, or what a hop from it
+    reaches, and names a hop only as the relation's own name."""
+    columns = [j for j, w in enumerate(words) if w in described]
     if not columns:
         return sim
     sim = sim.copy()
