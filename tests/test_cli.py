@@ -164,6 +164,26 @@ def test_ask_sets_the_smaller_prompt_of_a_sure_reading_and_prints_why(graph_file
     assert shown.returncode == 0 and f"prompt budget: 2 of {budget['of']} triplets shown" in shown.stdout
 
 
+def test_ask_sets_the_smaller_prompt_of_a_guiding_reading_and_prints_why(graph_file, tmp_path):
+    """Issue 32: a reading that guides but is not very sure shows the walks of its likeliest plans first."""
+    out = tmp_path / "trace.json"
+    proc = run_cli("ask", "--graph", str(graph_file), "--question",
+                   "What sport does the team with the mascot Carlton the Bear play?",
+                   "--topic", "Carlton the Bear", "--method", "dog", "--model", "smollm2-135m",
+                   "--max-steps", "1", "--param", "reader=lexicon", "--param", "reading_sure_at=0",
+                   "--param", "sure_context_at=1", "--param", "guided_context_triplets=2",
+                   "--param", "max_new_tokens=32", "--trace-out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    trace = load_trace(out)
+    budget = trace.extra["prompt_budget"]
+    assert budget["applied"] and budget["tier"] == "guided" and budget["shown"] == 2 and budget["of"] > 2, budget
+    assert trace.parameters["guided_context_triplets"] == 2
+    line = f"prompt budget: 2 of {budget['of']} triplets shown, the {budget['planned']} along the question reading's"
+    assert line in proc.stdout and "guided_context_triplets=2" in proc.stdout
+    shown = run_cli("show", str(out))  # the saved trace says the same
+    assert shown.returncode == 0 and line in shown.stdout
+
+
 def test_ask_and_show_say_which_answers_meet_both_of_the_questions_entities(tmp_path):
     """Two topic entities: the answers linked to both lead, and ``ask``/``show`` print why."""
     from kgqa_core.answers.meeting import NOTE_HEAD

@@ -44,11 +44,20 @@ class PromptBudget:
     plan: str = ""  # the reading's best plan, as the workbench writes it
     why: str = ""
     added: list[int] = field(default_factory=list)  # plan triplets shown that the pruned context did not hold
+    # "sure": the reading is very sure (sure_context_triplets, its best plan first); "guided": it guides the steps
+    # but is less sure (guided_context_triplets, the walks of its likeliest plans first)
+    tier: str = "sure"
+    plans: int = 1  # the reading's plans whose walks are shown first
 
     def note(self) -> str:
         """One line for the trace, in words a domain expert reads."""
         if not self.applied:
             return f"prompt budget: {self.shown} triplets shown ({self.why})"
+        if self.tier == "guided":
+            return (f"prompt budget: {self.shown} of {self.of} triplets shown, the {self.planned} along the question "
+                    f"reading's {self.plans} likeliest plan(s) ({self.plan}) first, because the reading guides the "
+                    f"steps ({self.confidence:.2f} >= {self.sure_at:.2f}) though it is not very sure; budget "
+                    f"guided_context_triplets={self.budget}")
         return (f"prompt budget: {self.shown} of {self.of} triplets shown, the {self.planned} on the question's "
                 f"planned relations ({self.plan}) first, because the question's reading is sure "
                 f"({self.confidence:.2f} >= {self.sure_at:.2f}); budget sure_context_triplets={self.budget}")
@@ -186,12 +195,60 @@ def sure_context(context_ids: Sequence[int], graph: Any, reading: Any, sure_at: 
     best = reading.plans[0] if reading.plans else None
     walked = plan_triplets(graph, best.topic, best.hops, budget) if best is not None and graph.has_entity(
         best.topic) else []
-    in_context = set(ids)
+    shown, on_plan, added = _planned_first(ids, graph, walked, relations, budget, first)
+    return shown, PromptBudget(
+        True, len(shown), len(ids), planned=on_plan, budget=budget, confidence=reading.confidence,
+        sure_at=sure_at, plan=best.text if best is not None else ", ".join(sorted(relations)),
+        why="sure reading", added=added)
+
+
+def _planned_first(ids: Sequence[int], graph: Any, walked: Sequence[int], relations: set[str], budget: int,
+                   first: Sequence[int]) -> tuple[list[int], int, list[int]]:
+    """`first`, the walked triplets, the context's others of `relations`, then the rest, cut to `budget`; with how
+    many came before the rest and which of those the context did not hold."""
     on_plan = list(dict.fromkeys([*first, *walked] + [t for t in ids if graph.triplet(t).relation in relations])
                    )[:budget]
-    chosen = set(on_plan)
+    chosen, in_context = set(on_plan), set(ids)
     shown = on_plan + [t for t in ids if t not in chosen][:budget - len(on_plan)]
+    return shown, len(on_plan), [t for t in on_plan if t not in in_context]
+
+
+GUIDED_MASS = 0.9  # a guiding reading's likeliest plans, together this much of its probability, are walked first
+GUIDED_PLANS = 3  # ... at most this many
+
+
+def guided_context(context_ids: Sequence[int], graph: Any, reading: Any, guide_at: float, sure_at: float,
+                   budget: int, first: Sequence[int] = ()) -> tuple[list[int], PromptBudget] | None:
+    """The prompt's triplets for a reading that guides the steps but is not very sure, or None when none apply.
+
+    Why: between the guidance's bar (``guide_at``) and the very sure one
+    (``sure_at``) the reading's best plan is often, not always, the question's
+    path; a context of its best plan alone hid the answer's triplet once on
+    the dev benchmark (0.58 sure).  Here the walks of its likeliest plans,
+    those holding `GUIDED_MASS` of its probability (at most `GUIDED_PLANS`),
+    come first, taken in turn, then the context's other triplets of their
+    relations, then the rest of the pruned context, cut to ``budget``.
+    None when ``budget`` is 0, the reading does not guide or is very sure
+    (`sure_context`'s), or the context is within the budget already.
+    """
+    ids = list(context_ids)
+    if budget <= 0 or not reading.guides(guide_at) or reading.guides(sure_at) or len(ids) <= budget:
+        return None
+    plans, held = [], 0.0
+    for p in reading.plans:
+        if len(plans) >= GUIDED_PLANS or (plans and held >= GUIDED_MASS - 1e-9):
+            break
+        if p.text in {q.text for q in plans}:
+            continue
+        plans.append(p)
+        held += p.confidence
+    per_plan = [plan_triplets(graph, p.topic, p.hops, budget) if graph.has_entity(p.topic) else [] for p in plans]
+    walked: list[int] = []
+    for k in range(max((len(w) for w in per_plan), default=0)):  # the plans in turn, so the cut keeps some of each
+        walked += [w[k] for w in per_plan if k < len(w)]
+    relations = {h.relation for p in plans for h in p.hops}
+    shown, on_plan, added = _planned_first(ids, graph, list(dict.fromkeys(walked)), relations, budget, first)
     return shown, PromptBudget(
-        True, len(shown), len(ids), planned=len(on_plan), budget=budget, confidence=reading.confidence,
-        sure_at=sure_at, plan=best.text if best is not None else ", ".join(sorted(relations)),
-        why="sure reading", added=[t for t in on_plan if t not in in_context])
+        True, len(shown), len(ids), planned=on_plan, budget=budget, confidence=reading.confidence,
+        sure_at=guide_at, plan="; ".join(p.text for p in plans), why="guiding reading", added=added,
+        tier="guided", plans=len(plans))

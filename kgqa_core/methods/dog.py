@@ -134,7 +134,7 @@ from ..decoding.context import (
 )
 from ..decoding.dog_guide import DogGuides
 from ..decoding.prompt import EXAMPLE_STYLES, PromptParts, parse_answers, parse_written_triplets
-from ..decoding.prompt_budget import meeting_triplets, sure_context
+from ..decoding.prompt_budget import guided_context, meeting_triplets, sure_context
 from ..decoding.query_subgraph import QueryCentricSubgraph
 from ..graph.readings import is_reversed, reading_of, triplet_of
 from ..parameters import param
@@ -274,6 +274,11 @@ class DogParams(PromptParams):
         0.9, "How sure the question's reading must be (its probability) for sure_context_triplets' smaller "
         "prompt (at 0.5 a sure but wrong reading hid the answer's triplet on the multi-domain dev benchmark); "
         "0: reading_sure_at, the guidance's own threshold.", min=0.0, max=1.0, advanced=True)
+    guided_context_triplets: int = param(
+        0, "When the question's reading guides the steps (reading_sure_at) but is not very sure (under "
+        "sure_context_at), the prompt shows this many graph triplets, the walks of the reading's likeliest plans "
+        "first (those holding 90% of its probability, at most 3), instead of max_prompt_triplets; 0: the pruned "
+        "context (the paper). Noted with the reading's confidence.", min=0, max=5000, advanced=True)
     sure_context_pool: int = param(
         200, "When the prompt shows sure_context_triplets for a sure reading, the candidate triplets embedded to "
         "choose them from (instead of context_pool): the few it shows are mostly walked along the reading's plan, "
@@ -289,7 +294,7 @@ class DogParams(PromptParams):
         "force_conclusion": False,
         "repeat_triplets": True, "reverse_readings": False, "skip_restatements": False, "unsure_relations": 0.0, "context_pool": 0,
         "prompt_examples": "paper", "free_text_cap": 0, "sure_context_triplets": 0, "meeting_context": False,
-        "sure_context_pool": 0}}
+        "sure_context_pool": 0, "guided_context_triplets": 0}}
 
 
 def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
@@ -359,7 +364,7 @@ def _budget_prompt(request: MethodRequest, ctx: DecodingContext, reading: Questi
                    rec: TraceRecorder) -> None:
     """A sure reading's smaller prompt context, and a two-entity reading's meeting triplets first
     (`decoding.prompt_budget`), recorded in the trace's notes and extra."""
-    if not params.sure_context_triplets and not params.meeting_context:
+    if not params.sure_context_triplets and not params.meeting_context and not params.guided_context_triplets:
         return
     if _context_is_the_chain_s(params):
         why = "local_visibility" if params.local_visibility else "gq_scope=prompt"
@@ -378,7 +383,11 @@ def _budget_prompt(request: MethodRequest, ctx: DecodingContext, reading: Questi
             f"are shown first, the pruned context after them (the reading is "
             f"{reading.confidence:.2f} sure)")
         rec.trace.extra["meeting_context"] = {"triplets": meeting, "met": met}
-    if not params.sure_context_triplets:
+    guided = guided_context(ctx.context_ids, request.graph, reading, params.reading_sure_at,
+                            _sure_context_at(params), params.guided_context_triplets, first=meeting)
+    if guided is not None:
+        shown, budget = guided
+    elif not params.sure_context_triplets:
         shown, budget = list(ctx.context_ids), None
     else:
         shown, budget = sure_context(ctx.context_ids, request.graph, reading,

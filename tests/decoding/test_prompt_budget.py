@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kgqa_core.decoding.prompt_budget import plan_triplets, sure_context
+from kgqa_core.decoding.prompt_budget import guided_context, plan_triplets, sure_context
 from kgqa_core.graph.knowledge_graph import KnowledgeGraph
 from kgqa_core.reading.reading import PlanHop, QuestionReading, RelationPlan
 
@@ -63,6 +63,40 @@ def test_an_unsure_or_unread_question_keeps_the_context():
     assert shown == context and not budget.applied and "sure_context_triplets=0" in budget.note()
     shown, budget = sure_context(context, GRAPH, _reading(0.9), sure_at=0.5, budget=40)
     assert shown == context and not budget.applied and "within the budget of 40" in budget.note()
+
+
+ACTORS = RelationPlan("Heat", (PlanHop("starred_actors"), PlanHop("born_in")), confidence=0.3)
+YEAR = RelationPlan("Heat", (PlanHop("release_year"),), confidence=0.05)
+
+
+def _guiding(confidence: float) -> QuestionReading:
+    """Heat's director's birthplace, or its actor's: a reading that guides but is not very sure of which."""
+    plan = RelationPlan("Heat", PLAN.hops, confidence=confidence)
+    return QuestionReading(reader="paths", hops=2, confidence=confidence, sure=True,
+                           relations=["directed_by", "born_in"], uses={"directed_by": 1, "born_in": 1},
+                           order=["directed_by", "born_in"], plans=[plan, ACTORS, YEAR])
+
+
+def test_a_guiding_reading_shows_the_walks_of_its_likeliest_plans_first():
+    context = [0, 5, 6, 3, 2, 1]  # the pruned order; neither plan's second hop (4, 7) is in it
+    shown, budget = guided_context(context, GRAPH, _guiding(0.6), guide_at=0.5, sure_at=0.9, budget=5)
+    # the two likeliest plans (0.6 + 0.3 = 0.9 of the probability) walked in turn, hop by hop, then the
+    # context's other triplets of their relations; the third plan (release_year) is not walked
+    assert shown[:4] == [2, 1, 4, 7] and shown[4] in (3, 6)
+    assert budget.applied and budget.tier == "guided" and budget.plans == 2 and budget.added == [4, 7]
+    note = budget.note()
+    assert "5 of 6 triplets" in note and "2 likeliest plan(s)" in note and "0.60 >= 0.50" in note
+    assert "Heat -> directed_by -> born_in; Heat -> starred_actors -> born_in" in note
+    assert "guided_context_triplets=5" in note
+
+
+def test_the_guided_context_leaves_very_sure_unsure_and_small_contexts_alone():
+    context = [0, 5, 6, 3, 2, 1]
+    assert guided_context(context, GRAPH, _guiding(0.95), guide_at=0.5, sure_at=0.9, budget=5) is None
+    assert guided_context(context, GRAPH, _guiding(0.4), guide_at=0.5, sure_at=0.9, budget=5) is None
+    assert guided_context(context, GRAPH, _guiding(0.6), guide_at=0.5, sure_at=0.9, budget=0) is None
+    assert guided_context(context, GRAPH, _guiding(0.6), guide_at=0.5, sure_at=0.9, budget=6) is None
+    assert guided_context(context, GRAPH, QuestionReading.unread(), guide_at=0.5, sure_at=0.9, budget=5) is None
 
 
 LAB = KnowledgeGraph.from_triplets(  # made up: two entities whose walks meet at one student

@@ -9,7 +9,10 @@ from __future__ import annotations
 import pytest
 
 from apptest import lean_dog_on_ask, run_one_on_ask
+from kgqa_core.methods.dog import DogParams
 from kgqa_ui.html_utils import md_text
+
+GUIDED_DEFAULT = DogParams().guided_context_triplets
 
 pytestmark = pytest.mark.usefixtures("no_run_outlives_its_test")
 
@@ -43,3 +46,21 @@ def test_the_smaller_prompt_of_a_sure_reading_is_set_noted_and_saved(runs_dir, m
     # the card says both, as text
     for said in (note, pruned):
         assert any(c.value == "note: " + md_text(said) for c in at.caption), [c.value for c in at.caption]
+
+
+def test_the_smaller_prompt_of_a_guiding_reading_is_set_noted_and_saved(runs_dir, monkeypatch):
+    at = lean_dog_on_ask(monkeypatch)
+    assert at.number_input(key="ask_param_guided_context_triplets").value == GUIDED_DEFAULT
+    at.selectbox(key="ask_param_reader").set_value("lexicon")
+    at.number_input(key="ask_param_reading_sure_at").set_value(0.0)  # every reading guides
+    at.number_input(key="ask_param_sure_context_at").set_value(1.0)  # and none is very sure
+    at.number_input(key="ask_param_guided_context_triplets").set_value(3)
+    at.run()
+    trace = run_one_on_ask(at, runs_dir)
+    assert trace.parameters["guided_context_triplets"] == 3
+    budget = trace.extra["prompt_budget"]
+    assert budget["applied"] and budget["tier"] == "guided" and budget["shown"] == 3, budget
+    assert len(trace.extra["context_triplet_ids"]) == 3
+    note = next(n for n in trace.notes if n.startswith("prompt budget:"))
+    assert "along the question reading's" in note and "guided_context_triplets=3" in note
+    assert any(c.value == "note: " + md_text(note) for c in at.caption), [c.value for c in at.caption]
