@@ -139,7 +139,7 @@ from ..decoding.query_subgraph import QueryCentricSubgraph
 from ..graph.readings import is_reversed, reading_of, triplet_of
 from ..parameters import param
 from ..reading.guidance import (cover_param, domain_words_param, horizon_param, joint_param, meet_param, order_param,
-                               phrase_param, quick_param, read_question, reader_param, step_budget, stop_param,
+                               agree_param, phrase_param, quick_param, read_question, reader_param, step_budget, stop_param,
                                sure_param)
 from ..reading.reading import QuestionReading
 from ..trace.faithfulness import check_chains, ground_chain
@@ -250,6 +250,7 @@ class DogParams(PromptParams):
     reading_horizon: bool = horizon_param()
     reading_order: float = order_param()
     reading_stop_weight: float = stop_param()
+    reading_agree: bool = agree_param()
     reading_domain_words: bool = domain_words_param()
     prompt_examples: str = param(
         "bare", "bare: the prompt's three examples write their triplets and the answer line with no commentary "
@@ -275,7 +276,7 @@ class DogParams(PromptParams):
         "prompt (at 0.5 a sure but wrong reading hid the answer's triplet on the multi-domain dev benchmark); "
         "0: reading_sure_at, the guidance's own threshold.", min=0.0, max=1.0, advanced=True)
     guided_context_triplets: int = param(
-        0, "When the question's reading guides the steps (reading_sure_at) but is not very sure (under "
+        16, "When the question's reading guides the steps (reading_sure_at) but is not very sure (under "
         "sure_context_at), the prompt shows this many graph triplets, the walks of the reading's likeliest plans "
         "first (those holding 90% of its probability, at most 3), instead of max_prompt_triplets; 0: the pruned "
         "context (the paper). Noted with the reading's confidence.", min=0, max=5000, advanced=True)

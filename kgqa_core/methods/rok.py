@@ -32,7 +32,7 @@ from ..graph.linking import normalize_name, resolve_entity
 from ..models.generation import GenerationConfig
 from ..parameters import MethodParams, param, preset_param
 from ..reading.guidance import (cover_param, domain_words_param, horizon_param, joint_param, meet_param, order_param,
-                               phrase_param, quick_param, read_question, reader_param, stop_param, sure_param)
+                               agree_param, phrase_param, quick_param, read_question, reader_param, stop_param, sure_param)
 from ..rok import prompts
 from ..rok.branches import SIBLING_RULES, Branch, candidate_branches, numbered_list, parse_relevance
 from ..rok.key_entities import find_key_entities
@@ -78,6 +78,7 @@ class RokParams(MethodParams):
     reading_horizon: bool = horizon_param()
     reading_order: float = order_param()
     reading_stop_weight: float = stop_param()
+    reading_agree: bool = agree_param()
     reading_domain_words: bool = domain_words_param()
     preset: str = preset_param()
 

@@ -112,6 +112,15 @@ def stop_param() -> Any:
                  min=0.0, max=1.0, advanced=True)
 
 
+def agree_param() -> Any:
+    from .readers import AGREE
+
+    return param(AGREE, "paths reader: when its first look is unsure and the walks are listed (a question naming one "
+                 "entity), the list is read in a second order (against a liking for a place in the list) only when "
+                 "the model's choice in the first order is not the walk its first look liked best: two looks that "
+                 "agree settle the reading, at half the list's tokens. false: both orders always.", advanced=True)
+
+
 def domain_words_param() -> Any:
     return param(False, "paths reader: a word of the question about as close to most of the relations its walks offer "
                  "as to any one of them (\"movies\" in a film graph) is a word of the graph's whole domain, not the "
@@ -123,7 +132,7 @@ def domain_words_param() -> Any:
 
 
 def reader_spec(params: Any) -> str:
-    """The reader `params` ask for, with its options (``paths:quick=0.9,...,horizon=1,order=0,stop=0.5,spread=0``): what
+    """The reader `params` ask for, with its options (``paths:quick=0.9,...,order=0,stop=0.5,agree=1,spread=0``): what
     `make_reader` builds and a reading is cached under."""
     name = getattr(params, "reader", "none")
     if name != "paths":
@@ -136,6 +145,7 @@ def reader_spec(params: Any) -> str:
                                                      ("horizon", getattr(params, "reading_horizon", None)),
                                                      ("order", getattr(params, "reading_order", None)),
                                                      ("stop", getattr(params, "reading_stop_weight", None)),
+                                                     ("agree", getattr(params, "reading_agree", None)),
                                                      ("spread", _spread(getattr(params, "reading_domain_words", None))))
                if value is not None]
     return f"{name}:{','.join(options)}" if options else name

@@ -107,6 +107,10 @@ SHORTER = 1.0
 # the reading reached gold for 88 instead of 85 at 0.3-0.5 (three DBpedia walks one hop short, now listed), none
 # lost; 0.2 lost one, 0 two; 1 is the model's choice as it was.  With the 135M model it can cost: see that section.
 STOP_WEIGHT = 0.5
+# An unsure quick look lists the walks, in two orders to cancel out a preference for a place in the list; with AGREE,
+# the second order is read only when the first one's choice (weighed by the alignment, as always) is not the quick
+# look's: two looks that agree settle it, at half the list's tokens.  Walks from one entity only.
+AGREE = True
 
 
 def lexicon_scores(question: str, topics: Sequence[str], plans: Sequence[RelationPlan],
@@ -410,8 +414,10 @@ class ModelPathReader:
                  joint: bool = True, cover: float = COVER_WEIGHT, horizon: bool = True,
                  spread: float = SPREAD_WEIGHT, meet: float = MEET_PENALTY, shorter: float = SHORTER,
                  joint_model: float = JOINT_MODEL_WEIGHT, aligned_share: float = ALIGNED_SHARE,
-                 order: float = ORDER_COST, stop: float = STOP_WEIGHT) -> None:
+                 order: float = ORDER_COST, stop: float = STOP_WEIGHT, agree: bool = AGREE) -> None:
         self.model = model
+        # one walk's entity: the list is read in its second order only when its first disagrees with the quick look
+        self.agree = agree
         self.stop = stop  # the quick look's choice between ending a walk and going on counts this much (`temper_stops`)
         self.order = order  # a walk's hops named in the question the other way round cost it (`alignment.ORDER_COST`)
         self.aligned_share = aligned_share  # the offered places that go to the best-aligned walks (`offered`)
@@ -491,10 +497,20 @@ class ModelPathReader:
                 options, picked = [options[i] for i in best], [picked[i] for i in best]
                 aligned = [aligned[i] for i in best] if aligned is not None else None
         quick_sure = looks[0][1][0][0] if looks else 0.0  # the quick look's probability of its best walk
+        agreed = False  # the first listing order chose the quick look's walk, so the second was not read
         if self.listed and (not looks or quick_sure < self.quick):
-            chooser = ModelChooser(self.model, permutations=self.permutations)
-            decision = chooser.choose("reading", plan_prompt(question, topics, self.lexicon.vocabulary, picked),
-                                      options)
+            settled = None
+            if self.agree and looks and one_entity:
+                liked = looks[0][1][0][1].text  # the quick look's best walk
+
+                def settled(first: Any) -> bool:  # the first listing order chose the quick look's walk
+                    nonlocal agreed
+                    mine = _grouped(picked, self._probs(first, aligned))
+                    agreed = bool(mine) and mine[0][1].text == liked
+                    return agreed
+
+            decision = ModelChooser(self.model, permutations=self.permutations).choose(
+                "reading", plan_prompt(question, topics, self.lexicon.vocabulary, picked), options, settled=settled)
             how = "the model's choice among the walks listed" + weighed
             looks.append((decision, _grouped(picked, self._probs(decision, aligned)), how))
             shown = (list(picked), aligned)
@@ -538,6 +554,10 @@ class ModelPathReader:
                 f"{self.quick:.0%} needed), so the walks were not listed" if len(looks) == 1 else
                 f"; the model's reply to the question alone was only {quick_sure:.0%} sure (under "
                 f"{self.quick:.0%}), so {listed_as} listed for it to choose among")
+            if agreed:
+                reading.explanation += ("; listed in one order, the model chose the walk its reply to the question "
+                                        "had liked best, so the list was not read again in another order (two looks "
+                                        "agreed, `reading_agree`)")
         if past is None:
             reading.at_horizon(self.lexicon.max_hops)
         else:
@@ -696,7 +716,7 @@ def unlisted_prompt(question: str, topics: Sequence[str], vocabulary: RelationVo
 READER_OPTIONS = {"max_hops": int, "permutations": int, "listed": lambda v: str(v).lower() in ("1", "true", "yes"),
                   "max_options": int, "align": float, "quick": float, "quick_options": int, "phrase_gain": float,
                   "cover": float, "joint": lambda v: str(v).lower() in ("1", "true", "yes"), "meet": float, "shorter": float, "joint_model": float, "aligned_share": float,
-                  "order": float, "stop": float,
+                  "order": float, "stop": float, "agree": lambda v: str(v).lower() in ("1", "true", "yes"),
                   "horizon": lambda v: str(v).lower() in ("1", "true", "yes"), "spread": float}
 
 

@@ -219,7 +219,13 @@ class ModelChooser:
             return eos
         return "\n"
 
-    def choose(self, kind: str, parts: PromptParts, options: list[str]) -> Decision:
+    def choose(self, kind: str, parts: PromptParts, options: list[str],
+               settled: Callable[[Decision], bool] | None = None) -> Decision:
+        """The options scored in each listing order, their log-scores averaged over the orders.
+
+        ``settled``: asked after each listing order but the last with the decision of the orders read so far; when
+        it says the choice is settled, the later orders are not read (each order is a prompt of its own).
+        """
         if not options:
             raise ValueError("cannot choose from an empty option pool")
         if len(set(options)) != len(options):
@@ -266,6 +272,9 @@ class ModelChooser:
                 call.prompt_tokens = len(ids)
                 call.forward_passes = model.counter.forward_passes - mark + (prefix_passes if j == 0 else 0)
                 calls.append(call)
+                if settled is not None and j < len(orders) - 1 and settled(
+                        decision_from_scores(options, combine_permutations(per_order), per_order)):
+                    break
             after = model.counter.snapshot()
         combined = combine_permutations(per_order)
         decision = decision_from_scores(options, combined, per_order)

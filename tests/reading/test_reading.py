@@ -261,6 +261,58 @@ def test_a_sure_first_look_stands_and_an_unsure_one_lists_the_walks(backend_mode
         assert abs(sum(p.confidence for p in r.plans) - 1) < 1e-6
 
 
+def test_a_first_listing_order_that_agrees_with_the_quick_look_settles_the_reading(backend_model, monkeypatch):
+    """``agree``: the list's second order is read only when the first order's choice is not the quick look's walk."""
+    import kgqa_core.reads.scoring as scoring
+
+    question = "what is the ethnicity of Ann's wife"
+    liked = make_reader("paths:quick=0.0001", backend_model).read(question, PEOPLE, ["Ann"]).plans[0]
+    real = scoring.ModelChooser
+    favoured: list[str] = []
+
+    class FirstOrderFavours(real):
+        """The first listing order picks ``favoured[0]``; when that does not settle it, both orders are the model's."""
+
+        def choose(self, kind, parts, options, settled=None):
+            scores = [0.0 if o == favoured[0] else -40.0 for o in options]
+            first = scoring.decision_from_scores(options, scores, [scores])
+            if settled is not None and settled(first):
+                return first  # no call recorded: the scripted order stands for the first one
+            return super().choose(kind, parts, options)
+
+    monkeypatch.setattr(scoring, "ModelChooser", FirstOrderFavours)
+    favoured.append(liked.example_text)  # the walk the quick look liked best: the two looks agree
+    agreed = make_reader("paths:quick=1,agree=1", backend_model).read(question, PEOPLE, ["Ann"])
+    assert _purposes(agreed) == ["reads.reading (walks scored as replies)"]  # no second order read
+    assert agreed.plans[0].text == liked.text and "two looks agreed" in agreed.explanation
+    other = next(p for p in relation_paths(PEOPLE, ["Ann"]) if p.text != liked.text)
+    favoured[0] = other.example_text  # the first order chooses another walk: both orders are read
+    both = make_reader("paths:quick=1,agree=1", backend_model).read(question, PEOPLE, ["Ann"])
+    assert [p for p in _purposes(both) if "order" in p] == ["reads.reading order 1/2", "reads.reading order 2/2"]
+    assert "two looks agreed" not in both.explanation
+    off = make_reader("paths:quick=1,agree=0", backend_model).read(question, PEOPLE, ["Ann"])  # the switch
+    assert len([p for p in _purposes(off) if "order" in p]) == 2 and "agreed" not in off.explanation
+
+
+def test_a_chooser_reads_no_later_listing_order_once_the_choice_is_settled(backend_model):
+    """`ModelChooser.choose(settled=...)`: asked after each order but the last; True leaves the later orders unread."""
+    from kgqa_core.reads.scoring import ModelChooser
+    from kgqa_core.reading.readers import plan_prompt
+
+    plans = relation_paths(PEOPLE, ["Ann"], max_hops=2)[:4]
+    options = [p.example_text for p in plans]
+    parts = plan_prompt("what is the ethnicity of Ann's wife", ["Ann"], None, plans)
+    seen = []
+    both = ModelChooser(backend_model, permutations=2).choose("reading", parts, options,
+                                                              settled=lambda d: seen.append(d) or False)
+    assert [c.purpose for c in both.calls] == ["reads.reading order 1/2", "reads.reading order 2/2"]
+    assert len(seen) == 1 and [len(o.per_order) for o in seen[0].options] == [1] * len(options)
+    one = ModelChooser(backend_model, permutations=2).choose("reading", parts, options, settled=lambda d: True)
+    assert [c.purpose for c in one.calls] == ["reads.reading order 1/2"]
+    assert [len(o.per_order) for o in one.options] == [1] * len(options)  # its probabilities: the first order's
+    assert one.choice == seen[0].choice
+
+
 def _scored(call) -> list[str]:
     """The options a recorded scoring call scored ("'text': mean" lines)."""
     import ast
@@ -311,6 +363,7 @@ def test_the_reading_prompts_fixed_text_comes_first_and_a_session_reads_it_once(
                                                ("reading_horizon", "maybe", (False, True, True)),
                                                ("reading_order", -1, (0.0, 0.1, 0.1)),
                                                ("reading_stop_weight", 2, (1.0, 0.5, 0.5)),
+                                               ("reading_agree", "maybe", (False, True, True)),
                                                ("reading_domain_words", "maybe", (False, True, True))])
 def test_a_reader_setting_is_a_checked_parameter_and_keys_the_reading(small_model, name, bad, values):
     """A reader's setting is declared by DoG, READS and RoK, checked, recorded in the trace, and keys the session's
@@ -323,7 +376,7 @@ def test_a_reader_setting_is_a_checked_parameter_and_keys_the_reading(small_mode
         with pytest.raises(ParameterError, match=name):
             parse_params(method_spec(method), {name: bad})
     assert reader_spec(parse_params(method_spec("dog"), {"reading_phrase_gain": 0})) == \
-        "paths:quick=0.9,phrase_gain=0,joint=1,cover=1,meet=3,horizon=1,order=0,stop=0.5,spread=0"
+        "paths:quick=0.9,phrase_gain=0,joint=1,cover=1,meet=3,horizon=1,order=0,stop=0.5,agree=1,spread=0"
     clear_readings()
     ask = dict(graph=PEOPLE, question="what is the ethnicity of Ann's wife", model=small_model, topic_entities=["Ann"])
     runs = [run_method("dog", MethodRequest(**ask, params={"max_new_tokens": 8, "max_steps": 1, name: v}))
