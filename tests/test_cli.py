@@ -146,18 +146,23 @@ def test_ask_says_when_a_reading_saw_no_further_and_the_chain_may_walk_past_it(t
     assert closed.returncode == 0 and "past_horizon:" not in closed.stdout
 
 
-def test_ask_sets_the_smaller_prompt_of_a_sure_reading_and_prints_why(graph_file, tmp_path):
-    """Issue 32 from the command line: the budget's parameters, the trace's record and the summary's line."""
-    out = tmp_path / "trace.json"
+def _ask_with_a_prompt_budget(graph_file: Path, out: Path, *params: str) -> tuple[subprocess.CompletedProcess, dict]:
+    """``ask`` a question whose lexicon reading guides (``reading_sure_at=0``), with these budget parameters; the
+    run and its trace's ``prompt_budget``."""
+    budget = [arg for p in params for arg in ("--param", p)]
     proc = run_cli("ask", "--graph", str(graph_file), "--question",
                    "What sport does the team with the mascot Carlton the Bear play?",
                    "--topic", "Carlton the Bear", "--method", "dog", "--model", "smollm2-135m",
-                   "--max-steps", "1", "--param", "reader=lexicon", "--param", "reading_sure_at=0",
-                   "--param", "sure_context_at=0", "--param", "sure_context_triplets=2",
+                   "--max-steps", "1", "--param", "reader=lexicon", "--param", "reading_sure_at=0", *budget,
                    "--param", "max_new_tokens=32", "--trace-out", str(out))
     assert proc.returncode == 0, proc.stderr
-    trace = load_trace(out)
-    budget = trace.extra["prompt_budget"]
+    return proc, load_trace(out).extra["prompt_budget"]
+
+
+def test_ask_sets_the_smaller_prompt_of_a_sure_reading_and_prints_why(graph_file, tmp_path):
+    """Issue 32 from the command line: the budget's parameters, the trace's record and the summary's line."""
+    out = tmp_path / "trace.json"
+    proc, budget = _ask_with_a_prompt_budget(graph_file, out, "sure_context_at=0", "sure_context_triplets=2")
     assert budget["applied"] and budget["shown"] == 2 and budget["of"] > 2, budget
     assert f"prompt budget: 2 of {budget['of']} triplets shown" in proc.stdout
     shown = run_cli("show", str(out))  # the saved trace says the same
@@ -167,17 +172,9 @@ def test_ask_sets_the_smaller_prompt_of_a_sure_reading_and_prints_why(graph_file
 def test_ask_sets_the_smaller_prompt_of_a_guiding_reading_and_prints_why(graph_file, tmp_path):
     """Issue 32: a reading that guides but is not very sure shows the walks of its likeliest plans first."""
     out = tmp_path / "trace.json"
-    proc = run_cli("ask", "--graph", str(graph_file), "--question",
-                   "What sport does the team with the mascot Carlton the Bear play?",
-                   "--topic", "Carlton the Bear", "--method", "dog", "--model", "smollm2-135m",
-                   "--max-steps", "1", "--param", "reader=lexicon", "--param", "reading_sure_at=0",
-                   "--param", "sure_context_at=1", "--param", "guided_context_triplets=2",
-                   "--param", "max_new_tokens=32", "--trace-out", str(out))
-    assert proc.returncode == 0, proc.stderr
-    trace = load_trace(out)
-    budget = trace.extra["prompt_budget"]
+    proc, budget = _ask_with_a_prompt_budget(graph_file, out, "sure_context_at=1", "guided_context_triplets=2")
     assert budget["applied"] and budget["tier"] == "guided" and budget["shown"] == 2 and budget["of"] > 2, budget
-    assert trace.parameters["guided_context_triplets"] == 2
+    assert load_trace(out).parameters["guided_context_triplets"] == 2
     line = f"prompt budget: 2 of {budget['of']} triplets shown, the {budget['planned']} along the question reading's"
     assert line in proc.stdout and "guided_context_triplets=2" in proc.stdout
     shown = run_cli("show", str(out))  # the saved trace says the same

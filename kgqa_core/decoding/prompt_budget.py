@@ -55,8 +55,8 @@ class PromptBudget:
             return f"prompt budget: {self.shown} triplets shown ({self.why})"
         if self.tier == "guided":
             return (f"prompt budget: {self.shown} of {self.of} triplets shown, the {self.planned} along the question "
-                    f"reading's {self.plans} likeliest plan(s) ({self.plan}) first, because the reading guides the "
-                    f"steps ({self.confidence:.2f} >= {self.sure_at:.2f}) though it is not very sure; budget "
+                    f"reading's {self.plans} likeliest plan(s) ({self.plan}) first, because the reading is fairly "
+                    f"sure ({self.confidence:.2f} >= {self.sure_at:.2f}) but not very sure; budget "
                     f"guided_context_triplets={self.budget}")
         return (f"prompt budget: {self.shown} of {self.of} triplets shown, the {self.planned} on the question's "
                 f"planned relations ({self.plan}) first, because the question's reading is sure "

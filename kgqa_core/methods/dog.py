@@ -280,6 +280,9 @@ class DogParams(PromptParams):
         "sure_context_at), the prompt shows this many graph triplets, the walks of the reading's likeliest plans "
         "first (those holding 90% of its probability, at most 3), instead of max_prompt_triplets; 0: the pruned "
         "context (the paper). Noted with the reading's confidence.", min=0, max=5000, advanced=True)
+    guided_context_at: float = param(
+        0.0, "How sure the question's reading must be (its probability) for guided_context_triplets' smaller prompt; "
+        "0: reading_sure_at, the bar at which the reading guides the steps.", min=0.0, max=1.0, advanced=True)
     sure_context_pool: int = param(
         200, "When the prompt shows sure_context_triplets for a sure reading, the candidate triplets embedded to "
         "choose them from (instead of context_pool): the few it shows are mostly walked along the reading's plan, "
@@ -384,7 +387,7 @@ def _budget_prompt(request: MethodRequest, ctx: DecodingContext, reading: Questi
             f"are shown first, the pruned context after them (the reading is "
             f"{reading.confidence:.2f} sure)")
         rec.trace.extra["meeting_context"] = {"triplets": meeting, "met": met}
-    guided = guided_context(ctx.context_ids, request.graph, reading, params.reading_sure_at,
+    guided = guided_context(ctx.context_ids, request.graph, reading, params.guided_context_at or params.reading_sure_at,
                             _sure_context_at(params), params.guided_context_triplets, first=meeting)
     if guided is not None:
         shown, budget = guided

@@ -117,8 +117,9 @@ def agree_param() -> Any:
 
     return param(AGREE, "paths reader: when its first look is unsure and the walks are listed (a question naming one "
                  "entity), the list is read in a second order (against a liking for a place in the list) only when "
-                 "the model's choice in the first order is not the walk its first look liked best: two looks that "
-                 "agree settle the reading, at half the list's tokens. false: both orders always.", advanced=True)
+                 "the model's choice in the first order is not the walk its first look liked best or is less sure than "
+                 "reading_quick_at: two looks that agree settle the reading, at half the list's tokens. false: both "
+                 "orders always.", advanced=True)
 
 
 def domain_words_param() -> Any:

@@ -108,8 +108,11 @@ SHORTER = 1.0
 # lost; 0.2 lost one, 0 two; 1 is the model's choice as it was.  With the 135M model it can cost: see that section.
 STOP_WEIGHT = 0.5
 # An unsure quick look lists the walks, in two orders to cancel out a preference for a place in the list; with AGREE,
-# the second order is read only when the first one's choice (weighed by the alignment, as always) is not the quick
-# look's: two looks that agree settle it, at half the list's tokens.  Walks from one entity only.
+# the second order is not read when the first one's choice (weighed by the alignment, as always) is the quick look's
+# walk and at least as sure as the quick look must be to stand (QUICK_SURE_AT): two looks that agree settle it, at
+# half the list's tokens.  Walks from one entity only.  A less sure first order is not settled: one order is sharper
+# than two, and a reading it made 54% sure (the second order would have left it at 41%) guided a MetaQA chain to a
+# wrong answer (docs/benchmarks.md, "Two looks that agree").
 AGREE = True
 
 
@@ -503,10 +506,10 @@ class ModelPathReader:
             if self.agree and looks and one_entity:
                 liked = looks[0][1][0][1].text  # the quick look's best walk
 
-                def settled(first: Any) -> bool:  # the first listing order chose the quick look's walk
+                def settled(first: Any) -> bool:  # the first listing order chose the quick look's walk, as sure
                     nonlocal agreed
                     mine = _grouped(picked, self._probs(first, aligned))
-                    agreed = bool(mine) and mine[0][1].text == liked
+                    agreed = bool(mine) and mine[0][1].text == liked and mine[0][0] >= self.quick
                     return agreed
 
             decision = ModelChooser(self.model, permutations=self.permutations).choose(
@@ -555,9 +558,9 @@ class ModelPathReader:
                 f"; the model's reply to the question alone was only {quick_sure:.0%} sure (under "
                 f"{self.quick:.0%}), so {listed_as} listed for it to choose among")
             if agreed:
-                reading.explanation += ("; listed in one order, the model chose the walk its reply to the question "
-                                        "had liked best, so the list was not read again in another order (two looks "
-                                        "agreed, `reading_agree`)")
+                reading.explanation += (f"; listed in one order, the model chose the walk its reply to the question "
+                                        f"had liked best, at least {self.quick:.0%} sure, so the list was not read "
+                                        "again in another order (two looks agreed, `reading_agree`)")
         if past is None:
             reading.at_horizon(self.lexicon.max_hops)
         else:

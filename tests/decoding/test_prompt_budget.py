@@ -85,7 +85,7 @@ def test_a_guiding_reading_shows_the_walks_of_its_likeliest_plans_first():
     assert shown[:4] == [2, 1, 4, 7] and shown[4] in (3, 6)
     assert budget.applied and budget.tier == "guided" and budget.plans == 2 and budget.added == [4, 7]
     note = budget.note()
-    assert "5 of 6 triplets" in note and "2 likeliest plan(s)" in note and "0.60 >= 0.50" in note
+    assert "5 of 6 triplets" in note and "2 likeliest plan(s)" in note and "fairly sure (0.60 >= 0.50)" in note
     assert "Heat -> directed_by -> born_in; Heat -> starred_actors -> born_in" in note
     assert "guided_context_triplets=5" in note
 

@@ -52,12 +52,13 @@ def test_the_smaller_prompt_of_a_guiding_reading_is_set_noted_and_saved(runs_dir
     at = lean_dog_on_ask(monkeypatch)
     assert at.number_input(key="ask_param_guided_context_triplets").value == GUIDED_DEFAULT
     at.selectbox(key="ask_param_reader").set_value("lexicon")
-    at.number_input(key="ask_param_reading_sure_at").set_value(0.0)  # every reading guides
+    at.number_input(key="ask_param_reading_sure_at").set_value(1.0)  # no reading guides the steps
+    at.number_input(key="ask_param_guided_context_at").set_value(0.0001)  # but any sets the prompt's context
     at.number_input(key="ask_param_sure_context_at").set_value(1.0)  # and none is very sure
     at.number_input(key="ask_param_guided_context_triplets").set_value(3)
     at.run()
     trace = run_one_on_ask(at, runs_dir)
-    assert trace.parameters["guided_context_triplets"] == 3
+    assert trace.parameters["guided_context_triplets"] == 3 and trace.parameters["guided_context_at"] == 0.0001
     budget = trace.extra["prompt_budget"]
     assert budget["applied"] and budget["tier"] == "guided" and budget["shown"] == 3, budget
     assert len(trace.extra["context_triplet_ids"]) == 3
