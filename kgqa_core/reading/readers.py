@@ -21,7 +21,9 @@ listing order to debias); when that reading, weighed by the alignment, is
 at least ``quick`` sure (`QUICK_SURE_AT`), it stands.  Only a less sure
 one lists the walks and has the model choose among them in two listing
 orders, three to four times the prompt (``quick=0`` always lists them, the
-reader before).
+reader before); for one entity's walks the second order is read only when
+the first order's choice is not the quick look's walk or less sure than
+``quick`` (``agree``, `AGREE`: two looks that agree settle the reading).
 
 A question that names two or more entities names a walk from each ("the
 borders of A and the borders of B"), and a word of it names a hop of one
@@ -419,7 +421,7 @@ class ModelPathReader:
                  joint_model: float = JOINT_MODEL_WEIGHT, aligned_share: float = ALIGNED_SHARE,
                  order: float = ORDER_COST, stop: float = STOP_WEIGHT, agree: bool = AGREE) -> None:
         self.model = model
-        # one walk's entity: the list is read in its second order only when its first disagrees with the quick look
+        # one entity's walks: the list's second order is not read when its first agrees with the quick look, as sure
         self.agree = agree
         self.stop = stop  # the quick look's choice between ending a walk and going on counts this much (`temper_stops`)
         self.order = order  # a walk's hops named in the question the other way round cost it (`alignment.ORDER_COST`)
