@@ -190,6 +190,7 @@ def test_a_looping_chain_is_cut_and_concluded_on_a_metaqa_question(backend_model
         # this test holds the loop cut: DoG reads CoT's prompt (the paper's examples, whose commentary the
         # 135M loops on), uncapped, with the whole context, as before issue 32's pieces
         params = {**BUDGET_120, **({"prompt_examples": "paper", "free_text_cap": 0, "sure_context_triplets": 0,
+                                    "guided_context_triplets": 0,
                                     "conclude_at_depth": False} if method == "dog" else {})}
         # the prompt read cold, as by a new process with no saved prefixes: after a cached prefix llama.cpp
         # reads the rest in other batch splits, and the 135M model's loop here is a near tie that the
