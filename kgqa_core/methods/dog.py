@@ -276,7 +276,8 @@ class DogParams(PromptParams):
         "prompt (at 0.5 a sure but wrong reading hid the answer's triplet on the multi-domain dev benchmark); "
         "0: reading_sure_at, the guidance's own threshold.", min=0.0, max=1.0, advanced=True)
     guided_context_triplets: int = param(
-        16, "When the question's reading guides the steps (reading_sure_at) but is not very sure (under "
+        16, "When the question's reading is fairly sure (guided_context_at; by default reading_sure_at, where it "
+        "guides the steps) but not very sure (under "
         "sure_context_at), the prompt shows this many graph triplets, the walks of the reading's likeliest plans "
         "first (those holding 90% of its probability, at most 3), instead of max_prompt_triplets; 0: the pruned "
         "context (the paper). Noted with the reading's confidence.", min=0, max=5000, advanced=True)
