@@ -122,6 +122,16 @@ def agree_param() -> Any:
                  "orders always.", advanced=True)
 
 
+def distinct_param() -> Any:
+    from .readers import DISTINCT
+
+    return param(DISTINCT, "paths reader: a walk over the same relations as one already offered that reaches the same "
+                 "entities, walked the other way round over a relation the graph holds both ways (\"A borders B\" "
+                 "and \"B borders A\"), is the same walk in other words: it is not offered, listed or scored again, "
+                 "and no other walk takes its place, so the model reads fewer tokens for the same choice. false: "
+                 "both ways offered.", advanced=True)
+
+
 def domain_words_param() -> Any:
     return param(False, "paths reader: a word of the question about as close to most of the relations its walks offer "
                  "as to any one of them (\"movies\" in a film graph) is a word of the graph's whole domain, not the "
@@ -133,7 +143,7 @@ def domain_words_param() -> Any:
 
 
 def reader_spec(params: Any) -> str:
-    """The reader `params` ask for, with its options (``paths:quick=0.9,...,order=0,stop=0.5,agree=1,spread=0``): what
+    """The reader `params` ask for, with its options (``paths:quick=0.9,...,order=0,stop=0.5,agree=1,distinct=1,spread=0``): what
     `make_reader` builds and a reading is cached under."""
     name = getattr(params, "reader", "none")
     if name != "paths":
@@ -147,6 +157,7 @@ def reader_spec(params: Any) -> str:
                                                      ("order", getattr(params, "reading_order", None)),
                                                      ("stop", getattr(params, "reading_stop_weight", None)),
                                                      ("agree", getattr(params, "reading_agree", None)),
+                                                     ("distinct", getattr(params, "reading_distinct", None)),
                                                      ("spread", _spread(getattr(params, "reading_domain_words", None))))
                if value is not None]
     return f"{name}:{','.join(options)}" if options else name

@@ -87,7 +87,8 @@ def horizon_hop(question: str, topics: Sequence[str], graph: Any, plan: Relation
             if hop.relation != relation:
                 continue
             first = next(iter(walks))
-            longer = replace(plan, hops=plan.hops + (hop,), walk=walks[first], example=first, reaches=len(walks))
+            longer = replace(plan, hops=plan.hops + (hop,), walk=walks[first], example=first, reaches=len(walks),
+                             twin_of="")
             again, _ = plan_words(question, topics, longer, vocabulary, embedder, among=among,
                                   phrase_gain=phrase_gain, spread=spread)
             if again[-1][1] == word and [w for _, w, _ in again[:-1]] == [w for _, w, _ in matches]:

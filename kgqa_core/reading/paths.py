@@ -23,6 +23,7 @@ Examples
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Sequence
 
 from ..graph.hub_caps import capped_neighbours
@@ -76,9 +77,13 @@ def relation_paths(graph: Any, topics: Sequence[str], max_hops: int = MAX_HOPS, 
 
     Returns
     -------
-    One `RelationPlan` per path (confidence 0), by length, then topic, then relation labels.
+    One `RelationPlan` per path (confidence 0), by length, then topic, then relation labels.  A path over the
+    same relations as an earlier one (of its topic) that reaches the same entities, as where a relation the
+    graph holds both ways ("A borders B" and "B borders A") is walked the other way round, names that earlier
+    path in ``twin_of``: the same walk, which a reader need not offer twice.
     """
     out: list[RelationPlan] = []
+    seen: dict[tuple, str] = {}  # (topic, relations, what a path reaches) -> the first path that walks it
     for topic in dict.fromkeys(t for t in topics if t and graph.has_entity(t)):
         # each path: its hops, and the entities it reaches (each with one walk there from the topic)
         level: list[tuple[tuple[PlanHop, ...], Walks]] = [((), {topic: (topic,)})]
@@ -90,8 +95,12 @@ def relation_paths(graph: Any, topics: Sequence[str], max_hops: int = MAX_HOPS, 
                     reached = groups[hop]
                     path = hops + (hop,)
                     first = next(iter(reached))
-                    out.append(RelationPlan(topic, path, example=first, reaches=len(reached),
-                                            walk=reached[first]))
+                    plan = RelationPlan(topic, path, example=first, reaches=len(reached), walk=reached[first])
+                    key = (topic, tuple(h.relation for h in path), len(reached), hash(frozenset(reached)))
+                    earlier = seen.setdefault(key, plan.text)
+                    if earlier != plan.text:
+                        plan = replace(plan, twin_of=earlier)
+                    out.append(plan)
                     nxt.append((path, reached))
             level = nxt
             if len(out) >= max_paths:

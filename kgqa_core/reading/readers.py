@@ -116,6 +116,11 @@ STOP_WEIGHT = 0.5
 # than two, and a reading it made 54% sure (the second order would have left it at 41%) guided a MetaQA chain to a
 # wrong answer (docs/benchmarks.md, "Two looks that agree").
 AGREE = True
+# A walk over the same relations as one already offered that reaches the same entities (a relation the graph holds
+# both ways, "A borders B" and "B borders A", walked the other way round: `paths.relation_paths`' ``twin_of``) is the
+# same walk in other words: with DISTINCT it is not offered again (nor listed, nor scored), and its place is not
+# filled by another walk, so the model chooses among the same walks for fewer tokens.
+DISTINCT = True
 
 
 def lexicon_scores(question: str, topics: Sequence[str], plans: Sequence[RelationPlan],
@@ -419,8 +424,10 @@ class ModelPathReader:
                  joint: bool = True, cover: float = COVER_WEIGHT, horizon: bool = True,
                  spread: float = SPREAD_WEIGHT, meet: float = MEET_PENALTY, shorter: float = SHORTER,
                  joint_model: float = JOINT_MODEL_WEIGHT, aligned_share: float = ALIGNED_SHARE,
-                 order: float = ORDER_COST, stop: float = STOP_WEIGHT, agree: bool = AGREE) -> None:
+                 order: float = ORDER_COST, stop: float = STOP_WEIGHT, agree: bool = AGREE,
+                 distinct: bool = DISTINCT) -> None:
         self.model = model
+        self.distinct = distinct  # a walk offered once, not again the other way round over a two-way relation
         # one entity's walks: the list's second order is not read when its first agrees with the quick look, as sure
         self.agree = agree
         self.stop = stop  # the quick look's choice between ending a walk and going on counts this much (`temper_stops`)
@@ -480,7 +487,15 @@ class ModelPathReader:
             indices += [i for i in meeting if i not in indices]
         else:
             meeting = []
+        walked: dict[str, RelationPlan] = {}  # each walk offered, under its first path's text (`twin_of`)
+        twins: list[tuple[RelationPlan, RelationPlan]] = []  # (a walk left out, the offered walk it repeats)
         for i in indices:
+            if self.distinct:
+                same = walked.get(plans[i].twin_of or plans[i].text) or walked.get(plans[i].text)
+                if same is not None:
+                    twins.append((plans[i], same))
+                    continue
+                walked[plans[i].twin_of or plans[i].text] = plans[i]
             first.setdefault(_option_text(plans[i]), i)
         options, kept = list(first), list(first.values())
         picked = [plans[i] for i in kept]
@@ -563,6 +578,11 @@ class ModelPathReader:
                 reading.explanation += (f"; listed in one order, the model chose the walk its reply to the question "
                                         f"had liked best, at least {self.quick:.0%} sure, so the list was not read "
                                         "again in another order (two looks agreed, `reading_agree`)")
+        if twins:
+            both = sorted({a.relation for t, o in twins for a, b in zip(t.hops, o.hops) if a.forward != b.forward})
+            reading.explanation += (f"; {len(twins)} walk(s) that reach the same entities as a walk offered, over the "
+                                    "same relations the other way round (the graph holds "
+                                    + ", ".join(both) + " both ways), were not offered again (`reading_distinct`)")
         if past is None:
             reading.at_horizon(self.lexicon.max_hops)
         else:
@@ -722,6 +742,7 @@ READER_OPTIONS = {"max_hops": int, "permutations": int, "listed": lambda v: str(
                   "max_options": int, "align": float, "quick": float, "quick_options": int, "phrase_gain": float,
                   "cover": float, "joint": lambda v: str(v).lower() in ("1", "true", "yes"), "meet": float, "shorter": float, "joint_model": float, "aligned_share": float,
                   "order": float, "stop": float, "agree": lambda v: str(v).lower() in ("1", "true", "yes"),
+                  "distinct": lambda v: str(v).lower() in ("1", "true", "yes"),
                   "horizon": lambda v: str(v).lower() in ("1", "true", "yes"), "spread": float}
 
 

@@ -43,6 +43,9 @@ class RelationPlan:
     example: str = ""  # an entity the path reaches (shown to the model and in the trace)
     reaches: int = 0  # entities the path reaches (as far as the reader looked)
     walk: tuple[str, ...] = ()  # one walk along the path: the topic, then an entity at each hop
+    # the text of an earlier path over the same relations that reaches the same entities (a relation the graph
+    # holds both ways, walked the other way round): the same walk in other words (`paths.relation_paths`)
+    twin_of: str = field(default="", compare=False)
 
     @property
     def example_text(self) -> str:

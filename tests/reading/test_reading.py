@@ -42,6 +42,50 @@ def test_paths_are_walks_the_graph_holds_and_never_pass_an_entity_twice():
     assert relation_paths(PEOPLE, ["Nobody"]) == []
 
 
+# a graph that holds `borders` both ways (as GeoQuery's does) and `capital` one way
+TWO_WAY = KnowledgeGraph.from_triplets(
+    [(a, "borders", b) for a, b in [("utah", "colorado"), ("colorado", "kansas"), ("utah", "nevada")]]
+    + [(b, "borders", a) for a, b in [("utah", "colorado"), ("colorado", "kansas"), ("utah", "nevada")]]
+    + [("utah", "capital", "salt lake city"), ("colorado", "capital", "denver"), ("kansas", "capital", "topeka"),
+       ("nevada", "capital", "carson city")], name="two-way")
+
+
+def test_a_walk_over_a_two_way_relation_the_other_way_round_is_the_same_walk():
+    """`relation_paths` names, for a path that reaches what an earlier path over the same relations reaches, that
+    earlier path (``twin_of``): `borders` walked backwards from Utah reaches the states it reaches forwards."""
+    plans = {p.text: p for p in relation_paths(TWO_WAY, ["utah"], max_hops=2)}
+    assert plans["utah -> borders (reverse)"].twin_of == "utah -> borders"
+    assert plans["utah -> borders (reverse) -> capital"].twin_of == "utah -> borders -> capital"
+    assert plans["utah -> borders -> borders (reverse)"].twin_of == "utah -> borders -> borders"
+    for text in ("utah -> borders", "utah -> capital", "utah -> borders -> capital", "utah -> borders -> borders"):
+        assert plans[text].twin_of == ""
+    # a relation held one way: its two directions reach different entities, and no path repeats another
+    assert all(not p.twin_of for p in relation_paths(PEOPLE, ["Ann"], max_hops=3))
+    assert plans["utah -> borders (reverse)"] == plans["utah -> borders (reverse)"]  # twin_of is not part of a plan
+
+
+def _offered_walks(reading) -> list[str]:
+    """The walks the reading's first model call scored (the reader's `_option_text`s), from the call's output."""
+    lines = [line.rsplit("': ", 1)[0][1:] for line in reading.calls[0].output.splitlines() if line.startswith("'")]
+    return [line.split("<|")[0] for line in lines]  # without the chat template's end of turn
+
+
+def test_a_walk_the_list_already_holds_the_other_way_round_is_not_offered_again(backend_model):
+    """``distinct`` (on): the same walk over a two-way relation is offered once, and the reading says so; off, both
+    ways are offered.  No other walk takes the place left: the model reads fewer tokens for the same choice."""
+    question = "what are the capitals of the states that border utah"
+    on = make_reader("paths:quick=0", backend_model).read(question, TWO_WAY, ["utah"])
+    off = make_reader("paths:quick=0,distinct=0", backend_model).read(question, TWO_WAY, ["utah"])
+    walks_on, walks_off = _offered_walks(on), _offered_walks(off)
+    assert walks_on and not any(" <-borders- " in w for w in walks_on)
+    assert any(" <-borders- " in w for w in walks_off) and set(walks_on) < set(walks_off)
+    assert "were not offered again (`reading_distinct`)" in on.explanation and "borders both ways" in on.explanation
+    assert "reading_distinct" not in off.explanation
+    assert on.calls[0].prompt_tokens < off.calls[0].prompt_tokens
+    for r in (on, off):
+        assert r.plans[0].text in {p.text for p in relation_paths(TWO_WAY, ["utah"])}
+
+
 def test_the_users_words_bring_a_relation_the_question_never_names_to_the_top():
     emb = load_embedder()
     q = "what is the ethnicity of the wife of Ann"
@@ -365,6 +409,7 @@ def test_the_reading_prompts_fixed_text_comes_first_and_a_session_reads_it_once(
                                                ("reading_order", -1, (0.0, 0.1, 0.1)),
                                                ("reading_stop_weight", 2, (1.0, 0.5, 0.5)),
                                                ("reading_agree", "maybe", (False, True, True)),
+                                               ("reading_distinct", "maybe", (False, True, True)),
                                                ("reading_domain_words", "maybe", (False, True, True))])
 def test_a_reader_setting_is_a_checked_parameter_and_keys_the_reading(small_model, name, bad, values):
     """A reader's setting is declared by DoG, READS and RoK, checked, recorded in the trace, and keys the session's
@@ -377,7 +422,7 @@ def test_a_reader_setting_is_a_checked_parameter_and_keys_the_reading(small_mode
         with pytest.raises(ParameterError, match=name):
             parse_params(method_spec(method), {name: bad})
     assert reader_spec(parse_params(method_spec("dog"), {"reading_phrase_gain": 0})) == \
-        "paths:quick=0.9,phrase_gain=0,joint=1,cover=1,meet=3,horizon=1,order=0,stop=0.5,agree=1,spread=0"
+        "paths:quick=0.9,phrase_gain=0,joint=1,cover=1,meet=3,horizon=1,order=0,stop=0.5,agree=1,distinct=1,spread=0"
     clear_readings()
     ask = dict(graph=PEOPLE, question="what is the ethnicity of Ann's wife", model=small_model, topic_entities=["Ann"])
     runs = [run_method("dog", MethodRequest(**ask, params={"max_new_tokens": 8, "max_steps": 1, name: v}))
