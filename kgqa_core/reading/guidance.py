@@ -125,11 +125,12 @@ def agree_param() -> Any:
 def distinct_param() -> Any:
     from .readers import DISTINCT
 
-    return param(DISTINCT, "paths reader: a walk over the same relations as one already offered that reaches the same "
+    return param(DISTINCT, "paths reader: a walk over the same relations as another that reaches the same "
                  "entities, walked the other way round over a relation the graph holds both ways (\"A borders B\" "
-                 "and \"B borders A\"), is the same walk in other words: it is not offered, listed or scored again, "
-                 "and no other walk takes its place, so the model reads fewer tokens for the same choice. false: "
-                 "both ways offered.", advanced=True)
+                 "and \"B borders A\"), is the same walk in other words: when the walks are listed for the model to "
+                 "choose among, the list holds it once (a walk written twice is likelier to be copied), and no other "
+                 "walk takes its place, so the model reads fewer tokens for the same choice. false: both ways listed.",
+                 advanced=True)
 
 
 def domain_words_param() -> Any:

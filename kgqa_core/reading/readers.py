@@ -116,10 +116,10 @@ STOP_WEIGHT = 0.5
 # than two, and a reading it made 54% sure (the second order would have left it at 41%) guided a MetaQA chain to a
 # wrong answer (docs/benchmarks.md, "Two looks that agree").
 AGREE = True
-# A walk over the same relations as one already offered that reaches the same entities (a relation the graph holds
+# A walk over the same relations as one already listed that reaches the same entities (a relation the graph holds
 # both ways, "A borders B" and "B borders A", walked the other way round: `paths.relation_paths`' ``twin_of``) is the
-# same walk in other words: with DISTINCT it is not offered again (nor listed, nor scored), and its place is not
-# filled by another walk, so the model chooses among the same walks for fewer tokens.
+# same walk in other words: with DISTINCT an unsure first look's list holds it once (`distinct_walks`), and its place
+# is not filled by another walk, so the model chooses among the same walks for fewer tokens.
 DISTINCT = True
 
 
@@ -427,7 +427,7 @@ class ModelPathReader:
                  order: float = ORDER_COST, stop: float = STOP_WEIGHT, agree: bool = AGREE,
                  distinct: bool = DISTINCT) -> None:
         self.model = model
-        self.distinct = distinct  # a walk offered once, not again the other way round over a two-way relation
+        self.distinct = distinct  # a walk listed once, not again the other way round over a two-way relation
         # one entity's walks: the list's second order is not read when its first agrees with the quick look, as sure
         self.agree = agree
         self.stop = stop  # the quick look's choice between ending a walk and going on counts this much (`temper_stops`)
@@ -487,15 +487,7 @@ class ModelPathReader:
             indices += [i for i in meeting if i not in indices]
         else:
             meeting = []
-        walked: dict[str, RelationPlan] = {}  # each walk offered, under its first path's text (`twin_of`)
-        twins: list[tuple[RelationPlan, RelationPlan]] = []  # (a walk left out, the offered walk it repeats)
         for i in indices:
-            if self.distinct:
-                same = walked.get(plans[i].twin_of or plans[i].text) or walked.get(plans[i].text)
-                if same is not None:
-                    twins.append((plans[i], same))
-                    continue
-                walked[plans[i].twin_of or plans[i].text] = plans[i]
             first.setdefault(_option_text(plans[i]), i)
         options, kept = list(first), list(first.values())
         picked = [plans[i] for i in kept]
@@ -517,16 +509,22 @@ class ModelPathReader:
                 options, picked = [options[i] for i in best], [picked[i] for i in best]
                 aligned = [aligned[i] for i in best] if aligned is not None else None
         quick_sure = looks[0][1][0][0] if looks else 0.0  # the quick look's probability of its best walk
+        twins: list[tuple[RelationPlan, RelationPlan]] = []  # (a walk not listed, the listed walk it repeats)
+        if self.listed and (not looks or quick_sure < self.quick) and self.distinct:
+            keep, twins = distinct_walks(picked)
+            options, picked = [options[i] for i in keep], [picked[i] for i in keep]
+            aligned = [aligned[i] for i in keep] if aligned is not None else None
         agreed = False  # the first listing order chose the quick look's walk, so the second was not read
         if self.listed and (not looks or quick_sure < self.quick):
             settled = None
             if self.agree and looks and one_entity:
-                liked = looks[0][1][0][1].text  # the quick look's best walk
+                liked = looks[0][1][0][1]  # the quick look's best walk (either form of a walk listed once)
 
                 def settled(first: Any) -> bool:  # the first listing order chose the quick look's walk, as sure
                     nonlocal agreed
                     mine = _grouped(picked, self._probs(first, aligned))
-                    agreed = bool(mine) and mine[0][1].text == liked and mine[0][0] >= self.quick
+                    agreed = (bool(mine) and (mine[0][1].twin_of or mine[0][1].text) == (liked.twin_of or liked.text)
+                              and mine[0][0] >= self.quick)
                     return agreed
 
             decision = ModelChooser(self.model, permutations=self.permutations).choose(
@@ -580,9 +578,9 @@ class ModelPathReader:
                                         "again in another order (two looks agreed, `reading_agree`)")
         if twins:
             both = sorted({a.relation for t, o in twins for a, b in zip(t.hops, o.hops) if a.forward != b.forward})
-            reading.explanation += (f"; {len(twins)} walk(s) that reach the same entities as a walk offered, over the "
+            reading.explanation += (f"; {len(twins)} walk(s) that reach the same entities as a walk listed, over the "
                                     "same relations the other way round (the graph holds "
-                                    + ", ".join(both) + " both ways), were not offered again (`reading_distinct`)")
+                                    + ", ".join(both) + " both ways), were not listed again (`reading_distinct`)")
         if past is None:
             reading.at_horizon(self.lexicon.max_hops)
         else:
@@ -634,6 +632,30 @@ class ModelPathReader:
         """The model's probability of each walk, weighed by its hop alignment when there is one."""
         probs = [o.prob for o in decision.options]
         return weigh(probs, aligned, self.align) if aligned is not None else probs
+
+
+def distinct_walks(plans: Sequence[RelationPlan]) -> tuple[list[int], list[tuple[RelationPlan, RelationPlan]]]:
+    """The walks of `plans` to list, each once: a plan that is another's twin (`RelationPlan.twin_of`: the same
+    relations, the other way round over a relation the graph holds both ways, to the same entities) is left out.
+
+    Why only in the list: there a walk written twice is a walk offered twice, which the model is likelier to copy
+    for it, and its tokens are read again; in the first look each form is scored as a reply, and the reading adds
+    up the forms of one walk (`_grouped`), so nothing is counted twice there.
+
+    Returns
+    -------
+    The indices kept, in order, and each plan left out with the kept plan it repeats.
+    """
+    walked: dict[str, RelationPlan] = {}  # each walk kept, under its first path's text
+    keep, twins = [], []
+    for i, p in enumerate(plans):
+        same = walked.get(p.twin_of or p.text)
+        if same is not None:
+            twins.append((p, same))
+            continue
+        walked[p.twin_of or p.text] = p
+        keep.append(i)
+    return keep, twins
 
 
 def temper_stops(options: Sequence[str], logprobs: Sequence[float], weight: float) -> list[float]:

@@ -64,26 +64,32 @@ def test_a_walk_over_a_two_way_relation_the_other_way_round_is_the_same_walk():
     assert plans["utah -> borders (reverse)"] == plans["utah -> borders (reverse)"]  # twin_of is not part of a plan
 
 
-def _offered_walks(reading) -> list[str]:
-    """The walks the reading's first model call scored (the reader's `_option_text`s), from the call's output."""
-    lines = [line.rsplit("': ", 1)[0][1:] for line in reading.calls[0].output.splitlines() if line.startswith("'")]
+def _scored_walks(call) -> list[str]:
+    """The walks a model call of the reader scored (the reader's `_option_text`s), from the call's output."""
+    lines = [line.rsplit("': ", 1)[0][1:] for line in call.output.splitlines() if line.startswith("'")]
     return [line.split("<|")[0] for line in lines]  # without the chat template's end of turn
 
 
-def test_a_walk_the_list_already_holds_the_other_way_round_is_not_offered_again(backend_model):
-    """``distinct`` (on): the same walk over a two-way relation is offered once, and the reading says so; off, both
-    ways are offered.  No other walk takes the place left: the model reads fewer tokens for the same choice."""
+def test_a_walk_the_list_already_holds_the_other_way_round_is_not_listed_again(backend_model):
+    """``distinct`` (on): when the walks are listed, the same walk over a two-way relation is listed once, and the
+    reading says so; off, both ways are listed.  No other walk takes the place left: the model reads fewer tokens
+    for the same choice.  The first look (each walk scored as a reply) scores both forms either way, and the
+    reading adds them up."""
     question = "what are the capitals of the states that border utah"
-    on = make_reader("paths:quick=0", backend_model).read(question, TWO_WAY, ["utah"])
-    off = make_reader("paths:quick=0,distinct=0", backend_model).read(question, TWO_WAY, ["utah"])
-    walks_on, walks_off = _offered_walks(on), _offered_walks(off)
-    assert walks_on and not any(" <-borders- " in w for w in walks_on)
-    assert any(" <-borders- " in w for w in walks_off) and set(walks_on) < set(walks_off)
-    assert "were not offered again (`reading_distinct`)" in on.explanation and "borders both ways" in on.explanation
+    on = make_reader("paths:quick=1", backend_model).read(question, TWO_WAY, ["utah"])
+    off = make_reader("paths:quick=1,distinct=0", backend_model).read(question, TWO_WAY, ["utah"])
+    assert _scored_walks(on.calls[0]) == _scored_walks(off.calls[0])  # the first look: both forms, both times
+    assert any(" <-borders- " in w for w in _scored_walks(on.calls[0]))
+    listed_on, listed_off = _scored_walks(on.calls[1]), _scored_walks(off.calls[1])
+    assert "order" in on.calls[1].purpose and "order" in off.calls[1].purpose
+    assert listed_on and not any(" <-borders- " in w for w in listed_on)
+    assert any(" <-borders- " in w for w in listed_off) and set(listed_on) < set(listed_off)
+    assert "were not listed again (`reading_distinct`)" in on.explanation and "borders both ways" in on.explanation
     assert "reading_distinct" not in off.explanation
-    assert on.calls[0].prompt_tokens < off.calls[0].prompt_tokens
+    assert on.calls[1].prompt_tokens < off.calls[1].prompt_tokens
     for r in (on, off):
         assert r.plans[0].text in {p.text for p in relation_paths(TWO_WAY, ["utah"])}
+        assert abs(sum(p.confidence for p in r.plans) - 1) < 1e-6
 
 
 def test_the_users_words_bring_a_relation_the_question_never_names_to_the_top():
