@@ -129,7 +129,9 @@ def distinct_param() -> Any:
                  "entities, walked the other way round over a relation the graph holds both ways (\"A borders B\" "
                  "and \"B borders A\"), is the same walk in other words: when the walks are listed for the model to "
                  "choose among, the list holds it once (a walk written twice is likelier to be copied), and no other "
-                 "walk takes its place, so the model reads fewer tokens for the same choice. false: both ways listed.",
+                 "walk takes its place, so the model reads fewer tokens for the same choice (on GeoQuery's graph "
+                 "36% fewer a question, but two of 24 answers lost: a list without its repeats is sharper, and two "
+                 "unsure readings moved across reading_sure_at). false (the default): both ways listed.",
                  advanced=True)
 
 
@@ -144,7 +146,7 @@ def domain_words_param() -> Any:
 
 
 def reader_spec(params: Any) -> str:
-    """The reader `params` ask for, with its options (``paths:quick=0.9,...,order=0,stop=0.5,agree=1,distinct=1,spread=0``): what
+    """The reader `params` ask for, with its options (``paths:quick=0.9,...,agree=1,distinct=0,spread=0``): what
     `make_reader` builds and a reading is cached under."""
     name = getattr(params, "reader", "none")
     if name != "paths":

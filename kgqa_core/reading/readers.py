@@ -119,8 +119,12 @@ AGREE = True
 # A walk over the same relations as one already listed that reaches the same entities (a relation the graph holds
 # both ways, "A borders B" and "B borders A", walked the other way round: `paths.relation_paths`' ``twin_of``) is the
 # same walk in other words: with DISTINCT an unsure first look's list holds it once (`distinct_walks`), and its place
-# is not filled by another walk, so the model chooses among the same walks for fewer tokens.
-DISTINCT = True
+# is not filled by another walk, so the model chooses among the same walks for fewer tokens.  Off by default: on the
+# 24 geography dev questions (GeoQuery's `borders` is held both ways) the list read 36% fewer prompt tokens a question
+# but DoG answered 21 against 23 (two unsure readings moved across the guidance's bar, `reading_sure_at`, one each
+# way: a list without its repeats is sharper); on the family graph (`spouse` both ways) the same 13 of 14
+# (docs/benchmarks.md, "A walk listed once").
+DISTINCT = False
 
 
 def lexicon_scores(question: str, topics: Sequence[str], plans: Sequence[RelationPlan],

@@ -71,13 +71,13 @@ def _scored_walks(call) -> list[str]:
 
 
 def test_a_walk_the_list_already_holds_the_other_way_round_is_not_listed_again(backend_model):
-    """``distinct`` (on): when the walks are listed, the same walk over a two-way relation is listed once, and the
-    reading says so; off, both ways are listed.  No other walk takes the place left: the model reads fewer tokens
-    for the same choice.  The first look (each walk scored as a reply) scores both forms either way, and the
-    reading adds them up."""
+    """``distinct`` (off by default): when the walks are listed, the same walk over a two-way relation is listed
+    once, and the reading says so; off, both ways are listed.  No other walk takes the place left: the model reads
+    fewer tokens for the same choice.  The first look (each walk scored as a reply) scores both forms either way,
+    and the reading adds them up."""
     question = "what are the capitals of the states that border utah"
-    on = make_reader("paths:quick=1", backend_model).read(question, TWO_WAY, ["utah"])
-    off = make_reader("paths:quick=1,distinct=0", backend_model).read(question, TWO_WAY, ["utah"])
+    on = make_reader("paths:quick=1,distinct=1", backend_model).read(question, TWO_WAY, ["utah"])
+    off = make_reader("paths:quick=1", backend_model).read(question, TWO_WAY, ["utah"])
     assert _scored_walks(on.calls[0]) == _scored_walks(off.calls[0])  # the first look: both forms, both times
     assert any(" <-borders- " in w for w in _scored_walks(on.calls[0]))
     listed_on, listed_off = _scored_walks(on.calls[1]), _scored_walks(off.calls[1])
@@ -415,7 +415,7 @@ def test_the_reading_prompts_fixed_text_comes_first_and_a_session_reads_it_once(
                                                ("reading_order", -1, (0.0, 0.1, 0.1)),
                                                ("reading_stop_weight", 2, (1.0, 0.5, 0.5)),
                                                ("reading_agree", "maybe", (False, True, True)),
-                                               ("reading_distinct", "maybe", (False, True, True)),
+                                               ("reading_distinct", "maybe", (True, False, False)),
                                                ("reading_domain_words", "maybe", (False, True, True))])
 def test_a_reader_setting_is_a_checked_parameter_and_keys_the_reading(small_model, name, bad, values):
     """A reader's setting is declared by DoG, READS and RoK, checked, recorded in the trace, and keys the session's
@@ -428,7 +428,7 @@ def test_a_reader_setting_is_a_checked_parameter_and_keys_the_reading(small_mode
         with pytest.raises(ParameterError, match=name):
             parse_params(method_spec(method), {name: bad})
     assert reader_spec(parse_params(method_spec("dog"), {"reading_phrase_gain": 0})) == \
-        "paths:quick=0.9,phrase_gain=0,joint=1,cover=1,meet=3,horizon=1,order=0,stop=0.5,agree=1,distinct=1,spread=0"
+        "paths:quick=0.9,phrase_gain=0,joint=1,cover=1,meet=3,horizon=1,order=0,stop=0.5,agree=1,distinct=0,spread=0"
     clear_readings()
     ask = dict(graph=PEOPLE, question="what is the ethnicity of Ann's wife", model=small_model, topic_entities=["Ann"])
     runs = [run_method("dog", MethodRequest(**ask, params={"max_new_tokens": 8, "max_steps": 1, name: v}))
