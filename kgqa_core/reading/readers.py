@@ -52,6 +52,7 @@ from typing import Any, Sequence
 from ..models.interface import PromptText
 from .alignment import (COVER_WEIGHT, ORDER_COST, PHRASE_GAIN, SPREAD_WEIGHT, answer_nouns, described_nouns,
                         domain_words, hop_alignment, hop_words_text, joint_alignment, masked_question, plan_words, weigh)
+from .examples import graph_examples
 from .horizon import horizon_hop
 from .paths import relation_paths
 from .reading import QuestionReading, RelationPlan, uses_of
@@ -125,6 +126,9 @@ AGREE = True
 # way: a list without its repeats is sharper); on the family graph (`spouse` both ways) the same 13 of 14
 # (docs/benchmarks.md, "A walk listed once").
 DISTINCT = False
+# Worked questions of the user's graph before the first look's question (`examples.graph_examples`, LPKG's idea);
+# 0: none (the first look as measured everywhere else).
+EXAMPLES = 0
 
 
 def lexicon_scores(question: str, topics: Sequence[str], plans: Sequence[RelationPlan],
@@ -429,8 +433,9 @@ class ModelPathReader:
                  spread: float = SPREAD_WEIGHT, meet: float = MEET_PENALTY, shorter: float = SHORTER,
                  joint_model: float = JOINT_MODEL_WEIGHT, aligned_share: float = ALIGNED_SHARE,
                  order: float = ORDER_COST, stop: float = STOP_WEIGHT, agree: bool = AGREE,
-                 distinct: bool = DISTINCT) -> None:
+                 distinct: bool = DISTINCT, examples: int = EXAMPLES) -> None:
         self.model = model
+        self.examples = examples  # worked questions of the user's graph before the first look's question
         self.distinct = distinct  # a walk listed once, not again the other way round over a two-way relation
         # one entity's walks: the list's second order is not read when its first agrees with the quick look, as sure
         self.agree = agree
@@ -500,8 +505,9 @@ class ModelPathReader:
         weighed = ", weighed by how its hops match words of the question" if aligned is not None else ""
         looks = []  # (decision, ranked plans, how) of each look the model took
         if quick:
+            worked = graph_examples(graph, self.examples) if self.examples else ""
             decision = _unlisted_choice(self.model, question, topics, self.lexicon.vocabulary, picked, options,
-                                        stop=stop)
+                                        stop=stop, examples=worked)
             how = "the model's reply to the question (each walk scored as its answer, none listed)" + weighed
             probs = self._probs(decision, aligned)
             looks.append((decision, _grouped(picked, probs), how))
@@ -693,14 +699,15 @@ def temper_stops(options: Sequence[str], logprobs: Sequence[float], weight: floa
 
 
 def _unlisted_choice(model: Any, question: str, topics: Sequence[str], vocabulary: RelationVocabulary | None,
-                     plans: Sequence[RelationPlan], options: list[str], stop: float = STOP_WEIGHT) -> Any:
+                     plans: Sequence[RelationPlan], options: list[str], stop: float = STOP_WEIGHT,
+                     examples: str = "") -> Any:
     """Each walk scored as the reply to the question (no list), renormalised where the walks branch."""
     from ..reads.scoring import ModelChooser, decision_from_scores, trie_logprobs
 
     if len(options) == 1:
         return decision_from_scores(options, [0.0])
     started = time.perf_counter()
-    parts = unlisted_prompt(question, topics, vocabulary, plans)
+    parts = unlisted_prompt(question, topics, vocabulary, plans, examples)
     prompt = model.chat_prompt(parts.head + parts.tail, system=parts.system)
     prompt = PromptText(prompt, parts.fixed_text(prompt))  # its instructions: read once, kept whole
     terminator = ModelChooser(model).terminator
@@ -749,8 +756,10 @@ def plan_prompt(question: str, topics: Sequence[str], vocabulary: RelationVocabu
 
 
 def unlisted_prompt(question: str, topics: Sequence[str], vocabulary: RelationVocabulary | None,
-                    plans: Sequence[RelationPlan]):
-    """The prompt whose reply is one walk, written out entity by entity (no list of walks)."""
+                    plans: Sequence[RelationPlan], examples: str = ""):
+    """The prompt whose reply is one walk, written out entity by entity (no list of walks); `examples`
+    (`examples.graph_examples`: worked questions of the graph, the same for all its questions) after the
+    instructions, part of the fixed text."""
     from ..reads.scoring import PromptParts
 
     told = _relations_told(vocabulary, plans)
@@ -759,7 +768,7 @@ def unlisted_prompt(question: str, topics: Sequence[str], vocabulary: RelationVo
         "Walk through a knowledge graph from the question's entity to an answer of the question. "
         "Write the walk as 'A -relation-> B' for each step ('A <-relation- B' when B has the relation to A). "
         "It must follow the relations the question asks about, no more and no fewer.\n\n"
-    )
+    ) + examples
     head = fixed + told + f"The question's entity: {names}\nQuestion: {question}\n"
     return PromptParts(head=head, tail="", fixed=fixed)
 
@@ -768,7 +777,7 @@ READER_OPTIONS = {"max_hops": int, "permutations": int, "listed": lambda v: str(
                   "max_options": int, "align": float, "quick": float, "quick_options": int, "phrase_gain": float,
                   "cover": float, "joint": lambda v: str(v).lower() in ("1", "true", "yes"), "meet": float, "shorter": float, "joint_model": float, "aligned_share": float,
                   "order": float, "stop": float, "agree": lambda v: str(v).lower() in ("1", "true", "yes"),
-                  "distinct": lambda v: str(v).lower() in ("1", "true", "yes"),
+                  "distinct": lambda v: str(v).lower() in ("1", "true", "yes"), "examples": int,
                   "horizon": lambda v: str(v).lower() in ("1", "true", "yes"), "spread": float}
 
 

@@ -92,6 +92,41 @@ def test_a_walk_the_list_already_holds_the_other_way_round_is_not_listed_again(b
         assert abs(sum(p.confidence for p in r.plans) - 1) < 1e-6
 
 
+def test_worked_examples_are_questions_of_the_users_graph_with_the_walks_that_answer_them():
+    """`examples.graph_examples`: grounded in the graph (each walk's hops are triplets it holds), the same every time
+    (a session reads them once), "" for a graph they cannot be made from."""
+    from kgqa_core.reading.examples import graph_examples
+
+    text = graph_examples(TWO_WAY, 3)
+    assert text.startswith("Examples:\n") and text == graph_examples(TWO_WAY, 3)
+    walks = [line[len("Walk: "):] for line in text.splitlines() if line.startswith("Walk: ")]
+    questions = [line for line in text.splitlines() if line.startswith("Question: ")]
+    assert len(walks) == len(questions) >= 2
+    import re
+
+    for walk in walks:  # "A -r-> B <-s- C": every hop a triplet of the graph, forwards or backwards
+        parts = re.split(r" -(\w+)-> | <-(\w+)- ", walk)
+        entities, hops = parts[0::3], list(zip(parts[1::3], parts[2::3]))
+        assert len(entities) == len(hops) + 1 >= 2
+        for (a, b), (forward, backward) in zip(zip(entities, entities[1:]), hops):
+            assert (TWO_WAY.find(a, forward, b) if forward else TWO_WAY.find(b, backward, a)) is not None, walk
+    assert graph_examples(KnowledgeGraph.from_triplets([], name="empty"), 3) == ""
+
+
+def test_the_first_look_reads_the_graphs_worked_examples_as_fixed_text(backend_model):
+    """Reader option ``examples``: the first look's prompt holds the graph's worked examples after its instructions,
+    in the prompt's fixed text; without it the prompt is as before."""
+    from kgqa_core.reading.examples import graph_examples
+
+    question = "what are the capitals of the states that border utah"
+    with_examples = make_reader("paths:quick=0.0001,examples=2", backend_model).read(question, TWO_WAY, ["utah"])
+    plain = make_reader("paths:quick=0.0001", backend_model).read(question, TWO_WAY, ["utah"])
+    worked = graph_examples(TWO_WAY, 2)
+    assert worked and worked in with_examples.calls[0].prompt and "Examples:" not in plain.calls[0].prompt
+    assert with_examples.calls[0].prompt.index(worked) < with_examples.calls[0].prompt.index(question)
+    assert with_examples.plans[0].text in {p.text for p in relation_paths(TWO_WAY, ["utah"])}
+
+
 def test_the_users_words_bring_a_relation_the_question_never_names_to_the_top():
     emb = load_embedder()
     q = "what is the ethnicity of the wife of Ann"
