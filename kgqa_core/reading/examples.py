@@ -29,6 +29,7 @@ from .paths import plan_ends
 from .reading import PlanHop, RelationPlan
 
 EXAMPLE_PATTERNS = ("1p", "2p")  # one and two hops, taken in turn
+MAX_GRAPHS = 32  # examples kept for this many (graph, n, seed) at most
 _MADE: dict[tuple[str, int, int], str] = {}  # (graph fingerprint, n, seed) -> the examples' text
 
 
@@ -45,7 +46,7 @@ def graph_examples(graph: Any, n: int, seed: int = 0) -> str:
     if key in _MADE:
         return _MADE[key]
     from ..lpkg.patterns import ground_patterns
-    from ..lpkg.verbalise import _nested_question
+    from ..lpkg.verbalise import TemplateVerbaliser
 
     try:
         instances = ground_patterns(graph, EXAMPLE_PATTERNS, n, seed=seed) if n > 0 else []
@@ -60,8 +61,10 @@ def graph_examples(graph: Any, n: int, seed: int = 0) -> str:
             continue
         first = next(iter(ends))
         plan = replace(plan, walk=ends[first], example=first)
-        question = _nested_question(branch.anchor, branch.hops)
+        question = TemplateVerbaliser().verbalise(inst).question
         blocks.append(f"The question's entity: {branch.anchor}\nQuestion: {question}\nWalk: {plan.example_text}\n")
     text = "Examples:\n" + "\n".join(blocks) + "\n" if blocks else ""
+    if len(_MADE) >= MAX_GRAPHS:  # a long session over many graphs: the oldest go
+        _MADE.pop(next(iter(_MADE)))
     _MADE[key] = text
     return text
