@@ -92,6 +92,31 @@ def test_a_walk_the_list_already_holds_the_other_way_round_is_not_listed_again(b
         assert abs(sum(p.confidence for p in r.plans) - 1) < 1e-6
 
 
+def test_two_looks_agree_on_a_walk_whichever_way_round_the_list_spells_it(backend_model, monkeypatch):
+    """``agree``: the first listing order's choice settles the reading when it is the quick look's walk, written
+    the other way round over a two-way relation or not (`RelationPlan.twin_of`)."""
+    import kgqa_core.reads.scoring as scoring
+
+    question = "which states border utah"
+    liked = make_reader("paths:quick=0.0001", backend_model).read(question, TWO_WAY, ["utah"]).plans[0]
+    walk = liked.twin_of or liked.text
+    twin = next(p for p in relation_paths(TWO_WAY, ["utah"]) if p.text != liked.text and (p.twin_of or p.text) == walk)
+    real = scoring.ModelChooser
+
+    class FirstOrderFavoursTheTwin(real):
+        def choose(self, kind, parts, options, settled=None):
+            scores = [0.0 if o == twin.example_text else -40.0 for o in options]
+            first = scoring.decision_from_scores(options, scores, [scores])
+            if settled is not None and settled(first):
+                return first
+            return super().choose(kind, parts, options)
+
+    monkeypatch.setattr(scoring, "ModelChooser", FirstOrderFavoursTheTwin)
+    agreed = make_reader("paths:quick=0.99999,agree=1", backend_model).read(question, TWO_WAY, ["utah"])
+    assert _purposes(agreed) == ["reads.reading (walks scored as replies)"]  # no second order read
+    assert "two looks agreed" in agreed.explanation and (agreed.plans[0].twin_of or agreed.plans[0].text) == walk
+
+
 def test_worked_examples_are_questions_of_the_users_graph_with_the_walks_that_answer_them():
     """`examples.graph_examples`: grounded in the graph (each walk's hops are triplets it holds), the same every time
     (a session reads them once), "" for a graph they cannot be made from."""
