@@ -519,13 +519,14 @@ class ModelPathReader:
                 options, picked = [options[i] for i in best], [picked[i] for i in best]
                 aligned = [aligned[i] for i in best] if aligned is not None else None
         quick_sure = looks[0][1][0][0] if looks else 0.0  # the quick look's probability of its best walk
+        listing = self.listed and (not looks or quick_sure < self.quick)  # the walks are listed for the model
         twins: list[tuple[RelationPlan, RelationPlan]] = []  # (a walk not listed, the listed walk it repeats)
-        if self.listed and (not looks or quick_sure < self.quick) and self.distinct:
+        if listing and self.distinct:
             keep, twins = distinct_walks(picked)
             options, picked = [options[i] for i in keep], [picked[i] for i in keep]
             aligned = [aligned[i] for i in keep] if aligned is not None else None
         agreed = False  # the first listing order chose the quick look's walk, so the second was not read
-        if self.listed and (not looks or quick_sure < self.quick):
+        if listing:
             settled = None
             if self.agree and looks and one_entity:
                 liked = looks[0][1][0][1]  # the quick look's best walk (either form of a walk listed once)
@@ -533,8 +534,7 @@ class ModelPathReader:
                 def settled(first: Any) -> bool:  # the first listing order chose the quick look's walk, as sure
                     nonlocal agreed
                     mine = _grouped(picked, self._probs(first, aligned))
-                    agreed = (bool(mine) and (mine[0][1].twin_of or mine[0][1].text) == (liked.twin_of or liked.text)
-                              and mine[0][0] >= self.quick)
+                    agreed = bool(mine) and mine[0][1].walk_key == liked.walk_key and mine[0][0] >= self.quick
                     return agreed
 
             decision = ModelChooser(self.model, permutations=self.permutations).choose(
@@ -659,11 +659,11 @@ def distinct_walks(plans: Sequence[RelationPlan]) -> tuple[list[int], list[tuple
     walked: dict[str, RelationPlan] = {}  # each walk kept, under its first path's text
     keep, twins = [], []
     for i, p in enumerate(plans):
-        same = walked.get(p.twin_of or p.text)
+        same = walked.get(p.walk_key)
         if same is not None:
             twins.append((p, same))
             continue
-        walked[p.twin_of or p.text] = p
+        walked[p.walk_key] = p
         keep.append(i)
     return keep, twins
 
@@ -773,12 +773,16 @@ def unlisted_prompt(question: str, topics: Sequence[str], vocabulary: RelationVo
     return PromptParts(head=head, tail="", fixed=fixed)
 
 
-READER_OPTIONS = {"max_hops": int, "permutations": int, "listed": lambda v: str(v).lower() in ("1", "true", "yes"),
-                  "max_options": int, "align": float, "quick": float, "quick_options": int, "phrase_gain": float,
-                  "cover": float, "joint": lambda v: str(v).lower() in ("1", "true", "yes"), "meet": float, "shorter": float, "joint_model": float, "aligned_share": float,
-                  "order": float, "stop": float, "agree": lambda v: str(v).lower() in ("1", "true", "yes"),
-                  "distinct": lambda v: str(v).lower() in ("1", "true", "yes"), "examples": int,
-                  "horizon": lambda v: str(v).lower() in ("1", "true", "yes"), "spread": float}
+def _flag(value: Any) -> bool:
+    """A reader option's yes or no (``1``, ``true`` or ``yes`` for yes)."""
+    return str(value).lower() in ("1", "true", "yes")
+
+
+READER_OPTIONS = {"max_hops": int, "permutations": int, "listed": _flag, "max_options": int, "align": float,
+                  "quick": float, "quick_options": int, "phrase_gain": float, "cover": float, "joint": _flag,
+                  "meet": float, "shorter": float, "joint_model": float, "aligned_share": float, "order": float,
+                  "stop": float, "agree": _flag, "distinct": _flag, "examples": int, "horizon": _flag,
+                  "spread": float}
 
 
 def make_reader(name: str, model: Any = None, vocabulary: RelationVocabulary | None = None) -> Any:

@@ -62,6 +62,11 @@ class RelationPlan:
         return [h.relation for h in self.hops]
 
     @property
+    def walk_key(self) -> str:
+        """The text of the first path that walks this walk: the same for a path and its `twin_of`."""
+        return self.twin_of or self.text
+
+    @property
     def text(self) -> str:
         """The plan as the workbench writes triplets: ``X -> spouse -> ethnicity``."""
         return " -> ".join([self.topic, *(h.label for h in self.hops)])

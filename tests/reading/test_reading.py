@@ -99,8 +99,8 @@ def test_two_looks_agree_on_a_walk_whichever_way_round_the_list_spells_it(backen
 
     question = "which states border utah"
     liked = make_reader("paths:quick=0.0001", backend_model).read(question, TWO_WAY, ["utah"]).plans[0]
-    walk = liked.twin_of or liked.text
-    twin = next(p for p in relation_paths(TWO_WAY, ["utah"]) if p.text != liked.text and (p.twin_of or p.text) == walk)
+    walk = liked.walk_key
+    twin = next(p for p in relation_paths(TWO_WAY, ["utah"]) if p.text != liked.text and p.walk_key == walk)
     real = scoring.ModelChooser
 
     class FirstOrderFavoursTheTwin(real):
@@ -114,7 +114,7 @@ def test_two_looks_agree_on_a_walk_whichever_way_round_the_list_spells_it(backen
     monkeypatch.setattr(scoring, "ModelChooser", FirstOrderFavoursTheTwin)
     agreed = make_reader("paths:quick=0.99999,agree=1", backend_model).read(question, TWO_WAY, ["utah"])
     assert _purposes(agreed) == ["reads.reading (walks scored as replies)"]  # no second order read
-    assert "two looks agreed" in agreed.explanation and (agreed.plans[0].twin_of or agreed.plans[0].text) == walk
+    assert "two looks agreed" in agreed.explanation and agreed.plans[0].walk_key == walk
 
 
 def test_worked_examples_are_questions_of_the_users_graph_with_the_walks_that_answer_them():
