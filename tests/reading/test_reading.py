@@ -9,6 +9,7 @@ a path the graph can walk.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -127,8 +128,6 @@ def test_worked_examples_are_questions_of_the_users_graph_with_the_walks_that_an
     walks = [line[len("Walk: "):] for line in text.splitlines() if line.startswith("Walk: ")]
     questions = [line for line in text.splitlines() if line.startswith("Question: ")]
     assert len(walks) == len(questions) >= 2
-    import re
-
     for walk in walks:  # "A -r-> B <-s- C": every hop a triplet of the graph, forwards or backwards
         parts = re.split(r" -(\w+)-> | <-(\w+)- ", walk)
         entities, hops = parts[0::3], list(zip(parts[1::3], parts[2::3]))
