@@ -169,18 +169,22 @@ def run_controls(
     if job is not None and job.done and not job.collected:
         on_finished(collect(job))
     busy_page = running_job_page()
+    # the click is read before the button is drawn, so this very run starts the job and draws the button
+    # disabled with the progress panel under it (a second run of the page would delay the first phase shown)
+    if st.session_state.get(f"{key}_run") and not (busy_page or blocked):
+        job = make_job().start() if make_job is not None else start_job(make_specs())
+        st.session_state[f"{key}_job"] = job
+        register_job(key, job)
+        on_finished([])
+        busy_page = JOB_PAGES[key]
     hint = blocked
     if busy_page == JOB_PAGES[key]:
         hint = "A run is going: wait for it, or press Stop"
     elif busy_page:
         hint = f"A run started on the {busy_page} page is going: wait for it, or stop it there"
-    if st.button(label, type="primary", disabled=bool(busy_page or blocked), key=f"{key}_run",
-                 icon=":material/play_arrow:", help=hint or help):
-        st.session_state[f"{key}_job"] = make_job().start() if make_job is not None else start_job(make_specs())
-        register_job(key, st.session_state[f"{key}_job"])
-        on_finished([])
-        st.rerun()  # draw the page again with the button disabled and the progress panel polling
-    elif hint:
+    st.button(label, type="primary", disabled=bool(busy_page or blocked), key=f"{key}_run",
+              icon=":material/play_arrow:", help=hint or help)
+    if hint:
         st.caption(hint + ("." if busy_page else " to run."))
     if job is not None:
         job_panel(job, key=f"{key}_job")

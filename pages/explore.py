@@ -141,12 +141,14 @@ def edit_tab(original: KnowledgeGraph) -> None:
             tid = st.number_input("Triplet id", min_value=0, step=1, key="edit_rm_id")
         st.button("Remove", key="edit_rm", icon=":material/remove_circle:", on_click=remove, args=(tid,),
                   disabled=tid is None)
-    with c2, st.container(border=True):
+    # a form: the three fields go with the click that adds them, so typing reruns nothing (a click during a
+    # field's rerun could be lost) and Enter in a field never adds a half-typed triplet
+    with c2, st.form("edit_add_form", border=True, enter_to_submit=False):
         st.markdown("**Add a triplet**")
         st.text_input("Head", key="edit_h")
         st.text_input("Relation", key="edit_r")
         st.text_input("Tail", key="edit_t")
-        st.button("Add", key="edit_add", icon=":material/add_circle:", on_click=add)
+        st.form_submit_button("Add", key="edit_add", icon=":material/add_circle:", on_click=add)
     if log:
         st.markdown("**Edits so far**")
         st.code("\n".join(log), language=None)

@@ -189,7 +189,7 @@ def test_explore_search_expand_and_edit_a_copy(runs_dir):
     assert len(at.session_state["edited_graph"]) == n - 1 and len(at.session_state["graph"]) == n
     at.text_input(key="edit_h").set_value("Sharon Tate")
     at.text_input(key="edit_r").set_value("born_in")
-    at.text_input(key="edit_t").set_value("Dallas").run()
+    at.text_input(key="edit_t").set_value("Dallas")  # a form: the fields go with the click that adds them
     at.button(key="edit_add").click().run()
     _ok(at)
     assert at.session_state["edited_graph"].find("Sharon Tate", "born_in", "Dallas") is not None
@@ -197,6 +197,25 @@ def test_explore_search_expand_and_edit_a_copy(runs_dir):
     assert [at.text_input(key=k).value for k in ("edit_h", "edit_r", "edit_t")] == ["", "", ""]  # ready for the next
     legend = _srcdoc(at)[0]
     assert "expanded entity" in legend and "key entity (RoK)" not in legend  # the legend speaks this page's words
+
+
+def test_explore_add_waits_for_all_three_fields_and_keeps_what_was_typed(runs_dir):
+    """Add is a form's button: an incomplete triplet is refused with a message, nothing is added, the typed
+    fields stay; a rerun between fields (another widget) adds nothing and loses nothing of the graph."""
+    at = _app("pages/explore.py")
+    _ok(at)
+    n = len(at.session_state["graph"])
+    at.text_input(key="edit_h").set_value("Sharon Tate")
+    at.text_input(key="edit_r").set_value("born_in")
+    at.button(key="edit_add").click().run()
+    assert [e.value for e in at.error] == ["Head\\, relation and tail must all be non\\-empty\\."]
+    assert at.session_state.get("edited_graph") is None and len(at.session_state["graph"]) == n
+    assert [at.text_input(key=k).value for k in ("edit_h", "edit_r")] == ["Sharon Tate", "born_in"]
+    at.text_input(key="edit_t").set_value("Dallas")
+    at.button(key="edit_add").click().run()
+    _ok(at)
+    assert at.session_state["edited_graph"].find("Sharon Tate", "born_in", "Dallas") is not None
+    assert len(at.session_state["edited_graph"]) == n + 1 and len(at.session_state["graph"]) == n
 
 
 def _a_method() -> str | None:
