@@ -138,7 +138,7 @@ from ..decoding.prompt_budget import guided_context, meeting_triplets, sure_cont
 from ..decoding.query_subgraph import QueryCentricSubgraph
 from ..graph.readings import is_reversed, reading_of, triplet_of
 from ..parameters import param
-from ..reading.guidance import (agree_param, cover_param, distinct_param, domain_words_param, horizon_param,
+from ..reading.guidance import (agree_param, cover_param, distinct_param, domain_words_param, listed_param, horizon_param,
                                joint_param, meet_param, order_param, phrase_param, quick_param, read_question,
                                reader_param, step_budget, stop_param, sure_param)
 from ..reading.reading import QuestionReading
@@ -252,6 +252,7 @@ class DogParams(PromptParams):
     reading_stop_weight: float = stop_param()
     reading_agree: bool = agree_param()
     reading_distinct: bool = distinct_param()
+    reading_listed: int = listed_param()
     reading_domain_words: bool = domain_words_param()
     prompt_examples: str = param(
         "bare", "bare: the prompt's three examples write their triplets and the answer line with no commentary "

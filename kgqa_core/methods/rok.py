@@ -31,7 +31,7 @@ from ..graph.knowledge_graph import KnowledgeGraph
 from ..graph.linking import normalize_name, resolve_entity
 from ..models.generation import GenerationConfig
 from ..parameters import MethodParams, param, preset_param
-from ..reading.guidance import (agree_param, cover_param, distinct_param, domain_words_param, horizon_param,
+from ..reading.guidance import (agree_param, cover_param, distinct_param, domain_words_param, listed_param, horizon_param,
                                joint_param, meet_param, order_param, phrase_param, quick_param, read_question,
                                reader_param, stop_param, sure_param)
 from ..rok import prompts
@@ -81,6 +81,7 @@ class RokParams(MethodParams):
     reading_stop_weight: float = stop_param()
     reading_agree: bool = agree_param()
     reading_distinct: bool = distinct_param()
+    reading_listed: int = listed_param()
     reading_domain_words: bool = domain_words_param()
     preset: str = preset_param()
 

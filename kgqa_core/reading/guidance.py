@@ -135,6 +135,16 @@ def distinct_param() -> Any:
                  advanced=True)
 
 
+def listed_param() -> Any:
+    from .readers import MAX_OPTIONS
+
+    return param(MAX_OPTIONS, "paths reader: how many walks are listed for the model to choose among when its reply "
+                 "to the question alone is unsure. The reply scores the same walks whatever this is; fewer than "
+                 f"{MAX_OPTIONS} lists its likeliest ones only, so an unsure question reads fewer prompt tokens "
+                 "(a shorter list) but the model's choice is spread over fewer walks, so readings come out surer. "
+                 f"{MAX_OPTIONS} (the default): every walk scored is listed.", min=2, max=MAX_OPTIONS, advanced=True)
+
+
 def domain_words_param() -> Any:
     return param(False, "paths reader: a word of the question about as close to most of the relations its walks offer "
                  "as to any one of them (\"movies\" in a film graph) is a word of the graph's whole domain, not the "
@@ -163,7 +173,18 @@ def reader_spec(params: Any) -> str:
                                                      ("distinct", getattr(params, "reading_distinct", None)),
                                                      ("spread", _spread(getattr(params, "reading_domain_words", None))))
                if value is not None]
+    options += _listed(getattr(params, "reading_listed", None))
     return f"{name}:{','.join(options)}" if options else name
+
+
+def _listed(listed: int | None) -> list[str]:
+    """The reader's options for `reading_listed`: none at the default (every walk scored is listed), else the quick
+    look scoring the default number of walks and the list showing its best `listed`."""
+    from .readers import MAX_OPTIONS
+
+    if listed is None or int(listed) >= MAX_OPTIONS:
+        return []
+    return [f"quick_options={MAX_OPTIONS}", f"max_options={int(listed)}"]
 
 
 def _spread(on: bool | None) -> float | None:

@@ -475,6 +475,7 @@ def test_the_reading_prompts_fixed_text_comes_first_and_a_session_reads_it_once(
                                                ("reading_stop_weight", 2, (1.0, 0.5, 0.5)),
                                                ("reading_agree", "maybe", (False, True, True)),
                                                ("reading_distinct", "maybe", (True, False, False)),
+                                               ("reading_listed", 1, (12, 8, 8)),
                                                ("reading_domain_words", "maybe", (False, True, True))])
 def test_a_reader_setting_is_a_checked_parameter_and_keys_the_reading(small_model, name, bad, values):
     """A reader's setting is declared by DoG, READS and RoK, checked, recorded in the trace, and keys the session's
@@ -488,6 +489,8 @@ def test_a_reader_setting_is_a_checked_parameter_and_keys_the_reading(small_mode
             parse_params(method_spec(method), {name: bad})
     assert reader_spec(parse_params(method_spec("dog"), {"reading_phrase_gain": 0})) == \
         "paths:quick=0.9,phrase_gain=0,joint=1,cover=1,meet=3,horizon=1,order=0,stop=0.5,agree=1,distinct=0,spread=0"
+    assert reader_spec(parse_params(method_spec("rok"), {"reading_listed": 8})).endswith(  # the quick look scores 12
+        ",spread=0,quick_options=12,max_options=8")
     clear_readings()
     ask = dict(graph=PEOPLE, question="what is the ethnicity of Ann's wife", model=small_model, topic_entities=["Ann"])
     runs = [run_method("dog", MethodRequest(**ask, params={"max_new_tokens": 8, "max_steps": 1, name: v}))

@@ -9,13 +9,15 @@ from apptest import lean_dog_on_ask, run_one_on_ask
 pytestmark = pytest.mark.usefixtures("no_run_outlives_its_test")
 
 
-def test_the_stop_weight_the_hop_order_agreeing_looks_and_distinct_walks_are_set_in_the_form_and_saved(runs_dir,
-                                                                                                      monkeypatch):
+def test_the_stop_weight_the_hop_order_agreeing_looks_distinct_and_listed_walks_are_set_in_the_form_and_saved(
+        runs_dir, monkeypatch):
     at = lean_dog_on_ask(monkeypatch)
     assert at.number_input(key="ask_param_reading_stop_weight").value == 0.5
     assert at.number_input(key="ask_param_reading_order").value == 0.0
     assert at.checkbox(key="ask_param_reading_agree").value is True  # two looks that agree settle the reading
     assert at.checkbox(key="ask_param_reading_distinct").value is False  # a walk listed both ways (off by default)
+    assert at.number_input(key="ask_param_reading_listed").value == 12  # every walk the quick look scored is listed
+    at.number_input(key="ask_param_reading_listed").set_value(8)
     at.number_input(key="ask_param_reading_stop_weight").set_value(1.0)
     at.number_input(key="ask_param_reading_order").set_value(0.2)
     at.checkbox(key="ask_param_reading_agree").uncheck()
@@ -24,6 +26,7 @@ def test_the_stop_weight_the_hop_order_agreeing_looks_and_distinct_walks_are_set
     trace = run_one_on_ask(at, runs_dir)
     assert trace.parameters["reading_stop_weight"] == 1.0 and trace.parameters["reading_order"] == 0.2
     assert trace.parameters["reading_agree"] is False and trace.parameters["reading_distinct"] is True
+    assert trace.parameters["reading_listed"] == 8
 
 
 def test_the_run_card_says_which_nouns_of_the_question_name_no_hop(runs_dir, monkeypatch):
