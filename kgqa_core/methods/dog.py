@@ -34,11 +34,12 @@ model chooses, among the walks the graph holds from the topic entity
 question asks for, and its probability is the reading's confidence.  The
 reading is the first step of the trace.  What DoG layers on the paper's
 loop comes from it, as step filters (`kgqa_core.decoding.step_filters`),
-and only when it is sure (``reading_sure_at``); an unsure reading only
-raises the step budget (``auto_steps``), so DoG then runs as the paper does
-with its other documented deviations (``unsure_relations``, off by default,
-lets an unsure reading narrow each step to the relations of its likely plans
-instead: the less sure, the wider the offer):
+and only when it is sure (``reading_sure_at``); an unsure reading raises
+the step budget (``auto_steps``) and narrows each step to the relations of
+its likely plans (``unsure_relations``: those holding 80% of its
+probability, so the less sure, the wider the offer; everything when a step
+offers none of them), so DoG then runs much as the paper does with its other
+documented deviations; a sure one adds:
 
 * ``walk_to_depth``: an answer line written fewer hops out than the
   reading says is taken back (text and KV cells, to the end of the sentence
@@ -170,10 +171,12 @@ class DogParams(PromptParams):
         "(a symmetric fact stored both ways: 'oklahoma borders texas' after 'texas borders oklahoma'); "
         "from the graph, not the question (not in the paper; noted).", advanced=True)
     unsure_relations: float = param(
-        0.0, "When the question's reading is not sure (under reading_sure_at), each step offers only the relations "
-        "of the reading's most likely plans that together hold this share of its probability (e.g. 0.8), so the "
-        "less sure the reading, the less a step is narrowed; a step with none of them is offered everything. "
-        "0: an unsure reading narrows nothing (not in the paper; noted).", min=0.0, max=1.0, advanced=True)
+        0.8, "When the question's reading is not sure (under reading_sure_at), each step offers only the relations "
+        "of the reading's most likely plans that together hold this share of its probability (0.8: the plans "
+        "holding 80% of it), so the less sure the reading, the less a step is narrowed; a step with none of them is "
+        "offered everything. An unsure chain then stays among the relations the question may ask about instead of "
+        "wandering off along unrelated ones (tags, years). 0: an unsure reading narrows nothing (the paper preset; "
+        "noted in the trace).", min=0.0, max=1.0, advanced=True)
     auto_steps: bool = param(
         True, "Raise max_steps to two triplets per hop the question names (the question's reading, kgqa_core.reading; one "
         "hop more when the reading is as long as the reader plans, 3 hops); noted.",

@@ -226,7 +226,7 @@ def read_question(request: Any, params: Any, rec: Any, topics: Sequence[str]) ->
             _READ[key] = reading
             while len(_READ) > _READ_LIMIT:
                 _READ.popitem(last=False)
-    record_reading(rec, reading, getattr(params, "reading_sure_at", SURE_AT))
+    record_reading(rec, reading, getattr(params, "reading_sure_at", SURE_AT), getattr(params, "unsure_relations", 0.0))
     return reading
 
 
@@ -262,18 +262,24 @@ def _cache_key(request: Any, name: str, topics: Sequence[str], vocabulary: Any) 
     return (name, model_key, fingerprint, request.question, tuple(topics), words)
 
 
-def guidance_words(reading: QuestionReading, sure_at: float) -> str:
-    """What the reading will change, in plain words."""
+def guidance_words(reading: QuestionReading, sure_at: float, unsure_relations: float = 0.0) -> str:
+    """What the reading will change, in plain words (`unsure_relations`: DoG's share of an unsure reading's
+    probability whose plans' relations a step keeps to; 0 for a method without it)."""
     if not reading.read:
         return "Nothing is guided by it: the method runs as the paper describes."
     if reading.guides(sure_at):
         return (f"It is sure enough ({reading.confidence:.0%}, at least {sure_at:.0%}) to guide the steps: they are "
                 "offered the planned relations first and only, where any is left.")
+    if unsure_relations and reading.plans:
+        return (f"It is not sure enough ({reading.confidence:.0%}, under {sure_at:.0%}) to hold the steps to its "
+                f"plan: it sets how many steps the chain may take, and each step is offered the relations of its "
+                f"likeliest plans (those holding {unsure_relations:.0%} of its probability), everything where none "
+                "of them is offered.")
     return (f"It is not sure enough ({reading.confidence:.0%}, under {sure_at:.0%}) to narrow any step: it only "
             "sets how many steps the chain may take.")
 
 
-def record_reading(rec: Any, reading: QuestionReading, sure_at: float) -> None:
+def record_reading(rec: Any, reading: QuestionReading, sure_at: float, unsure_relations: float = 0.0) -> None:
     from ..trace.schema import Candidate, Step
 
     rec.trace.extra["reading"] = reading.to_dict()
@@ -288,7 +294,7 @@ def record_reading(rec: Any, reading: QuestionReading, sure_at: float) -> None:
         choice=reading.plans[0].text if reading.plans else None,
         model_calls=list(reading.calls), tokens_in=sum(getattr(c, "prompt_tokens", 0) for c in reading.calls),
         seconds=round(reading.seconds, 4),
-        note=f"{reading.explanation}. {guidance_words(reading, sure_at)}",
+        note=f"{reading.explanation}. {guidance_words(reading, sure_at, unsure_relations)}",
         extra={"reading": reading.to_dict(), "sure_at": sure_at, "forward_passes": reading.forward_passes},
     ))
 

@@ -205,6 +205,9 @@ def test_an_unsure_reading_narrows_a_step_to_its_likely_plans_relations_and_less
     # asked for all of its probability, the plans name every relation the step offers: nothing is narrowed
     everything = DogGuidance.from_reading(spread, DogParams(unsure_relations=1.0)).filters[-1]
     assert everything.apply(StepView(BORDERS, [], ["texas"], guides), full) == (full, "")
-    # off (the default until measured, and the paper preset): an unsure reading narrows nothing
-    assert [f.name for f in DogGuidance.from_reading(spread, DogParams()).filters] == ["skip_restatements"]
+    # the default (0.8) narrows as above; off (the paper preset): an unsure reading narrows nothing
+    assert [f.name for f in DogGuidance.from_reading(spread, DogParams()).filters] == ["skip_restatements",
+                                                                                       "unsure_relations"]
+    assert [f.name for f in DogGuidance.from_reading(spread, DogParams(unsure_relations=0.0)).filters] == \
+        ["skip_restatements"]
     assert DogParams.PRESETS["paper"]["unsure_relations"] == 0.0

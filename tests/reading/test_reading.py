@@ -9,6 +9,7 @@ a path the graph can walk.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from kgqa_core.graph.knowledge_graph import KnowledgeGraph
 from kgqa_core.parameters import parse_params
 from kgqa_core.reading.guidance import guidance_words
 from kgqa_core.reading.paths import relation_paths
-from kgqa_core.reading.reading import QuestionReading, plan_allows
+from kgqa_core.reading.reading import PlanHop, QuestionReading, RelationPlan, plan_allows
 from kgqa_core.reading.alignment import hop_alignment
 from kgqa_core.reading.readers import LexiconReader, lexicon_scores, make_reader, offered, shortlist
 from kgqa_core.reading.vocabulary import RelationVocabulary, VocabularyError
@@ -200,7 +201,7 @@ def test_every_method_has_the_paper_preset_one_switch_away(method):
         assert parse_params(spec, {"preset": "paper", "walk_to_depth": "true"}).walk_to_depth is True
 
 
-def test_an_unsure_reading_never_narrows_a_step():
+def test_an_unsure_reading_never_holds_a_step_to_its_plan():
     from kgqa_core.methods.dog import DogGuidance, DogParams
 
     unsure = QuestionReading("paths", hops=2, confidence=0.3, sure=True, relations=["spouse", "ethnicity"],
@@ -209,6 +210,13 @@ def test_an_unsure_reading_never_narrows_a_step():
     assert [f.name for f in DogGuidance.from_reading(unsure, DogParams()).filters] == ["skip_restatements"]
     assert DogGuidance.from_reading(unsure, DogParams()).walk_out is None
     assert "not sure enough" in guidance_words(unsure, 0.5)
+    # with its plans, an unsure reading keeps each step to the relations of its likeliest ones (unsure_relations)
+    planned = dataclasses.replace(unsure, plans=[RelationPlan("Ann", (PlanHop("spouse"), PlanHop("ethnicity")), 0.3),
+                                                 RelationPlan("Ann", (PlanHop("ethnicity"),), 0.25)])
+    assert [f.name for f in DogGuidance.from_reading(planned, DogParams()).filters] == ["skip_restatements",
+                                                                                        "unsure_relations"]
+    assert "to narrow any step" in guidance_words(planned, 0.5)  # a method without unsure_relations
+    assert "likeliest plans (those holding 80% of its probability)" in guidance_words(planned, 0.5, 0.8)
     sure = QuestionReading("paths", hops=2, confidence=0.8, sure=True, relations=["spouse", "ethnicity"],
                            uses={"spouse": 1, "ethnicity": 1}, order=["spouse", "ethnicity"])
     g = DogGuidance.from_reading(sure, DogParams())
@@ -554,7 +562,6 @@ def test_walks_of_two_entities_that_never_meet_do_not_read_a_question_about_what
     alignment gave it (no surer for meeting); without the graph, or with ``meet=0``, the model's odds stand;
     when no combination meets, all pay alike."""
     from kgqa_core.reading.readers import joint_choice
-    from kgqa_core.reading.reading import PlanHop, RelationPlan
 
     def walk(topic, relation, forward=True):
         return RelationPlan(topic, (PlanHop(relation, forward),))
@@ -592,7 +599,6 @@ def test_a_joint_choice_weighs_the_models_liking_for_long_walks_less_and_takes_s
     import math
 
     from kgqa_core.reading.readers import JOINT_MODEL_WEIGHT, SHORTER, joint_choice
-    from kgqa_core.reading.reading import PlanHop, RelationPlan
 
     question, topics = "which of Karl Berg's doctoral students is from Norway", ["Karl Berg", "Norway"]
     long = RelationPlan("Karl Berg", (PlanHop("doctoral_advisor", False), PlanHop("nationality"),
