@@ -217,7 +217,7 @@ def reading_lines(trace: Trace) -> tuple[list[str], list[str]]:
         conf = reading.get("confidence")
         if isinstance(conf, (int, float)) and reading.get("hops"):
             head += f": {reading.get('hops')} hop(s), {conf:.0%} sure"
-            head += "" if reading.get("sure") else " (not sure enough to narrow the steps)"
+            head += "" if reading.get("sure") else " (not sure enough to hold the steps to its plan)"
         read.append(head + (f". {explanation}" if explanation else ""))
         plans = reading.get("plans") if isinstance(reading.get("plans"), list) else []
         for i, p in enumerate(plans[:PLANS_SHOWN], start=1):

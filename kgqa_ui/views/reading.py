@@ -35,8 +35,9 @@ class ReadingView(StepView):
     def score_legend(self, step: Step) -> str:
         return ("Each option is a relation path the graph holds from the question's entity; its score is the "
                 "log-probability the reader gave it (0 is certain), the probability is in the tooltip. Kept = the "
-                "plan the method follows. The reading narrows the steps only when it is sure enough "
-                f"(at least {_sure_at(step):.0%}); otherwise it only sets how many steps the method may take.")
+                "plan the method follows. The reading holds the steps to its plan only when it is sure enough "
+                f"(at least {_sure_at(step):.0%}); otherwise it sets how many steps the method may take, and DoG "
+                "keeps each step to the relations of its likeliest plans (unsure_relations; the step's note says).")
 
     def candidate_reason(self, step: Step, cand: Candidate) -> str:
         return "kept: the plan the method follows" if cand.kept else "another reading of the question"
