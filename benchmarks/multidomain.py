@@ -100,7 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.model}, --per-type {args.per_type}")
     print("| domain | type | method | n | Hits@1 | F1 | ill% | p50 s | prompt tokens read | tokens written |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    order = {"dog": 0, "dog-previous": 1, "dog-unsure": 1.5, "dog-nomeet": 1.7, "dog-list8": 1.8, "dog-paper": 2, "direct": 3, "reads": 4, "rok": 5}
+    order = {"dog": 0, "dog-previous": 1, "dog-unsure": 1.5, "dog-nomeet": 1.7, "dog-list8": 1.8, "dog-paper": 2,
+             "direct": 3, "reads": 4, "rok": 5}
     for domain, qtype, name, g, (read, written) in sorted(
             rows, key=lambda r: (r[1] != "all", r[0], r[1], order.get(r[2], 9))):
         hits = f"{g.hits1.value:.2f}" if g.hits1 else "-"

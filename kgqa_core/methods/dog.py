@@ -139,8 +139,8 @@ from ..decoding.prompt_budget import guided_context, meeting_triplets, sure_cont
 from ..decoding.query_subgraph import QueryCentricSubgraph
 from ..graph.readings import is_reversed, reading_of, triplet_of
 from ..parameters import param
-from ..reading.guidance import (agree_param, cover_param, distinct_param, domain_words_param, listed_param, horizon_param,
-                               joint_param, meet_param, order_param, phrase_param, quick_param, read_question,
+from ..reading.guidance import (agree_param, cover_param, distinct_param, domain_words_param, horizon_param,
+                               joint_param, listed_param, meet_param, order_param, phrase_param, quick_param, read_question,
                                reader_param, step_budget, stop_param, sure_param)
 from ..reading.reading import QuestionReading
 from ..trace.faithfulness import check_chains, ground_chain

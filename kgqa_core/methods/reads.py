@@ -45,8 +45,8 @@ from ..reads.constraints import (
 from ..reads.options import NONE_OPTION, answer_options, rank_pool, search_options
 from ..reads.prompts import answer_prompt, prune_prompt, search_prompt
 from ..reads.scoring import LENGTH_NORMS, Chooser, Decision, ModelChooser, decision_from_scores, with_penalty
-from ..reading.guidance import (agree_param, cover_param, distinct_param, domain_words_param, listed_param, horizon_param,
-                               joint_param, meet_param, order_param, phrase_param, quick_param, read_question,
+from ..reading.guidance import (agree_param, cover_param, distinct_param, domain_words_param, horizon_param,
+                               joint_param, listed_param, meet_param, order_param, phrase_param, quick_param, read_question,
                                reader_param, stop_param, sure_param)
 from ..reading.reading import MAX_HOPS as READER_HORIZON
 from ..reading.reading import QuestionReading, plan_allows

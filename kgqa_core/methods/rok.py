@@ -31,8 +31,8 @@ from ..graph.knowledge_graph import KnowledgeGraph
 from ..graph.linking import normalize_name, resolve_entity
 from ..models.generation import GenerationConfig
 from ..parameters import MethodParams, param, preset_param
-from ..reading.guidance import (agree_param, cover_param, distinct_param, domain_words_param, listed_param, horizon_param,
-                               joint_param, meet_param, order_param, phrase_param, quick_param, read_question,
+from ..reading.guidance import (agree_param, cover_param, distinct_param, domain_words_param, horizon_param,
+                               joint_param, listed_param, meet_param, order_param, phrase_param, quick_param, read_question,
                                reader_param, stop_param, sure_param)
 from ..rok import prompts
 from ..rok.branches import SIBLING_RULES, Branch, candidate_branches, numbered_list, parse_relevance
