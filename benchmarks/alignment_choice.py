@@ -49,6 +49,9 @@ VARIANTS = [(f"cover {w:g}, threshold {at:g}", w, {"COVER_AT": at}) for w, at in
      alignment.COVER_WEIGHT, {"APPOSITIVES": False}),
     ("a noun before a participle and 'by' (the films written by X) names hops as any word (AGENT_NOUNS off)",
      alignment.COVER_WEIGHT, {"AGENT_NOUNS": False}),
+    ("the answer's noun said again (what states border states that ...) names hops as any word (KIND_REPEATS off)",
+     alignment.COVER_WEIGHT, {"KIND_REPEATS": False}),
+] + [
     ("domain words (reading_domain_words)", alignment.COVER_WEIGHT, {"SPREAD_WEIGHT": alignment.SPREAD_ON}),
 ] + [(f"domain words {w:g}, floor {f:g}", alignment.COVER_WEIGHT, {"SPREAD_WEIGHT": w, "SPREAD_FLOOR": f})
      for w in (1.0, 2.0, 3.0) for f in (0.3, 0.35)] + [

@@ -675,6 +675,34 @@ def test_a_noun_before_a_participle_keeps_naming_what_it_paraphrases_and_needs_a
     assert alignment._agent_nouns("which films are films written by Ann Lee", ["Ann Lee"]) == set()
 
 
+def test_the_answers_noun_said_again_names_no_hop_past_the_answer(embedder, monkeypatch):
+    """`alignment.KIND_REPEATS`: in "what states border states that border colorado" the second "states" says the
+    neighbours are states, as the first says the answer is: it names no third hop to a relation close to it
+    (`country`, 0.61 in MiniLM) and, the same word in another number, neither does "state"."""
+    from kgqa_core.reading import alignment
+
+    q, topics = "what states border states that border colorado", ["colorado"]
+    among = ["population", "has city", "borders", "flows through", "elevation", "area", "lowest point",
+             "highest point", "country", "capital", "has mountain", "length", "has lake"]  # GeoQuery's graph
+    asked = RelationPlan(topic="colorado", hops=(PlanHop("borders"), PlanHop("borders")))
+    past = RelationPlan(topic="colorado", hops=(PlanHop("borders"), PlanHop("borders"), PlanHop("country")))
+    score = lambda: alignment.joint_alignment(q, topics, [[asked], [past]], embedder=embedder,  # noqa: E731
+                                              among=among, cover=1.0)
+    assert alignment._kind_repeats(q, topics) == {"states"}
+    assert ("states", "again the kind of thing the answer is, of other entities the question names") in \
+        alignment.described_nouns(q, topics)
+    on = score()
+    monkeypatch.setattr(alignment, "KIND_REPEATS", False)
+    off = score()
+    # the walk past the answer keeps only what the answer's kind says of its last hop: the model decides the rest
+    assert on[1] - on[0] < off[1] - off[0], (on, off)
+    monkeypatch.setattr(alignment, "KIND_REPEATS", True)
+    assert alignment._kind_repeats("which state borders the states that border utah", ["utah"]) == {"states"}
+    # a word that is not the answer's kind is left as it was, and so is a question without one
+    assert alignment._kind_repeats("which rivers run through states bordering new mexico", ["new mexico"]) == set()
+    assert alignment._kind_repeats("who are the actors of films with actors of Heat", ["Heat"]) == set()
+
+
 def test_a_copular_questions_noun_asks_for_the_answers_kind(monkeypatch):
     """`alignment.COPULAR_NOUNS`: "what are the genres of ..." asks for genres as "which genres ..." does."""
     from kgqa_core.reading import alignment
