@@ -663,6 +663,21 @@ def test_the_model_reader_says_which_nouns_name_no_hop_and_why(backend_model):
             in reading.explanation), reading.explanation
 
 
+def test_the_model_reader_says_when_the_answers_kind_is_said_again(backend_model):
+    """What the trace tells a domain expert: the second "states" says the neighbours are states, and names no hop."""
+    from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+    from kgqa_core.reading.readers import make_reader
+
+    states = KnowledgeGraph.from_triplets([
+        ("colorado", "borders", "utah"), ("utah", "borders", "nevada"), ("colorado", "borders", "kansas"),
+        ("kansas", "borders", "missouri"), ("utah", "country", "usa"), ("kansas", "country", "usa"),
+        ("colorado", "capital", "denver"), ("utah", "capital", "salt lake city")], name="states")
+    reading = make_reader("paths", backend_model).read("what states border states that border colorado", states,
+                                                       ["colorado"])
+    assert ("'states' says again the kind of thing the answer is, of other entities the question names, so it names "
+            "no hop of its own" in reading.explanation), reading.explanation
+
+
 def test_a_noun_before_a_participle_keeps_naming_what_it_paraphrases_and_needs_an_entity_as_agent(embedder):
     from kgqa_core.reading import alignment
 
