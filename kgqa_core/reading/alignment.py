@@ -165,6 +165,15 @@ AGENT_NOUNS = True
 # the states to their country, 93% sure (docs/benchmarks.md, "The answer's kind said again").  False: the reading
 # before it.
 KIND_REPEATS = True
+# A noun before a relative clause or a present participle whose subject or object is an entity's name ("states
+# bordering texas", "states that border colorado", "the club that X plays for") is, like an agent noun, the kind of
+# thing the clause's relation reaches from that entity: it names no hop of its own (`_relative_nouns`; English
+# grammar; a near paraphrase of a relation still names it, `SPREAD_KEEP`).  Off by default: it read four of five
+# geography questions it changes as their two hops (none before), but DoG answered 7 of the 10 dev questions it
+# changes against 8 (docs/benchmarks.md, "A noun before a relative clause or a participle").
+RELATIVE_NOUNS = False
+_RELATIVES = frozenset({"that", "which", "who", "whom"})
+_RELATIVE_REACH = 3  # how many words after the relative pronoun the entity's name may stand
 _PASSIVE_AGENT = "by"
 _ARTICLES = frozenset({"the", "a", "an"})
 _WORD = re.compile(r"[^\W_]+")
@@ -249,6 +258,34 @@ def _agent_nouns(question: str, topics: Sequence[str]) -> set[str]:
         i + 3 in named and tokens[i + 2] == _PASSIVE_AGENT and _content(tokens[i + 1])))
 
 
+def _relative_nouns(question: str, topics: Sequence[str], on: bool | None = None) -> set[str]:
+    """The question's content words that stand only right before a present participle and an entity's name, or
+    before a relative pronoun whose clause names an entity within `_RELATIVE_REACH` words (`RELATIVE_NOUNS`; ``on``
+    None: that setting).
+
+    >>> sorted(_relative_nouns("what are the high points of states surrounding mississippi", ["mississippi"], on=True))
+    ['states']
+    >>> sorted(_relative_nouns("where is the club that Ann Lee plays for", ["Ann Lee"], on=True))
+    ['club']
+    >>> sorted(_relative_nouns("what are the lakes in states bordering texas", ["texas"], on=True))
+    ['states']
+    >>> sorted(_relative_nouns("which river runs through the most states", [], on=True))
+    []
+    """
+    if not (RELATIVE_NOUNS if on is None else on):
+        return set()
+
+    def place(i: int, tokens: Sequence[str], named: set[int]) -> bool:
+        if tokens[i] in _PREPOSITIONS:  # "states through which X runs": the noun is before the preposition
+            return False
+        if i + 2 < len(tokens) and tokens[i + 1].endswith("ing") and _content(tokens[i + 1]) and i + 2 in named:
+            return True
+        return (i + 1 < len(tokens) and tokens[i + 1] in _RELATIVES
+                and any(j in named for j in range(i + 2, i + 2 + _RELATIVE_REACH)))
+
+    return _nouns_only_where(question, topics, place)
+
+
 def _kind_repeats(question: str, topics: Sequence[str]) -> set[str]:
     """The question's content words that say again the noun its "which"/"what" asks with (`KIND_REPEATS`): the
     same word, or the same word in another number ("state", "states"), elsewhere in the question.
@@ -302,9 +339,10 @@ def described_nouns(question: str, topics: Sequence[str]) -> list[tuple[str, str
     >>> described_nouns("who directed the movie Heat", ["Heat"])
     [('movie', 'what the entity after it is')]
     """
-    said = _appositive_nouns(question, topics) | _agent_nouns(question, topics)
+    agents = _agent_nouns(question, topics) | _relative_nouns(question, topics)
+    said = _appositive_nouns(question, topics) | agents
     return ([(w, "what the entity after it is") for w in sorted(_appositive_nouns(question, topics))]
-            + [(w, "what a hop from the entity after it reaches") for w in sorted(_agent_nouns(question, topics))]
+            + [(w, "what a hop from the entity after it reaches") for w in sorted(agents)]
             + [(w, "again the kind of thing the answer is, of other entities the question names")
                for w in sorted(_kind_repeats(question, topics) - said)])
 

@@ -663,6 +663,30 @@ def test_the_model_reader_says_which_nouns_name_no_hop_and_why(backend_model):
             in reading.explanation), reading.explanation
 
 
+def test_a_noun_before_a_relative_clause_names_no_hop_when_switched_on(embedder, monkeypatch):
+    """`alignment.RELATIVE_NOUNS` (off by default): "states bordering texas" are what `borders` reaches from Texas, so
+    "states" names no second hop of `borders`; a preposition before "which" is no noun, and off changes nothing."""
+    from kgqa_core.reading import alignment
+
+    q, topics = "what are the lakes in states bordering texas", ["texas"]
+    among = ["population", "has city", "borders", "flows through", "elevation", "area", "lowest point",
+             "highest point", "country", "capital", "has mountain", "length", "has lake"]  # GeoQuery's graph
+    asked = RelationPlan(topic="texas", hops=(PlanHop("borders"), PlanHop("has lake")))
+    longer = RelationPlan(topic="texas", hops=(PlanHop("borders"), PlanHop("borders"), PlanHop("has lake")))
+    score = lambda: alignment.joint_alignment(q, topics, [[asked], [longer]], embedder=embedder,  # noqa: E731
+                                              among=among, cover=1.0)
+    assert alignment._relative_nouns(q, topics) == set()  # off by default
+    off = score()
+    monkeypatch.setattr(alignment, "RELATIVE_NOUNS", True)
+    assert alignment._relative_nouns(q, topics) == {"states"}
+    assert ("states", "what a hop from the entity after it reaches") in alignment.described_nouns(q, topics)
+    on = score()
+    assert on[0] - on[1] > off[0] - off[1], (on, off)
+    assert on[0] > on[1], on
+    assert alignment._relative_nouns("what are the populations of states through which the mississippi river runs",
+                                      ["mississippi river"]) == set()
+
+
 def test_the_model_reader_says_when_the_answers_kind_is_said_again(backend_model):
     """What the trace tells a domain expert: the second "states" says the neighbours are states, and names no hop."""
     from kgqa_core.graph.knowledge_graph import KnowledgeGraph
