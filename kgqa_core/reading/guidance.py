@@ -35,8 +35,8 @@ def reader_param(default: str = "paths") -> Any:
                  choices=READERS, advanced=True)
 
 
-def sure_param() -> Any:
-    return param(SURE_AT, "How sure the question's reading must be (its probability) before it narrows what a "
+def sure_param(default: float = SURE_AT) -> Any:
+    return param(default, "How sure the question's reading must be (its probability) before it narrows what a "
                  "step offers; below it the reading only sets step budgets.", min=0.0, max=1.0, advanced=True)
 
 

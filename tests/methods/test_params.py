@@ -147,3 +147,18 @@ def test_methods_command_lists_each_parameter_with_range_and_help(capsys):
     for name in METHODS:
         for info in declared(method_spec(name).params):
             assert info.help in out
+
+
+def test_dogs_guidance_bar_is_higher_than_the_other_readers():
+    """DoG's reading guides its chain only from 0.6 (`methods.dog.DOG_SURE_AT`: readings 0.5-0.6 sure were wrong
+    as often as unsure ones); READS and RoK keep 0.5; ``--param reading_sure_at=`` still sets it."""
+    from kgqa_core.reading.reading import QuestionReading
+
+    dog = parse_params(method_spec("dog"), {})
+    assert dog.reading_sure_at == 0.6
+    assert parse_params(method_spec("reads"), {}).reading_sure_at == 0.5
+    assert parse_params(method_spec("rok"), {}).reading_sure_at == 0.5
+    just_over = QuestionReading(reader="paths", hops=3, confidence=0.55, sure=True)
+    assert not just_over.guides(dog.reading_sure_at)
+    assert just_over.guides(parse_params(method_spec("dog"), {"reading_sure_at": "0.5"}).reading_sure_at)
+    assert QuestionReading(reader="paths", hops=3, confidence=0.6, sure=True).guides(dog.reading_sure_at)
