@@ -669,12 +669,9 @@ def test_a_noun_before_a_relative_clause_names_no_hop_when_switched_on(embedder,
     from kgqa_core.reading import alignment
 
     q, topics = "what are the lakes in states bordering texas", ["texas"]
-    among = ["population", "has city", "borders", "flows through", "elevation", "area", "lowest point",
-             "highest point", "country", "capital", "has mountain", "length", "has lake"]  # GeoQuery's graph
     asked = RelationPlan(topic="texas", hops=(PlanHop("borders"), PlanHop("has lake")))
     longer = RelationPlan(topic="texas", hops=(PlanHop("borders"), PlanHop("borders"), PlanHop("has lake")))
-    score = lambda: alignment.joint_alignment(q, topics, [[asked], [longer]], embedder=embedder,  # noqa: E731
-                                              among=among, cover=1.0)
+    score = _geography_scores(q, topics, asked, longer, embedder)
     assert alignment._relative_nouns(q, topics) == set()  # off by default
     off = score()
     monkeypatch.setattr(alignment, "RELATIVE_NOUNS", True)
@@ -714,6 +711,18 @@ def test_a_noun_before_a_participle_keeps_naming_what_it_paraphrases_and_needs_a
     assert alignment._agent_nouns("which films are films written by Ann Lee", ["Ann Lee"]) == set()
 
 
+GEOGRAPHY_RELATIONS = ["population", "has city", "borders", "flows through", "elevation", "area", "lowest point",
+                       "highest point", "country", "capital", "has mountain", "length", "has lake"]  # GeoQuery's
+
+
+def _geography_scores(question, topics, asked, other, embedder):
+    """A function giving the two walks' joint alignments now (against GeoQuery's relations), for before/after."""
+    from kgqa_core.reading import alignment
+
+    return lambda: alignment.joint_alignment(question, topics, [[asked], [other]], embedder=embedder,
+                                             among=GEOGRAPHY_RELATIONS, cover=1.0)
+
+
 def test_the_answers_noun_said_again_names_no_hop_past_the_answer(embedder, monkeypatch):
     """`alignment.KIND_REPEATS`: in "what states border states that border colorado" the second "states" says the
     neighbours are states, as the first says the answer is: it names no third hop to a relation close to it
@@ -721,12 +730,9 @@ def test_the_answers_noun_said_again_names_no_hop_past_the_answer(embedder, monk
     from kgqa_core.reading import alignment
 
     q, topics = "what states border states that border colorado", ["colorado"]
-    among = ["population", "has city", "borders", "flows through", "elevation", "area", "lowest point",
-             "highest point", "country", "capital", "has mountain", "length", "has lake"]  # GeoQuery's graph
     asked = RelationPlan(topic="colorado", hops=(PlanHop("borders"), PlanHop("borders")))
     past = RelationPlan(topic="colorado", hops=(PlanHop("borders"), PlanHop("borders"), PlanHop("country")))
-    score = lambda: alignment.joint_alignment(q, topics, [[asked], [past]], embedder=embedder,  # noqa: E731
-                                              among=among, cover=1.0)
+    score = _geography_scores(q, topics, asked, past, embedder)
     assert alignment._kind_repeats(q, topics) == {"states"}
     assert ("states", "again the kind of thing the answer is, of other entities the question names") in \
         alignment.described_nouns(q, topics)
