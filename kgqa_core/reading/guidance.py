@@ -37,7 +37,8 @@ def reader_param(default: str = "paths") -> Any:
 
 def sure_param(default: float = SURE_AT) -> Any:
     return param(default, "How sure the question's reading must be (its probability) before it narrows what a "
-                 "step offers; below it the reading only sets step budgets.", min=0.0, max=1.0, advanced=True)
+                 "step offers; below it the reading sets step budgets (and DoG keeps each step to the relations of its "
+                 "likeliest plans, unsure_relations).", min=0.0, max=1.0, advanced=True)
 
 
 def quick_param() -> Any:
