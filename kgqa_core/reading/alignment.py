@@ -288,7 +288,8 @@ def _relative_nouns(question: str, topics: Sequence[str], on: bool | None = None
 
 def _kind_repeats(question: str, topics: Sequence[str]) -> set[str]:
     """The question's content words that say again the noun its "which"/"what" asks with (`KIND_REPEATS`): the
-    same word, or the same word in another number ("state", "states"), elsewhere in the question.
+    same word, or the same word in another form ("state", "states": `answers.chain_entities.same_word_family`),
+    elsewhere in the question.
 
     >>> sorted(_kind_repeats("what states border states that border colorado", ["colorado"]))
     ['states']
@@ -299,21 +300,13 @@ def _kind_repeats(question: str, topics: Sequence[str]) -> set[str]:
     """
     if not (KIND_REPEATS and ANSWER_NOUNS):
         return set()
+    from ..answers.chain_entities import same_word_family
+
     tokens = _WORD.findall(_without_topics(question, topics))
     kind = _answer_noun_positions(tokens)
-    nouns = {_singular(tokens[i]) for i in kind}
-    return {w for i, w in enumerate(tokens) if i not in kind and _content(w) and _singular(w) in nouns}
-
-
-def _singular(word: str) -> str:
-    """An English plural's singular, by its regular endings ("cities" -> "city", "states" -> "state")."""
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if word.endswith(("ses", "xes", "zes", "ches", "shes")):
-        return word[:-2]
-    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
-        return word[:-1]
-    return word
+    nouns = [tokens[i] for i in kind]
+    return {w for i, w in enumerate(tokens)
+            if i not in kind and _content(w) and any(same_word_family(w, n) for n in nouns)}
 
 
 def _nouns_only_where(question: str, topics: Sequence[str], place: Any) -> set[str]:
