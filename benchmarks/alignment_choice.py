@@ -49,8 +49,8 @@ VARIANTS = [(f"cover {w:g}, threshold {at:g}", w, {"COVER_AT": at}) for w, at in
      alignment.COVER_WEIGHT, {"APPOSITIVES": False}),
     ("a noun before a participle and 'by' (the films written by X) names hops as any word (AGENT_NOUNS off)",
      alignment.COVER_WEIGHT, {"AGENT_NOUNS": False}),
-    ("a noun before a relative clause or participle and an entity (states bordering X) names no hop "
-     "(RELATIVE_NOUNS on)", alignment.COVER_WEIGHT, {"RELATIVE_NOUNS": True}),
+    ("a noun before a relative clause or participle and an entity (states bordering X) names hops as any word "
+     "(RELATIVE_NOUNS off)", alignment.COVER_WEIGHT, {"RELATIVE_NOUNS": False}),
     ("the answer's noun said again (what states border states that ...) names hops as any word (KIND_REPEATS off)",
      alignment.COVER_WEIGHT, {"KIND_REPEATS": False}),
 ] + [

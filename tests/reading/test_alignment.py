@@ -351,11 +351,14 @@ def test_words_of_the_whole_domain_are_off_by_default_and_a_reader_option(embedd
     assert make_reader("paths", model=object()).spread == 0.0
 
 
-def test_the_model_reader_names_the_words_of_the_whole_domain_it_lowered(backend_model):
+def test_the_model_reader_names_the_words_of_the_whole_domain_it_lowered(backend_model, monkeypatch):
     """With `reading_domain_words` on (reader option ``spread``), the reading's explanation says which words it took
     for the graph's whole domain; off (the default) it says nothing of them."""
     from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+    from kgqa_core.reading import alignment
     from kgqa_core.reading.readers import make_reader
+
+    monkeypatch.setattr(alignment, "RELATIVE_NOUNS", False)  # the piece alone ("movies that X wrote": that one too)
 
     films = KnowledgeGraph.from_triplets([
         ("Ten Tall Men", "written_by", "Willis Goldbeck"), ("Ten Tall Men", "release_year", "1951"),
@@ -663,16 +666,17 @@ def test_the_model_reader_says_which_nouns_name_no_hop_and_why(backend_model):
             in reading.explanation), reading.explanation
 
 
-def test_a_noun_before_a_relative_clause_names_no_hop_when_switched_on(embedder, monkeypatch):
-    """`alignment.RELATIVE_NOUNS` (off by default): "states bordering texas" are what `borders` reaches from Texas, so
-    "states" names no second hop of `borders`; a preposition before "which" is no noun, and off changes nothing."""
+def test_a_noun_before_a_relative_clause_or_participle_names_no_hop(embedder, monkeypatch):
+    """`alignment.RELATIVE_NOUNS`: "states bordering texas" are what `borders` reaches from Texas, so "states" names
+    no second hop of `borders`; a preposition before "which" is no noun, and off changes nothing."""
     from kgqa_core.reading import alignment
 
     q, topics = "what are the lakes in states bordering texas", ["texas"]
     asked = RelationPlan(topic="texas", hops=(PlanHop("borders"), PlanHop("has lake")))
     longer = RelationPlan(topic="texas", hops=(PlanHop("borders"), PlanHop("borders"), PlanHop("has lake")))
     score = _geography_scores(q, topics, asked, longer, embedder)
-    assert alignment._relative_nouns(q, topics) == set()  # off by default
+    monkeypatch.setattr(alignment, "RELATIVE_NOUNS", False)
+    assert alignment._relative_nouns(q, topics) == set()
     off = score()
     monkeypatch.setattr(alignment, "RELATIVE_NOUNS", True)
     assert alignment._relative_nouns(q, topics) == {"states"}
