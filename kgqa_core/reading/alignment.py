@@ -333,9 +333,10 @@ def described_nouns(question: str, topics: Sequence[str]) -> list[tuple[str, str
     >>> described_nouns("who directed the movie Heat", ["Heat"])
     [('movie', 'what the entity after it is')]
     """
+    apposed = _appositive_nouns(question, topics)
     agents = _agent_nouns(question, topics) | _relative_nouns(question, topics)
-    said = _appositive_nouns(question, topics) | agents
-    return ([(w, "what the entity after it is") for w in sorted(_appositive_nouns(question, topics))]
+    said = apposed | agents
+    return ([(w, "what the entity after it is") for w in sorted(apposed)]
             + [(w, "what a hop from the entity after it reaches") for w in sorted(agents)]
             + [(w, "again the kind of thing the answer is, of other entities the question names")
                for w in sorted(_kind_repeats(question, topics) - said)])
