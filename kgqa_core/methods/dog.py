@@ -154,8 +154,8 @@ from .recorder import TraceRecorder
 # reading still keeps each step to its likeliest plans' relations (`unsure_relations`).  On the eight whole-KB and
 # per-domain dev questions read 0.5-0.6 sure, asked in a process of their own, DoG answered 6 against 4 with 0.6 and
 # lost none (in the per-domain re-run, after other questions, one of the two it gained, read near the bar, was wrong
-# again); on the two-entity, DBpedia and family questions read so, the same answers (docs/benchmarks.md, "The
-# guidance's bar for DoG").
+# again); on the two-entity, DBpedia and family questions read so, the same answers
+# (docs/history/benchmarks-2026.md, "The guidance's bar for DoG").
 # READS and RoK keep `reading.guidance.SURE_AT` (0.5): not measured for them.
 DOG_SURE_AT = 0.6
 
@@ -305,7 +305,7 @@ class DogParams(PromptParams):
         200, "When the prompt shows sure_context_triplets for a sure reading, the candidate triplets embedded to "
         "choose them from (instead of context_pool): the few it shows are mostly walked along the reading's plan, "
         "and embedding 1,000 candidates to pick the rest was a quarter of a whole-KB question's time "
-        "(docs/benchmarks.md, 'Tokens per question'); 0: context_pool as for any question.",
+        "(docs/history/benchmarks-2026.md, 'Tokens per question'); 0: context_pool as for any question.",
         min=0, max=100_000, advanced=True)
 
     # the algorithm as published (§2-§4): no question reading, no guidance, the paper's trie and conclusion

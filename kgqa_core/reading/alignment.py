@@ -78,8 +78,8 @@ PHRASE_AT = 0.5
 # that leaves it to no hop pays ``cover`` x (its closeness - COVER_AT) (`joint_alignment`).  Without it a walk is
 # only paid for the words it takes, so a one-hop walk that takes "written" costs nothing for leaving "types" and
 # "screenwriter" of a three-hop question unnamed.  0.45 lies between unrelated words (0.1-0.3) and paraphrases
-# (0.5 and up); checked without the model on the dev questions of four domains (docs/benchmarks.md, "Words no hop
-# names").
+# (0.5 and up); checked without the model on the dev questions of four domains (docs/history/benchmarks-2026.md,
+# "Words no hop names").
 COVER_AT = 0.45
 COVER_WEIGHT = 1.0
 # Two words apart (not side by side) are one phrase only when some relation is this close to them together (and
@@ -95,7 +95,7 @@ ANSWER_WORDS = ("where", "when", "who", "whom")
 # past the answer), and a walk's last forward hop gains or pays by its closeness to it (`_answer_noun_score`;
 # English grammar: the determiner opens the question or follows a preposition; a relative "which" follows a noun).
 # Without the model, on 94 dev questions of four domains, the best-aligned walk reached gold for 60 against 51 (58
-# before `NOUN_STANDS_OUT`; benchmarks/alignment_choice.py, docs/benchmarks.md, "The answer's kind").
+# before `NOUN_STANDS_OUT`; benchmarks/alignment_choice.py, docs/history/benchmarks-2026.md, "The answer's kind").
 # ANSWER_NOUN_NAMES off: the noun only cancels the cost of an unnamed last hop, as "where" does (51 of 94:
 # DBpedia's "which division ..." lost the relation its noun names).
 ANSWER_NOUNS = True
@@ -117,8 +117,8 @@ _PREPOSITIONS = frozenset("of in for to with from by on at about into onto under
 # rest for it (SPREAD_STANDS_OUT above the word's median: "born" and `place_of_birth` in a people graph whose kinship
 # relations are all near "born").  The floor is the top of where unrelated words lie (0.1-0.3).  Without the model it
 # read 52 of 94 dev walks right against 50; with it, DoG on 60 MetaQA whole-KB questions was right as often with it as
-# without (50 of 60: two questions gained, two lost), so it is off by default (SPREAD_WEIGHT 0; docs/benchmarks.md,
-# "Words of the whole domain").
+# without (50 of 60: two questions gained, two lost), so it is off by default (SPREAD_WEIGHT 0;
+# docs/history/benchmarks-2026.md, "Words of the whole domain").
 SPREAD_ON = 3.0
 SPREAD_WEIGHT = 0.0
 SPREAD_FLOOR = 0.3
@@ -129,7 +129,8 @@ SPREAD_STANDS_OUT = 0.2
 # median closeness to the walks' relations, or is a near paraphrase of it (SPREAD_KEEP), when there are SPREAD_AMONG
 # relations or more to judge by: "films" is 0.54 close to `starred_actors` and about as close to every relation of a
 # film graph, so it confirms no last hop (the rule of `reading_domain_words`, applied to the answer's kind only).
-# Without the model: 60 of 94 dev walks against 58 (docs/benchmarks.md, "The answer's kind"); 0 turns it off.
+# Without the model: 60 of 94 dev walks against 58 (docs/history/benchmarks-2026.md, "The answer's kind");
+# 0 turns it off.
 NOUN_STANDS_OUT = SPREAD_STANDS_OUT
 # A walk's hops in the order the question names them: English nests its relations outwards from the entity they
 # start at ("the directors of the movies written by X", "X's wife's ethnicity", "the films that X starred in"), so
@@ -138,8 +139,8 @@ NOUN_STANDS_OUT = SPREAD_STANDS_OUT
 # grammar, not a domain's words; only hops matched to words count (not the answer's kind).  Off by default: without
 # the model it read one more of 132 dev walks right (0.05-0.2 alike), but with it (0.1) no reading of 73 dev
 # questions of seven graphs changed, and on the MetaQA questions DoG misses it moved the reading from one wrong walk to
-# another: what misleads there is a word of the whole domain ("movies") naming a hop (docs/benchmarks.md, "The
-# order of a walk's hops").
+# another: what misleads there is a word of the whole domain ("movies") naming a hop
+# (docs/history/benchmarks-2026.md, "The order of a walk's hops").
 ORDER_COST = 0.0
 # A noun between an article and an entity's name ("who directed the movie Heat", "the river Thames") says what that
 # entity is, not a relation to walk from it: it names a hop only where it is a near paraphrase of a relation
@@ -155,23 +156,25 @@ APPOSITIVES = True
 # name, is left as it was: there the noun names the hop back).  Only a near paraphrase of a relation still names it
 # (`SPREAD_KEEP`: "the sport played by Y" where the graph has `sport`).  Without it "who are the directors of the
 # films starred by X" read as starred_actors, directed_by and back over directed_by to films ("films" naming the
-# third hop), and "the films written by X starred which actors" one hop past the actors (docs/benchmarks.md, "A
-# noun before a participle and an entity as its agent").  False: the reading before it.
+# third hop), and "the films written by X starred which actors" one hop past the actors
+# (docs/history/benchmarks-2026.md, "A noun before a participle and an entity as its agent").  False: the
+# reading before it.
 AGENT_NOUNS = True
 # The noun a question asks for its answer with ("what states ..."), said again of other entities ("what states border
 # states that border colorado"), says that they are of the same kind: there, too, it names no hop of its own, as an
 # appositive or agent noun names none (`_kind_repeats`; a near paraphrase of a relation still names it, `SPREAD_KEEP`).
 # Without it the second "states" named `country` (0.61 close to it in MiniLM), and the reading took a third hop, from
-# the states to their country, 93% sure (docs/benchmarks.md, "The answer's kind said again").  False: the reading
-# before it.
+# the states to their country, 93% sure (docs/history/benchmarks-2026.md, "The answer's kind said again").
+# False: the reading before it.
 KIND_REPEATS = True
 # A noun before a relative clause or a present participle whose subject or object is an entity's name ("states
 # bordering texas", "states that border colorado", "the club that X plays for") is, like an agent noun, the kind of
 # thing the clause's relation reaches from that entity: it names no hop of its own (`_relative_nouns`; English
 # grammar; a near paraphrase of a relation still names it, `SPREAD_KEEP`: "club" and `plays_in_club`, 0.76).  On the
 # ten dev questions it changes it read four of five geography questions as their two hops (none before), and with
-# DoG's guidance bar at 0.6 DoG answered 8 of 10 either way, F1 7.53 against 6.37 (docs/benchmarks.md, "A noun
-# before a relative clause or a participle").  False: the reading before it.
+# DoG's guidance bar at 0.6 DoG answered 8 of 10 either way, F1 7.53 against 6.37
+# (docs/history/benchmarks-2026.md, "A noun before a relative clause or a participle").  False: the reading
+# before it.
 RELATIVE_NOUNS = True
 _RELATIVES = frozenset({"that", "which", "who", "whom"})
 _RELATIVE_REACH = 3  # how many words after the relative pronoun the entity's name may stand

@@ -5,12 +5,13 @@ that asks four ("the capital of the country whose citizen founded the
 developer of X") is read as its first three, and the chain answers the
 country.  Offering every 4-hop walk to the reader read such questions right
 but lost shorter ones (the model took a longer walk where a shorter one was
-asked; docs/benchmarks.md, "A longer horizon").  Here the horizon moves only
-where the question itself says so: a word that no hop of the best walk took
-(`alignment.plan_words`) names a relation the graph has from where that walk
-ends, as closely as the walk's own hops were named, and with that hop added
-the word is matched to it and every other hop keeps its word.  Otherwise the
-reading stays as it was (open-ended at the horizon, as before).
+asked; docs/history/benchmarks-2026.md, "A longer horizon").  Here the
+horizon moves only where the question itself says so: a word that no hop of
+the best walk took (`alignment.plan_words`) names a relation the graph has
+from where that walk ends, as closely as the walk's own hops were named, and
+with that hop added the word is matched to it and every other hop keeps its
+word.  Otherwise the reading stays as it was (open-ended at the horizon, as
+before).
 
 Examples
 --------

@@ -67,12 +67,13 @@ _LEXICON_TEMPERATURE = 0.05
 # How much a walk's hop alignment (`alignment.hop_alignment`) weighs against the model's choice: a walk whose
 # hops match question words 0.1 better in all gets exp(ALIGN_WEIGHT * 0.1) times the model's odds.  Chosen
 # (with alignment.BASELINE) on recorded readings of 45 questions of the four dev domains, among 1-16 (and
-# 0.25-0.45); 8 to 16 read alike there, 8 lost nothing on any domain (docs/benchmarks.md, "Question reading").
+# 0.25-0.45); 8 to 16 read alike there, 8 lost nothing on any domain (docs/history/benchmarks-2026.md,
+# "Question reading").
 ALIGN_WEIGHT = 8.0
 # How sure the quick look (each walk scored as the model's reply to the question, no list) must be to stand without
-# the listed choice.  On 35 dev questions of four domains (benchmarks/reading.py, docs/benchmarks.md, "Question
-# reading") thresholds from 0.6 to 0.95 all reached gold at least as often as listing always (30-31 of 35); 0.9
-# kept the quick look for 19 of them.
+# the listed choice.  On 35 dev questions of four domains (benchmarks/reading.py, docs/history/benchmarks-2026.md,
+# "Question reading") thresholds from 0.6 to 0.95 all reached gold at least as often as listing always (30-31 of
+# 35); 0.9 kept the quick look for 19 of them.
 QUICK_SURE_AT = 0.9
 # A question naming several entities: each one's likeliest walks (by the model, weighed by alignment) are combined
 # with the others' (4 x 4 combinations for two entities; at most three entities are combined).
@@ -95,7 +96,8 @@ MEET_HOPS = 2
 # probability too, unlike MEET_PENALTY: replayed on the readings below, no reading it made sure was wrong, where
 # meeting made sure readings of wrong pairs).  On the 25 two-entity dev questions (geography's and
 # MetaQA's generated ones, the made-up university graph's), the joint reading reached the answer for 24 instead
-# of 11 (docs/benchmarks.md, "Question reading"; replayed: the model weight 0.2 alone 19, the cost alone 13).
+# of 11 (docs/history/benchmarks-2026.md, "The model's odds and short walks in a joint choice"; replayed: the
+# model weight 0.2 alone 19, the cost alone 13).
 JOINT_MODEL_WEIGHT = 0.2
 SHORTER = 1.0
 # In the quick look a walk is scored as the model's reply, and where one walk is another one cut short, the model's
@@ -106,7 +108,8 @@ SHORTER = 1.0
 # choices between walks are the model's own, and so are all of them for walks from two entities (the joint choice
 # weighs the model's odds less and shorter walks first, `JOINT_MODEL_WEIGHT`, `SHORTER`: tempered on top of that, a
 # geography question read "new jersey -> borders -> country" for New Jersey's neighbours).  Replayed on the recorded
-# quick and listed looks of 119 one-entity dev questions of seven graphs (docs/benchmarks.md, "Where a walk ends"):
+# quick and listed looks of 119 one-entity dev questions of seven graphs (docs/history/benchmarks-2026.md, "Where
+# a walk ends"):
 # the reading reached gold for 88 instead of 85 at 0.3-0.5 (three DBpedia walks one hop short, now listed), none
 # lost; 0.2 lost one, 0 two; 1 is the model's choice as it was.  With the 135M model it can cost: see that section.
 STOP_WEIGHT = 0.5
@@ -115,7 +118,7 @@ STOP_WEIGHT = 0.5
 # walk and at least as sure as the quick look must be to stand (QUICK_SURE_AT): two looks that agree settle it, at
 # half the list's tokens.  Walks from one entity only.  A less sure first order is not settled: one order is sharper
 # than two, and a reading it made 54% sure (the second order would have left it at 41%) guided a MetaQA chain to a
-# wrong answer (docs/benchmarks.md, "Two looks that agree").
+# wrong answer (docs/history/benchmarks-2026.md, "Two looks that agree").
 AGREE = True
 # A walk over the same relations as one already listed that reaches the same entities (a relation the graph holds
 # both ways, "A borders B" and "B borders A", walked the other way round: `paths.relation_paths`' ``twin_of``) is the
@@ -124,7 +127,7 @@ AGREE = True
 # 24 geography dev questions (GeoQuery's `borders` is held both ways) the list read 36% fewer prompt tokens a question
 # but DoG answered 21 against 23 (two unsure readings moved across the guidance's bar, `reading_sure_at`, one each
 # way: a list without its repeats is sharper); on the family graph (`spouse` both ways) the same 13 of 14
-# (docs/benchmarks.md, "A walk listed once").
+# (docs/history/benchmarks-2026.md, "A walk listed once").
 DISTINCT = False
 # Worked questions of the user's graph before the first look's question (`examples.graph_examples`, LPKG's idea);
 # 0: none (the first look as measured everywhere else).
@@ -420,7 +423,7 @@ class ModelPathReader:
     the walks always.  ``quick_options`` (0: ``max_options``): the unlisted
     look scores that many walks, and an unsure one lists its best
     ``max_options`` (a walk the lexicon ranks low can still be read; measured
-    in docs/benchmarks.md, "A wider quick look", and off by default).
+    in docs/history/benchmarks-2026.md, "A wider quick look", and off by default).
     """
 
     name = "paths"
