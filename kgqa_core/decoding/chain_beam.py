@@ -135,6 +135,7 @@ class FinishedChain:
     positions: list = field(default_factory=list)  # the answer item's trie positions (`decoders.answer_among`)
     dropped: str = ""  # a run the model wrote over and over before it ended, cut from its text (`free_text.drop_run`)
     appended: str = ""  # what a forced conclusion wrote before the model's tokens ("Therefore, the answer is *")
+    chosen_among: bool = False  # the model left the forced line empty: its item was chosen among the chain's entities
 
 
 @dataclass
@@ -182,7 +183,7 @@ class ChainBeam:
                  force_conclusion: bool = True, strict: bool = False, reprompt: Reprompt | None = None,
                  filters: Sequence[StepFilter] = (), walk_out: WalkOut | None = None,
                  free_text_cap: int = 0, conclude: ConcludeAtDepth | None = None,
-                 step_numbers: bool = True) -> None:
+                 step_numbers: bool = True, meet_topics: bool = False) -> None:
         self.model = model
         self.graph = graph  # the prompt's context graph
         self.guides = guides
@@ -196,6 +197,7 @@ class ChainBeam:
         self.free_text_cap = free_text_cap  # tokens of free text a step may write before its answer line (0: no cap)
         self.conclude = conclude  # a chain whose path completes a sure reading's plan answers there (None: never)
         self.step_numbers = step_numbers  # the prompt's chains number their steps (False: bare examples)
+        self.meet_topics = meet_topics  # an empty answer line's item: among the entities meeting most topics
         self.rounds = 0
         self._next_beam = 0
 
@@ -422,24 +424,47 @@ class ChainBeam:
         written = [e for t in triplets for e in (t.head, t.tail) if e not in topics]
         return list(dict.fromkeys([*written, *last]))
 
+    def _written(self, beam: BeamCandidate) -> list[str]:
+        """The entities the chain's triplets name but the question's own: what an answer line that names nothing
+        chooses its item among (`decoders.force_conclusion`'s ``fallback``).
+
+        With `meet_topics` and two or more question entities, only those with a triplet to the most of them, as
+        `answers.meeting` ranks the answers ("who plays the oboe in the Oslo Philharmonic": the members who play
+        it, not the city the chain passed through).
+        """
+        from ..answers.meeting import linked_topics
+
+        topics = list(dict.fromkeys(beam.subgraph.topics))
+        names = [e for t in self.graph.triplets_by_ids(list(beam.chain)) for e in (t.head, t.tail)]
+        names = list(dict.fromkeys(e for e in names if e not in topics))
+        if self.meet_topics and len(topics) >= 2 and names:
+            linked = linked_topics(self.graph, names, topics)
+            best = max(len(v) for v in linked.values())
+            if best:
+                names = [e for e in names if len(linked.get(e, ())) == best]
+        return names
+
     def _finish(self, beam: BeamCandidate, last_text: str, stop: str) -> FinishedChain:
         """End `beam`; a text that ended without an answer line gets the forced conclusion (when on)."""
         beam.finished = True
         beam.stop = stop
-        forced, positions, appended = False, [], ""
+        forced, positions, appended, chosen_among = False, [], "", False
         if self.force_conclusion and needs_conclusion(stop, last_text) and not parse_answers(beam.text):
             # at a sure reading's depth the graph adds the other entities the path reaches: one item is enough
             first_only = stop == "depth"
             reached = self._reached(beam) if first_only and self.conclude.among_reached else ()
             conclusion = force_conclusion(self.model, beam.state, first_only=first_only, reached=reached,
-                                          item_marker=not self.step_numbers)
+                                          item_marker=not self.step_numbers,
+                                          fallback=() if reached else self._written(beam))
             appended = conclusion_written(first_only, reached, not self.step_numbers).strip()
             beam.generated_ids.extend(conclusion.ids)
             beam.text += conclusion.text
             last_text += conclusion.text
             forced, positions = True, conclusion.positions
+            chosen_among = conclusion.chosen_among
         beam.answer_text = last_text
-        return FinishedChain(beam, last_text, stop, forced, positions=positions, appended=appended)
+        return FinishedChain(beam, last_text, stop, forced, positions=positions, appended=appended,
+                             chosen_among=chosen_among)
 
 
 _ANSWER_PHRASE = re.compile(r"(therefore|so|thus|hence)?[ ,]*(the )?answer (is|are)", re.IGNORECASE)

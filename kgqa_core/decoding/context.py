@@ -424,9 +424,10 @@ def decode_prompt_freely(request: Any, ctx: DecodingContext, trace: Trace, stop:
 RUN_SHOWN = 24  # characters of a dropped run the note shows
 
 
-def conclusion_note(stop: str, dropped: str = "", appended: str = "") -> str:
+def conclusion_note(stop: str, dropped: str = "", appended: str = "", chosen_among: bool = False) -> str:
     """Why the answer line was forced, for the trace's notes; a run cut from the text (`drop_run`) is quoted, and
-    `appended` is what was written for the model ("Therefore, the answer is" when not said)."""
+    `appended` is what was written for the model ("Therefore, the answer is" when not said); `chosen_among`: the
+    model ended that line at once, so its item was chosen among the chain's entities."""
     appended = appended or "Therefore, the answer is"
     why = {"repeat": "started repeating itself", "length": "used up its token budget",
            "cap": "wrote more free text than the step's cap (free_text_cap)",
@@ -436,5 +437,7 @@ def conclusion_note(stop: str, dropped: str = "", appended: str = "") -> str:
         shown = dropped if len(dropped) <= RUN_SHOWN else dropped[:RUN_SHOWN] + "..."
         why = (f"wrote '{shown}' over and over ({len(dropped)} characters, cut from the text so the answer "
                "line does not copy them)")
-    return (f"the model {why} without writing the answer line, so '{appended}' was appended "
-            "and the model completed that line")
+    done = ("the line the model wrote named nothing (it ended at once or began copying a triplet), so it chose "
+            "the answer among the entities its chain wrote, not the question's own (under their names' trie)"
+            if chosen_among else "the model completed that line")
+    return f"the model {why} without writing the answer line, so '{appended}' was appended and {done}"

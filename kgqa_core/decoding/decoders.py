@@ -17,7 +17,8 @@ from .. import progress
 from ..models.interface import Sequence as PromptState
 from .beam import TripletBeamSearch, TripletSearchResult
 from .constraint import OpeningDetector, TripletGuide
-from .free_text import (CONCLUSION, CONCLUSION_TOKENS, FreeText, StopFn, conclusion_line_end, decode_free_text,
+from .prompt import parse_answers
+from .free_text import (CONCLUSION, CONCLUSION_TOKENS, FreeText, StopFn, conclusion_line_end, cut_state, decode_free_text,
                         default_stop, first_answer_end)
 from .triplet_trie import TripletTrie
 
@@ -43,7 +44,8 @@ def free_text(model: Any, state: PromptState, max_tokens: int, detector: Opening
 
 @progress.in_phase(progress.WRITING)
 def force_conclusion(model: Any, state: PromptState, max_tokens: int = CONCLUSION_TOKENS,
-                     first_only: bool = False, reached: Sequence[str] = (), item_marker: bool = False) -> FreeText:
+                     first_only: bool = False, reached: Sequence[str] = (), item_marker: bool = False,
+                     fallback: Sequence[str] = ()) -> FreeText:
     """Append "Therefore, the answer is" to `state` and decode the rest of that line.
 
     For a text that ended without an answer (loop, token budget, EOS, or a
@@ -55,15 +57,27 @@ def force_conclusion(model: Any, state: PromptState, max_tokens: int = CONCLUSIO
     decoded under their token trie (`answer_among`).  ``item_marker``: the
     line is written up to its first item's ``*`` (the examples' form), for
     chains whose model would go on writing triplets where the answer belongs.
+    ``fallback``: when the line the model writes names nothing (it ended at
+    once, or its first item began copying a triplet), what it wrote leaves the
+    state and the item is chosen among these names under their trie
+    (`answer_among`, ``chosen_among`` set): an empty answer line would leave a
+    chain that walked the graph with no answer at all.  The dropped tokens
+    still count as written.
     """
     before = model.counter.forward_passes
     written = conclusion_written(first_only, reached, item_marker)
     model.step(state, model.encode(written))
+    base = len(state.ids)
     if first_only and reached:
         free = answer_among(model, state, reached)
     else:
         free = free_text(model, state, max_tokens, detector=None,
                          stop=first_answer_end if first_only else conclusion_line_end, detect_loops=False)
+        if fallback and not parse_answers(written + free.text):
+            cut_state(model, state, base, in_process=_remote(model) is None)
+            item = answer_among(model, state, fallback, item=" {}" if written.endswith(ITEM_MARKER) else ANSWER_ITEM)
+            item.chosen_among = True
+            free = item
     free.text = written + free.text
     free.forward_passes = model.counter.forward_passes - before
     return free
@@ -79,7 +93,7 @@ ITEM_MARKER = " *"
 MAX_REACHED_NAMES = 1000
 
 
-def answer_among(model: Any, state: PromptState, names: Sequence[str]) -> FreeText:
+def answer_among(model: Any, state: PromptState, names: Sequence[str], item: str = "") -> FreeText:
     """The answer line's first item (`` * name``) decoded under a token trie of `names`; `state` is extended.
 
     Why: at the depth of a sure reading the chain's path has reached the
@@ -92,12 +106,13 @@ def answer_among(model: Any, state: PromptState, names: Sequence[str]) -> FreeTe
     written by the trie (`tokens_forced`), and the item ends with the name.
     The first `MAX_REACHED_NAMES` names are offered.
     """
+    item = item or ANSWER_ITEM
     names = list(dict.fromkeys(n for n in names if n and n.strip()))[:MAX_REACHED_NAMES]
-    trie = TripletTrie(opener=ANSWER_ITEM.format(""))
+    trie = TripletTrie(opener=item.format(""))
     for i, name in enumerate(names):
-        trie.insert(i, model.encode(ANSWER_ITEM.format(name)))
+        trie.insert(i, model.encode(item.format(name)))
     hyp = search_triplets(model, state, TripletGuide(trie), 1).hypotheses[0]
-    return FreeText(text=ANSWER_ITEM.format(names[hyp.triplet_ids[0]]), ids=list(hyp.token_ids), stop="stop",
+    return FreeText(text=item.format(names[hyp.triplet_ids[0]]), ids=list(hyp.token_ids), stop="stop",
                     positions=list(hyp.positions))
 
 

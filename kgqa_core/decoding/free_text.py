@@ -169,6 +169,7 @@ class FreeText:
     forward_passes: int = 0
     positions: list = field(default_factory=list)  # `beam.Position`s where a trie chose the text (`answer_among`)
     dropped: str = ""  # a run the model wrote over and over, cut from the text and the state (`repeated_run`)
+    chosen_among: bool = False  # a forced answer line left empty: its item chosen among the chain's entities
 
 
 def decode_free_text(
@@ -339,17 +340,24 @@ def drop_run(model: Any, state: PromptState, looped: FreeText, in_process: bool 
     if start is None:
         return looped
     kept = tokens_before(model, looped.ids, start)
-    n = len(state.ids) - len(looped.ids) + kept
+    cut_state(model, state, len(state.ids) - len(looped.ids) + kept, in_process)
+    text = model.decode(looped.ids[:kept])
+    if in_process:
+        model.counter.tokens_out += len(looped.ids) - kept
+    return FreeText(text, list(looped.ids[:kept]), "repeat", dropped=looped.text[len(text):])
+
+
+def cut_state(model: Any, state: PromptState, n: int, in_process: bool = True) -> None:
+    """Keep the first `n` ids of `state`; in process, the logits after them are read again from id n-1.
+
+    Over a model server the sequence is only cut (the server reads it afresh with the next request).
+    """
     if not in_process:
         model.rewind(state, n, None)
     elif n < len(state.ids):
         last = state.ids[n - 1]
         model.rewind(state, n - 1, state.logits)  # the logits after id n-1 come from reading it again
         model.step(state, [last])
-    text = model.decode(looped.ids[:kept])
-    if in_process:
-        model.counter.tokens_out += len(looped.ids) - kept
-    return FreeText(text, list(looped.ids[:kept]), "repeat", dropped=looped.text[len(text):])
 
 
 def _done(model: Any, result: FreeText, passes_before: int) -> FreeText:

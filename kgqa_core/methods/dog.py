@@ -516,7 +516,7 @@ class _DogRun:
                              reprompt=self._reprompt if params.local_visibility else None,
                              filters=self.guidance.filters, walk_out=self.guidance.walk_out,
                              free_text_cap=params.free_text_cap, conclude=self.guidance.conclude,
-                             step_numbers=params.prompt_examples != "bare")
+                             step_numbers=params.prompt_examples != "bare", meet_topics=params.meet_topics)
             chains = beam.start(base, QueryCentricSubgraph(ctx.walk_graph, ctx.topics))
         finished: list[BeamCandidate] = []
         step = 0
@@ -657,7 +657,8 @@ class _DogRun:
                 model_text=done.failure.free_text, note=msg,
                 extra={"chain": list(beam.chain), "chain_score": beam.score, "error": True},
             ))
-        forced_note = conclusion_note(done.stop, done.dropped, done.appended) if done.forced_conclusion else ""
+        forced_note = (conclusion_note(done.stop, done.dropped, done.appended, done.chosen_among)
+                       if done.forced_conclusion else "")
         concluded = done.stop == "depth" and self.guidance.conclude is not None
         if concluded:  # noted once for the trace (its head is what `ask`/`show` print), and on each chain's step
             forced_note = self.guidance.conclude.note()

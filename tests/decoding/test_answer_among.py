@@ -6,6 +6,8 @@ tests/models/test_server_backend.py).
 
 from __future__ import annotations
 
+import pytest
+
 from kgqa_core.decoding.decoders import answer_among, force_conclusion
 from kgqa_core.decoding.prompt import parse_answers
 
@@ -44,3 +46,47 @@ def test_without_names_the_line_is_free_as_before(backend_model):
     state = m.prefill(m.encode(PROMPT))
     free = force_conclusion(m, state, first_only=True, reached=())
     assert free.text.startswith(" Therefore, the answer is") and parse_answers(free.text)
+
+
+def _copies_a_triplet(model, state, *args, **kwargs):
+    """What the 135M wrote on llama.cpp after 'the answer is *' at the end of a long chain: an item that begins a
+    triplet again (' Heat ->'), which the line's rule cuts, so the line names nothing; as `free_text` leaves it,
+    the state holds every token but the stop's last."""
+    from kgqa_core.decoding.free_text import FreeText
+
+    ids = model.encode(" Heat ->")
+    model.step(state, ids[:-1])
+    model.counter.tokens_out += len(ids)  # as `free_text` counts them
+    return FreeText("", ids, "stop")
+
+
+def test_a_line_that_names_nothing_gets_its_item_among_the_chain_entities(backend_model, monkeypatch):
+    import kgqa_core.decoding.decoders as decoders
+
+    m = backend_model
+    names = ["Al Pacino", "Robert De Niro"]
+    # the reference: the phrase written, the item chosen at once under the names' trie
+    ref_state = m.prefill(m.encode(PROMPT))
+    m.step(ref_state, m.encode(decoders.conclusion_written(item_marker=True)))
+    ref = answer_among(m, ref_state, names, item=" {}")
+    monkeypatch.setattr(decoders, "free_text", _copies_a_triplet)
+    state = m.prefill(m.encode(PROMPT))
+    out_before = m.counter.tokens_out
+    free = force_conclusion(m, state, item_marker=True, fallback=names)
+    assert free.chosen_among and free.text == " Therefore, the answer is *" + ref.text, free.text
+    (answer,) = parse_answers(free.text)
+    assert answer in names
+    # what the model wrote left the state; the item stands where it began, read as in the reference
+    assert list(state.ids) == list(ref_state.ids) and free.ids == ref.ids
+    for got, want in zip(free.positions, ref.positions, strict=True):  # the last id read again: the same numbers
+        assert got.allowed_logprobs == pytest.approx(want.allowed_logprobs, abs=1e-3)
+    assert m.counter.tokens_out - out_before == len(m.encode(" Heat ->")) + len(free.ids)  # the dropped ones count
+
+
+def test_a_line_that_names_nothing_stays_empty_without_names(backend_model, monkeypatch):
+    import kgqa_core.decoding.decoders as decoders
+
+    monkeypatch.setattr(decoders, "free_text", _copies_a_triplet)
+    m = backend_model
+    free = force_conclusion(m, m.prefill(m.encode(PROMPT)), item_marker=True)
+    assert not free.chosen_among and not parse_answers(free.text)

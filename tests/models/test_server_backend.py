@@ -642,3 +642,31 @@ def test_a_run_is_dropped_on_a_server_as_in_process(server_model, llama_model):
     assert local.stop == remote.stop == "repeat" and local.dropped and remote.dropped == local.dropped
     assert remote.text == local.text and remote.ids == local.ids
     assert list(state.ids) == ids + remote.ids
+
+
+def test_a_forced_line_that_names_nothing_chooses_among_the_chain_entities_over_the_server(
+        server_model, llama_model, monkeypatch):
+    """A forced answer line whose only item began copying a triplet names nothing: what the model wrote leaves the
+    sequence and the item is chosen among the chain's entities (`force_conclusion`'s ``fallback``), over the
+    server as in process: the same item, the same tokens, the same sequence after it."""
+    import kgqa_core.decoding.decoders as decoders
+    from kgqa_core.decoding.free_text import FreeText
+
+    def copies_a_triplet(model, state, *args, **kwargs):  # what the 135M wrote: ' Heat ->', cut by the line's rule
+        ids = model.encode(" Heat ->")
+        model.step(state, ids[:-1])
+        return FreeText("", ids, "stop")
+
+    prompt = ("Context: [ Heat -> starred_actors -> Al Pacino | Heat -> starred_actors -> Robert De Niro ]\n"
+              "Question: who starred in Heat?\nAnswer: < Heat -> starred_actors -> Al Pacino >")
+    names = ["Robert De Niro", "Al Pacino"]
+    monkeypatch.setattr(decoders, "free_text", copies_a_triplet)
+    lines, states = [], []
+    for m in (llama_model, server_model):
+        state = m.prefill(m.encode(prompt))
+        lines.append(decoders.force_conclusion(m, state, item_marker=True, fallback=names))
+        states.append(list(state.ids))
+    local, remote = lines
+    assert local.chosen_among and remote.chosen_among
+    assert remote.text == local.text and remote.ids == local.ids, (local.text, remote.text)
+    assert states[0] == states[1] and local.text.removeprefix(" Therefore, the answer is * ") in names
