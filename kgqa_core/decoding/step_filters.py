@@ -176,6 +176,33 @@ def likely_relations(plans: Sequence[Any], mass: float) -> tuple[frozenset[str],
     return frozenset(relations), taken, round(held, 4)
 
 
+def likely_depth(plans: Sequence[Any], mass: float) -> tuple[int, int, float]:
+    """How many hops every one of the reading's most probable plans walks, those holding at least `mass` of its
+    probability: the fewest hops among them (0 when there is no plan).
+
+    An unsure reading may be unsure which relations the question asks for and still sure how far it goes ("the
+    films that have the same actor of X": starred_actors then directed_by back, 46%, or starred_actors there and
+    back, 39%: two hops either way), so the depth can guide a chain its relations cannot (``unsure_depth``).
+    Returns the depth, how many plans were taken and the probability they hold.
+
+    >>> from kgqa_core.reading.reading import PlanHop, RelationPlan
+    >>> plans = [RelationPlan("x", (PlanHop("a"), PlanHop("b")), 0.46), RelationPlan("x", (PlanHop("a"),) * 2, 0.4),
+    ...          RelationPlan("x", (PlanHop("c"),), 0.14)]
+    >>> likely_depth(plans, 0.8)
+    (2, 2, 0.86)
+    >>> likely_depth(plans, 0.9)[0]  # the one-hop plan is among those needed for 90%
+    1
+    """
+    taken, held, depth = 0, 0.0, None
+    for p in plans:
+        if held >= mass:
+            break
+        depth = len(p.hops) if depth is None else min(depth, len(p.hops))
+        held += p.confidence
+        taken += 1
+    return depth or 0, taken, round(held, 4)
+
+
 @dataclass
 class NoRestatement:
     """A triplet linking two entities by a relation the chain already links them by is not offered.

@@ -120,7 +120,7 @@ from .. import progress
 from ..decoding.beam import token_view
 from ..decoding.chain_beam import BeamCandidate, BeamRound, ChainBeam, FinishedChain, SearchedChain, TakenBack
 from ..decoding.step_filters import (ConcludeAtDepth, Narrowed, NoRestatement, PlannedRelations, WalkOut,
-                                     WithinDepth, likely_relations)
+                                     WithinDepth, likely_depth, likely_relations)
 from ..decoding.context import (
     DecodingContext,
     PromptParams,
@@ -189,6 +189,12 @@ class DogParams(PromptParams):
         "offered everything. An unsure chain then stays among the relations the question may ask about instead of "
         "wandering off along unrelated ones (tags, years). 0: an unsure reading narrows nothing (the paper preset; "
         "noted in the trace).", min=0.0, max=1.0, advanced=True)
+    unsure_depth: float = param(
+        0.0, "When the question's reading is not sure (under reading_sure_at) but its most likely plans that together "
+        "hold this share of its probability all walk at least N hops (N of 2 or more), a chain that answers fewer "
+        "hops out is taken back and walks on, as for a sure reading (needs walk_to_depth): a reading unsure which "
+        "relations the question asks for may still be sure how far it goes. 0: off (the paper preset; noted in the "
+        "trace).", min=0.0, max=1.0, advanced=True)
     auto_steps: bool = param(
         True, "Raise max_steps to two triplets per hop the question names (the question's reading, kgqa_core.reading; one "
         "hop more when the reading is as long as the reader plans, 3 hops); noted.",
@@ -314,7 +320,8 @@ class DogParams(PromptParams):
         "stay_at_depth": False, "question_relations": False, "hop_order": False, "complete_answers": False,
         "chain_answers_first": False, "meet_topics": False, "conclude_at_depth": False, "answer_among_reached": False,
         "force_conclusion": False,
-        "repeat_triplets": True, "reverse_readings": False, "skip_restatements": False, "unsure_relations": 0.0, "context_pool": 0,
+        "repeat_triplets": True, "reverse_readings": False, "skip_restatements": False, "unsure_relations": 0.0,
+        "unsure_depth": 0.0, "context_pool": 0,
         "prompt_examples": "paper", "free_text_cap": 0, "sure_context_triplets": 0, "meeting_context": False,
         "sure_context_pool": 0, "guided_context_triplets": 0}}
 
@@ -336,6 +343,8 @@ def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
             if isinstance(rec.trace.parameters, dict):
                 rec.trace.parameters["max_steps"] = budget
     guidance = DogGuidance.from_reading(reading, params)
+    if guidance.depth_note:
+        rec.trace.notes.append(guidance.depth_note)
     if guidance.past_horizon:
         rec.trace.notes.append(
             f"past_horizon: the question's reading plans {reading.hops} hops, the longest walk the reader sees, so "
@@ -437,6 +446,7 @@ class DogGuidance:
     past_horizon: bool = False  # the reading is open-ended: its hops do not decide which answers lead
     conclude: ConcludeAtDepth | None = None  # answer where the chain's path completes a sure plan
     not_the_topic: bool = False  # an answer that is the question's own entity gives way to the path's end
+    depth_note: str = ""  # an unsure reading's depth guides the chain (`unsure_depth`): why, for the trace
 
     @classmethod
     def from_reading(cls, reading: QuestionReading, params: "DogParams") -> "DogGuidance":
@@ -447,7 +457,16 @@ class DogGuidance:
                 filters.append(PlannedRelations(relations, name="unsure_relations", whose=(
                     f"the relations of the question reading's {taken} most likely plan(s), {held:.0%} of its "
                     "probability")))
-            return cls(filters, not_the_topic=params.chain_answers_first)
+            walk_out, note = None, ""
+            if params.unsure_depth and params.walk_to_depth and reading.read and reading.plans:
+                depth, taken, held = likely_depth(reading.plans, params.unsure_depth)
+                if depth >= 2:
+                    walk_out = WalkOut(depth, first=params.walk_out_first, max_steps=params.max_steps)
+                    note = (f"unsure_depth: the question's reading is not sure of its plan ({reading.confidence:.0%}), "
+                            f"but its {taken} most likely plan(s), {held:.0%} of its probability, all walk at least "
+                            f"{depth} hops: a chain that answers fewer hops out is taken back and walks on "
+                            "(walk_to_depth), its relations left to the model")
+            return cls(filters, walk_out, not_the_topic=params.chain_answers_first, depth_note=note)
         hops = reading.hops
         order = list(reading.order) if params.hop_order and reading.uses else []
         past = reading.open_ended and params.past_horizon  # the question may ask more hops than the reader plans
