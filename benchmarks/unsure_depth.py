@@ -20,6 +20,8 @@ from __future__ import annotations
 import argparse
 import glob
 import json
+import os
+import shutil
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -75,17 +77,23 @@ def candidates(folders: list[Path], share: float) -> list[dict]:
 
 
 def subset(dataset: Path, ids: set[str], out: Path) -> Path:
-    """The lines of `dataset` with these ids, their graph files made absolute, as a dataset file of their own."""
+    """The lines of `dataset` with these ids as a dataset file of their own, its graph files beside it (hard links,
+    else copies: a dataset's graph must lie in its own folder)."""
     lines = []
+    out.parent.mkdir(parents=True, exist_ok=True)
     for line in dataset.read_text().splitlines():
         if not line.strip():
             continue
         row = json.loads(line)
         if row.get("id") in ids:
-            if row.get("graph_file") and not Path(row["graph_file"]).is_absolute():
-                row["graph_file"] = str((dataset.parent / row["graph_file"]).resolve())
+            graph = row.get("graph_file")
+            if graph and not (out.parent / graph).is_file():
+                (out.parent / graph).parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    os.link(dataset.parent / graph, out.parent / graph)
+                except OSError:
+                    shutil.copyfile(dataset.parent / graph, out.parent / graph)
             lines.append(json.dumps(row, ensure_ascii=False))
-    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines) + "\n")
     return out
 
@@ -109,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         by_dataset.setdefault(c["dataset"], []).append(c)
     for n, (dataset, items) in enumerate(by_dataset.items()):
         ids = {c["id"] for c in items}
-        part = subset(dataset, ids, args.out / "datasets" / f"{n}-{dataset.name}")
+        part = subset(dataset, ids, args.out / "datasets" / str(n) / dataset.name)
         for variant, value in (("off", 0.0), ("on", args.share)):
             folder = args.out / variant / f"{n}-{dataset.stem}"
             run_eval(part, ["dog"], args.model, folder, params={"unsure_depth": value}, progress=False)

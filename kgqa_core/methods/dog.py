@@ -190,7 +190,7 @@ class DogParams(PromptParams):
         "wandering off along unrelated ones (tags, years). 0: an unsure reading narrows nothing (the paper preset; "
         "noted in the trace).", min=0.0, max=1.0, advanced=True)
     unsure_depth: float = param(
-        0.0, "When the question's reading is not sure (under reading_sure_at) but its most likely plans that together "
+        0.8, "When the question's reading is not sure (under reading_sure_at) but its most likely plans that together "
         "hold this share of its probability all walk at least N hops (N of 2 or more), a chain that answers fewer "
         "hops out is taken back and walks on, as for a sure reading (needs walk_to_depth): a reading unsure which "
         "relations the question asks for may still be sure how far it goes. 0: off (the paper preset; noted in the "

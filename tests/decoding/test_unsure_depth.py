@@ -34,8 +34,9 @@ def test_the_depth_the_likely_plans_agree_on_takes_a_short_answer_back():
     assert [f.name for f in g.filters] == ["skip_restatements", "unsure_relations"]  # the relations as before
     # the plans holding 90% include the one-hop plan: no depth is agreed on, nothing is taken back
     assert DogGuidance.from_reading(TWO_HOPS, DogParams(unsure_depth=0.9)).walk_out is None
-    # off (the default until measured, and the paper preset), or without walk_to_depth: as before
-    assert DogGuidance.from_reading(TWO_HOPS, DogParams()).walk_out is None
+    # the default (0.8) as above; off (0, the paper preset) or without walk_to_depth: as before
+    assert DogGuidance.from_reading(TWO_HOPS, DogParams()).walk_out.min_depth == 2
+    assert DogGuidance.from_reading(TWO_HOPS, DogParams(unsure_depth=0.0)).walk_out is None
     assert DogGuidance.from_reading(TWO_HOPS, DogParams(unsure_depth=0.8, walk_to_depth=False)).walk_out is None
     assert DogParams.PRESETS["paper"]["unsure_depth"] == 0.0
     # a sure reading keeps its own depth (its hops), whatever unsure_depth says
