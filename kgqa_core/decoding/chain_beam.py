@@ -419,10 +419,15 @@ class ChainBeam:
             return []
         levels, _ = reach(self.graph, path[0], path[1])
         last = levels[-1] if levels else []
-        topics = set(beam.subgraph.topics)
         # the chain's own entities first: never beyond `answer_among`'s cap
-        written = [e for t in triplets for e in (t.head, t.tail) if e not in topics]
-        return list(dict.fromkeys([*written, *last]))
+        return list(dict.fromkeys([*self._own_entities(beam, triplets), *last]))
+
+    def _own_entities(self, beam: BeamCandidate, triplets: Sequence[Any] | None = None) -> list[str]:
+        """The entities the chain's triplets name, in the order written, but the question's own."""
+        topics = set(beam.subgraph.topics)
+        if triplets is None:
+            triplets = self.graph.triplets_by_ids(list(beam.chain))
+        return list(dict.fromkeys(e for t in triplets for e in (t.head, t.tail) if e not in topics))
 
     def _written(self, beam: BeamCandidate) -> list[str]:
         """The entities the chain's triplets name but the question's own: what an answer line that names nothing
@@ -435,8 +440,7 @@ class ChainBeam:
         from ..answers.meeting import linked_topics
 
         topics = list(dict.fromkeys(beam.subgraph.topics))
-        names = [e for t in self.graph.triplets_by_ids(list(beam.chain)) for e in (t.head, t.tail)]
-        names = list(dict.fromkeys(e for e in names if e not in topics))
+        names = self._own_entities(beam)
         if self.meet_topics and len(topics) >= 2 and names:
             linked = linked_topics(self.graph, names, topics)
             best = max(len(v) for v in linked.values())

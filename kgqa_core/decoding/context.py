@@ -427,7 +427,7 @@ RUN_SHOWN = 24  # characters of a dropped run the note shows
 def conclusion_note(stop: str, dropped: str = "", appended: str = "", chosen_among: bool = False) -> str:
     """Why the answer line was forced, for the trace's notes; a run cut from the text (`drop_run`) is quoted, and
     `appended` is what was written for the model ("Therefore, the answer is" when not said); `chosen_among`: the
-    model ended that line at once, so its item was chosen among the chain's entities."""
+    line the model wrote named nothing, so its item was chosen among the chain's entities."""
     appended = appended or "Therefore, the answer is"
     why = {"repeat": "started repeating itself", "length": "used up its token budget",
            "cap": "wrote more free text than the step's cap (free_text_cap)",

@@ -17,9 +17,9 @@ from .. import progress
 from ..models.interface import Sequence as PromptState
 from .beam import TripletBeamSearch, TripletSearchResult
 from .constraint import OpeningDetector, TripletGuide
+from .free_text import (CONCLUSION, CONCLUSION_TOKENS, FreeText, StopFn, conclusion_line_end, cut_state,
+                        decode_free_text, default_stop, first_answer_end)
 from .prompt import parse_answers
-from .free_text import (CONCLUSION, CONCLUSION_TOKENS, FreeText, StopFn, conclusion_line_end, cut_state, decode_free_text,
-                        default_stop, first_answer_end)
 from .triplet_trie import TripletTrie
 
 

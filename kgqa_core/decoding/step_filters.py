@@ -166,14 +166,20 @@ def likely_relations(plans: Sequence[Any], mass: float) -> tuple[frozenset[str],
     >>> sorted(relations), taken, held
     (['borders', 'capital'], 2, 0.75)
     """
-    taken, held, relations = 0, 0.0, set()
+    taken, held = likeliest_plans(plans, mass)
+    return frozenset(h.relation for p in taken for h in p.hops), len(taken), held
+
+
+def likeliest_plans(plans: Sequence[Any], mass: float) -> tuple[list[Any], float]:
+    """The reading's most probable plans, in order, until they hold at least `mass` of its probability, and the
+    probability they hold (rounded to 4 places): what `likely_relations` and `likely_depth` read."""
+    taken, held = [], 0.0
     for p in plans:
         if held >= mass:
             break
-        relations.update(h.relation for h in p.hops)
+        taken.append(p)
         held += p.confidence
-        taken += 1
-    return frozenset(relations), taken, round(held, 4)
+    return taken, round(held, 4)
 
 
 def likely_depth(plans: Sequence[Any], mass: float) -> tuple[int, int, float]:
@@ -193,14 +199,8 @@ def likely_depth(plans: Sequence[Any], mass: float) -> tuple[int, int, float]:
     >>> likely_depth(plans, 0.9)[0]  # the one-hop plan is among those needed for 90%
     1
     """
-    taken, held, depth = 0, 0.0, None
-    for p in plans:
-        if held >= mass:
-            break
-        depth = len(p.hops) if depth is None else min(depth, len(p.hops))
-        held += p.confidence
-        taken += 1
-    return depth or 0, taken, round(held, 4)
+    taken, held = likeliest_plans(plans, mass)
+    return min((len(p.hops) for p in taken), default=0), len(taken), held
 
 
 @dataclass
