@@ -87,6 +87,15 @@ def select_chains(candidates: Sequence[BeamCandidate], k: int) -> tuple[list[Bea
     return kept, dropped
 
 
+def chain_entities(graph: Any, beam: BeamCandidate, triplets: Sequence[Any] | None = None) -> list[str]:
+    """The entities a chain's triplets name, in the order written, but the question's own: what an answer line
+    may name beyond the path's end (`ChainBeam._reached`, `ChainBeam._written`)."""
+    topics = set(beam.subgraph.topics)
+    if triplets is None:
+        triplets = graph.triplets_by_ids(list(beam.chain))
+    return list(dict.fromkeys(e for t in triplets for e in (t.head, t.tail) if e not in topics))
+
+
 @dataclass
 class Extension:
     """A chain the round proposed: ``parent`` plus one triplet the search returned."""
@@ -420,14 +429,7 @@ class ChainBeam:
         levels, _ = reach(self.graph, path[0], path[1])
         last = levels[-1] if levels else []
         # the chain's own entities first: never beyond `answer_among`'s cap
-        return list(dict.fromkeys([*self._own_entities(beam, triplets), *last]))
-
-    def _own_entities(self, beam: BeamCandidate, triplets: Sequence[Any] | None = None) -> list[str]:
-        """The entities the chain's triplets name, in the order written, but the question's own."""
-        topics = set(beam.subgraph.topics)
-        if triplets is None:
-            triplets = self.graph.triplets_by_ids(list(beam.chain))
-        return list(dict.fromkeys(e for t in triplets for e in (t.head, t.tail) if e not in topics))
+        return list(dict.fromkeys([*chain_entities(self.graph, beam, triplets), *last]))
 
     def _written(self, beam: BeamCandidate) -> list[str]:
         """The entities the chain's triplets name but the question's own: what an answer line that names nothing
@@ -440,7 +442,7 @@ class ChainBeam:
         from ..answers.meeting import linked_topics
 
         topics = list(dict.fromkeys(beam.subgraph.topics))
-        names = self._own_entities(beam)
+        names = chain_entities(self.graph, beam)
         if self.meet_topics and len(topics) >= 2 and names:
             linked = linked_topics(self.graph, names, topics)
             best = max(len(v) for v in linked.values())
