@@ -8,6 +8,7 @@ each writing ``<domain>_dev.jsonl`` and ``<domain>_kb.tsv.gz`` into ``--out``:
     python -m kgqa_core.datasets mlpq --raw ../shared/data/mlpq --out datasets/multidomain/
     python -m kgqa_core.datasets geoquery --raw ../shared/data/geoquery --out datasets/multidomain/
     python -m kgqa_core.datasets mquake --raw ../shared/data/mquake --out datasets/multidomain/
+    python -m kgqa_core.datasets twowiki --raw ../shared/data/2wikimultihopqa --out datasets/multidomain/
 """
 
 from __future__ import annotations
@@ -79,6 +80,7 @@ def _add_multidomain_commands(sub) -> None:
         "mlpq": "MLPQ dev (English questions over DBpedia paths) -> the dbpedia domain",
         "geoquery": "GeoQuery train/dev path questions over its US geography database -> the geography domain",
         "mquake": "MQuAKE fact chains (true facts only) -> the wikidata domain",
+        "twowiki": "2WikiMultihopQA dev evidence chains (compositional and inference questions) -> the twowiki domain",
     }
     for name, text in helps.items():
         p = sub.add_parser(name, help=text)
@@ -90,6 +92,10 @@ def _add_multidomain_commands(sub) -> None:
             p.add_argument("--pair", default="en_fr", help="language pair of the English questions (default en_fr)")
         if name == "mquake":
             p.add_argument("--file", default="MQuAKE-hard.json", help="MQuAKE JSON file in --raw")
+        if name == "twowiki":
+            p.add_argument("--file", default="dev.json", help="2WikiMultihopQA JSON file in --raw (dev or train split)")
+            p.add_argument("--limit", type=int_option("--limit", 1, 10_000_000), default=6000,
+                           help="read only the first LIMIT records (the graph is the union of their evidences)")
 
 
 def _build_multidomain(args) -> int:
@@ -105,10 +111,15 @@ def _build_multidomain(args) -> int:
             from .geoquery import DOMAIN, build_geoquery
 
             items, graph, stats = build_geoquery(Path(args.raw), n=args.n, seed=args.seed)
-        else:
+        elif args.command == "mquake":
             from .mquake import DOMAIN, build_mquake
 
             items, graph, stats = build_mquake(Path(args.raw), file=args.file, n=args.n, seed=args.seed)
+        else:
+            from .twowiki import DOMAIN, build_twowiki
+
+            items, graph, stats = build_twowiki(Path(args.raw), file=args.file, n=args.n, seed=args.seed,
+                                                limit=args.limit)
         jsonl, graph_path = write_domain(items, graph, Path(args.out), DOMAIN)
     except MultiDomainError as exc:
         print(f"error: {exc}", file=sys.stderr)

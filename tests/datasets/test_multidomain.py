@@ -253,7 +253,84 @@ def test_mquake_builder_uses_true_facts_only_and_is_deterministic(tmp_path, caps
     assert two.extra["relation_chain"] == ["performer", "country of origin"]
 
 
+# ------------------------------------------------------------------ 2WikiMultihopQA
+def _twowiki_raw(tmp_path: Path) -> Path:
+    raw = tmp_path / "2wikimultihopqa"
+    raw.mkdir()
+
+    def rec(rid, qtype, question, answer, evidences, ids=()):
+        return {"_id": rid, "type": qtype, "question": question, "answer": answer, "context": [],
+                "supporting_facts": [], "evidences": evidences, "evidences_id": [list(t) for t in ids]}
+
+    records = [
+        rec("a1", "compositional", "Who is the mother of the director of film Alpha Film (Film)?", "Carol Mother",
+            [["Alpha Film", "director", "Bob Director"], ["Bob Director", "mother", "Carol Mother"]],
+            [("Q1", "director", "Q2"), ("Q2", "mother", "Q3")]),
+        rec("b2", "compositional", "When did the director of film Beta Film die?", "1 May 1990",
+            [["Beta Film", "director", "Bob Director"], ["Bob Director", "date of death", "1 May 1990"]],
+            [("Q4", "director", "Q2"), ("Q2", "date of death", "date_information")]),
+        rec("c3", "compositional", "Who is the father of the director of film Beta Film?", "Somebody Else",
+            [["Beta Film", "director", "Bob Director"], ["Bob Director", "father", "Earl Grand"]]),
+        rec("d4", "inference", "Who is Dora Child'S paternal grandfather?", "Earl Grand",
+            [["Dora Child", "father", "Bob Director"], ["Bob Director", "father", "Earl Grand"]],
+            [("Q5", "father", "Q2"), ("Q2", "father", "Q6")]),
+        rec("e5", "comparison", "Which film came out first, Alpha Film or Beta Film?", "Beta Film",
+            [["Alpha Film", "publication date", "1961"], ["Beta Film", "publication date", "1946"]]),
+        rec("f6", "bridge_comparison", "Which film has the director born first, Gamma or Delta?", "Gamma",
+            [["Gamma", "director", "John Smith"], ["Delta", "director", "John Smith"],
+             ["John Smith", "date of birth", "1900"], ["John Smith", "date of birth", "1910"]],
+            [("Q7", "director", "Q8"), ("Q9", "director", "Q10"), ("Q8", "date of birth", "date_information"),
+             ("Q10", "date of birth", "date_information")]),
+        rec("g7", "compositional", "Who is the mother of the director of Alpha Film?", "Gina Mother",
+            [["Alpha Film", "director", "Frank Co"], ["Frank Co", "mother", "Gina Mother"]]),  # same chain: dropped
+        rec("h8", "inference", "Who is the paternal grandfather of him?", "J",
+            [["Hank", "father", "I"], ["I", "father", "J"]]),  # does not spell its topic entity
+        {"_id": "t9", "type": "compositional", "question": "Who is the mother of Nobody?"},  # test split: no evidences
+    ]
+    (raw / "dev.json").write_text(json.dumps(records), encoding="utf-8")
+    return raw
+
+
+def test_twowiki_builder_keeps_chain_questions_over_the_union_of_all_evidences(tmp_path, capsys):
+    raw = _twowiki_raw(tmp_path)
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert datasets_main(["twowiki", "--raw", str(raw), "--out", str(a)]) == 0
+    out = capsys.readouterr().out
+    assert "kept 2 2hop compositional, 1 2hop inference" in out
+    for reason in ("no evidence triplets", "a comparison question", "a bridge_comparison question",
+                   "not the evidence chain's last object", "same topic entity and relation chain",
+                   "does not spell its topic entity"):
+        assert reason in out, reason
+    assert datasets_main(["twowiki", "--raw", str(raw), "--out", str(b)]) == 0
+    for name in ("twowiki_dev.jsonl", "twowiki_kb.tsv.gz"):
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+
+    ds = load_dataset(a / "twowiki_dev.jsonl")
+    by_id = {q.id: q for q in ds}
+    q = by_id["2wiki-dev-a1"]
+    assert q.question == "Who is the mother of the director of film Alpha Film (Film)?"
+    assert q.topic_entities == ["Alpha Film"] and q.type == "2hop"
+    # the dropped paraphrase's facts stay in the graph and give a second answer along the same chain
+    assert q.answers == ["Carol Mother", "Gina Mother"]
+    assert q.extra["relation_chain"] == ["director", "mother"]
+    assert ("Alpha Film", "director", "Frank Co") in q.gold_chain
+    assert by_id["2wiki-dev-d4"].answers == ["Earl Grand"]
+    graph = q.graph()
+    assert ("Alpha Film", "publication date", "1961") in graph  # a comparison question's facts are distractors
+    assert {"John Smith (Q8)", "John Smith (Q10)"} <= set(graph.entities)  # one label, two Wikidata items
+    assert "Bob Director" in graph.entities and "Nobody" not in graph.entities
+
+
+def test_twowiki_builder_limits_the_records_it_reads(tmp_path, capsys):
+    raw = _twowiki_raw(tmp_path)
+    assert datasets_main(["twowiki", "--raw", str(raw), "--out", str(tmp_path / "o"), "--limit", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "kept 2 2hop compositional" in out and "first 2 of 9 records" in out
+    graph = load_graph(tmp_path / "o" / "twowiki_kb.tsv.gz")
+    assert len(graph) == 4 and "Gamma" not in graph.entities
+
+
 def test_missing_raw_files_are_a_clear_error(tmp_path, capsys):
-    for cmd in ("mlpq", "geoquery", "mquake"):
+    for cmd in ("mlpq", "geoquery", "mquake", "twowiki"):
         assert datasets_main([cmd, "--raw", str(tmp_path / "nowhere"), "--out", str(tmp_path / "o")]) == 2
         assert "not found" in capsys.readouterr().err
