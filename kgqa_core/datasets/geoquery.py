@@ -48,7 +48,6 @@ are few 2- and 3-hop path questions: all of them are kept).
 
 from __future__ import annotations
 
-import json
 import re
 import sqlite3
 from dataclasses import dataclass
@@ -61,6 +60,7 @@ from .multidomain import (
     chain_triplets,
     clean_name,
     follow_chain,
+    read_json_list,
     spread_sample,
 )
 
@@ -286,12 +286,7 @@ class JsonQuestion:
 
 def read_json(path: Path) -> dict[str, JsonQuestion]:
     """Question key -> the first of its sentences in ``geography.json`` (text and SQL with the variables filled)."""
-    if not path.is_file():
-        raise MultiDomainError(f"GeoQuery JSON file not found: {path}")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise MultiDomainError(f"{path.name}: not JSON ({exc})") from None
+    data = read_json_list(path, "GeoQuery JSON", "question entries")
     out: dict[str, JsonQuestion] = {}
     for entry in data:
         sqls = entry.get("sql") or []

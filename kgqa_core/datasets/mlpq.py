@@ -54,7 +54,7 @@ from .multidomain import (
     DomainStats,
     Graph,
     MultiDomainError,
-    chain_triplets,
+    chain_question,
     clean_name,
     follow_chain,
     spread_sample,
@@ -244,22 +244,12 @@ def build_mlpq(raw_dir: Path, pair: str = "en_fr", n: int = 40, seed: int = 0) -
     for hops in (2, 3):
         picked = spread_sample(candidates[hops], lambda c: tuple(r for r, _ in c[1]), n, seed, salt=f"mlpq-{hops}")
         picked.sort(key=lambda c: c[0].line)
-        for q, chain, answers in picked:
-            topic = names[q.triples[0][0]]
-            source_answer = names[q.triples[-1][2]]
-            ordered = [source_answer] + sorted(answers - {source_answer})
-            if len(ordered) > 1:
-                stats.answers_added += 1
-            items.append({
-                "id": f"mlpq-{pair}-dev-{hops}hop-{q.line:05d}",
-                "question": clean_name(q.text.replace("_", " ")),
-                "topic_entities": [topic],
-                "answers": ordered,
-                "type": f"{hops}hop",
-                "graph_file": f"{DOMAIN}_kb.tsv.gz",
-                "gold_chain": [list(t) for t in chain_triplets(graph, topic, chain, ordered)],
-                "relation_chain": [r for r, _ in chain],
-                "source": f"MLPQ 1.3 dev_{pair}_{hops}h_en.txt line {q.line}",
-            })
+        for q, chain, _answers in picked:
+            item, added = chain_question(
+                f"mlpq-{pair}-dev-{hops}hop-{q.line:05d}", clean_name(q.text.replace("_", " ")), graph,
+                names[q.triples[0][0]], chain, names[q.triples[-1][2]], f"{DOMAIN}_kb.tsv.gz",
+                f"MLPQ 1.3 dev_{pair}_{hops}h_en.txt line {q.line}")
+            stats.answers_added += added
+            items.append(item)
         stats.kept[f"{hops}hop"] = len(picked)
     return items, graph, stats

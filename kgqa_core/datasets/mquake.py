@@ -36,16 +36,15 @@ are sampled with `spread_sample` over relation chains and a fixed seed.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from .multidomain import (
     DomainStats,
     Graph,
     MultiDomainError,
-    chain_triplets,
+    chain_question,
     clean_name,
-    follow_chain,
+    read_json_list,
     spread_sample,
 )
 
@@ -54,14 +53,7 @@ DEFAULT_FILE = "MQuAKE-hard.json"
 
 
 def read_cases(path: Path) -> list[dict]:
-    if not path.is_file():
-        raise MultiDomainError(f"MQuAKE file not found: {path}")
-    try:
-        cases = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise MultiDomainError(f"{path.name}: not JSON ({exc})") from None
-    if not isinstance(cases, list):
-        raise MultiDomainError(f"{path.name}: expected a list of cases")
+    cases = read_json_list(path, "MQuAKE", "cases")
     for i, case in enumerate(cases):
         try:
             ids, labels = case["orig"]["triples"], case["orig"]["triples_labeled"]
@@ -150,21 +142,9 @@ def build_mquake(raw_dir: Path, file: str = DEFAULT_FILE, n: int = 40, seed: int
         picked = spread_sample(candidates[hops], lambda c: tuple(r for r, _ in c[3]), n, seed, salt=f"mquake-{hops}")
         picked.sort(key=lambda c: c[0])
         for qid, question, topic, chain, source_answer, source in picked:
-            reached = follow_chain(graph, topic, chain)
-            assert source_answer in reached  # the case's own chain is in the graph
-            ordered = [source_answer] + sorted(reached - {source_answer})
-            if len(ordered) > 1:
-                stats.answers_added += 1
-            items.append({
-                "id": qid,
-                "question": clean_name(question),
-                "topic_entities": [topic],
-                "answers": ordered,
-                "type": f"{hops}hop",
-                "graph_file": f"{DOMAIN}_kb.tsv.gz",
-                "gold_chain": [list(t) for t in chain_triplets(graph, topic, chain, ordered)],
-                "relation_chain": [r for r, _ in chain],
-                "source": source,
-            })
+            item, added = chain_question(qid, clean_name(question), graph, topic, chain, source_answer,
+                                         f"{DOMAIN}_kb.tsv.gz", source)
+            stats.answers_added += added
+            items.append(item)
         stats.kept[f"{hops}hop"] = len(picked)
     return items, graph, stats

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
 import os
 import random
 from collections import defaultdict
@@ -160,6 +161,44 @@ def chain_triplets(graph: Graph, topic: str, chain: Chain, answers: Iterable[str
             seen.add(t)
             out.append(t)
     return out
+
+
+def chain_question(qid: str, question: str, graph: Graph, topic: str, chain: Chain, source_answer: str,
+                   graph_file: str, source: str) -> tuple[dict, bool]:
+    """One evaluation line for a question along ``chain`` from ``topic``, and whether the graph added answers.
+
+    Why one function: every path-question builder (MLPQ, MQuAKE, 2WikiMultihopQA) owes the same promise, that
+    the answers are all the chain reaches in the shipped graph with the source's own first, and its gold chain
+    the triplets of every path to them; the source's answer must be among them (its chain is in the graph).
+    """
+    reached = follow_chain(graph, topic, chain)
+    assert source_answer in reached, (qid, source_answer)
+    ordered = [source_answer] + sorted(reached - {source_answer})
+    item = {
+        "id": qid,
+        "question": question,
+        "topic_entities": [topic],
+        "answers": ordered,
+        "type": f"{len(chain)}hop",
+        "graph_file": graph_file,
+        "gold_chain": [list(t) for t in chain_triplets(graph, topic, chain, ordered)],
+        "relation_chain": [r for r, _ in chain],
+        "source": source,
+    }
+    return item, len(ordered) > 1
+
+
+def read_json_list(path: Path, source: str, what: str) -> list:
+    """The list a source's JSON file holds, or a clear error naming the file (missing, not JSON, not a list)."""
+    if not path.is_file():
+        raise MultiDomainError(f"{source} file not found: {path}")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise MultiDomainError(f"{path.name}: not JSON ({exc})") from None
+    if not isinstance(data, list):
+        raise MultiDomainError(f"{path.name}: expected a list of {what}")
+    return data
 
 
 def unreachable_answers(graph: Graph, topics: Sequence[str], answers: Sequence[str], hops: int) -> list[str]:

@@ -35,7 +35,6 @@ chains and a fixed seed; their ``type`` is the hop count (``2hop``).
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Callable
@@ -44,9 +43,9 @@ from .multidomain import (
     DomainStats,
     Graph,
     MultiDomainError,
-    chain_triplets,
+    chain_question,
     clean_name,
-    follow_chain,
+    read_json_list,
     spread_sample,
 )
 
@@ -60,14 +59,7 @@ _QID = re.compile(r"^Q\d+$")
 
 def read_records(path: Path) -> list[dict]:
     """The records of a 2WikiMultihopQA JSON file (a list of objects), checked for the fields we use."""
-    if not path.is_file():
-        raise MultiDomainError(f"2WikiMultihopQA file not found: {path}")
-    try:
-        records = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise MultiDomainError(f"{path.name}: not JSON ({exc})") from None
-    if not isinstance(records, list):
-        raise MultiDomainError(f"{path.name}: expected a list of records")
+    records = read_json_list(path, "2WikiMultihopQA", "records")
     for i, rec in enumerate(records):
         ok = isinstance(rec, dict) and isinstance(rec.get("_id"), str) and isinstance(rec.get("question"), str)
         evid = rec.get("evidences") if ok else None
@@ -183,21 +175,10 @@ def build_twowiki(raw_dir: Path, file: str = DEFAULT_FILE, n: int = 40, seed: in
         picked = spread_sample(cands, lambda c: tuple(r for r, _ in c[4]), n, seed, salt=f"twowiki-{qtype}-{hops}")
         picked.sort(key=lambda c: c[0])
         for index, rid, question, topic, chain, source_answer, _ in picked:
-            reached = follow_chain(graph, topic, chain)
-            assert source_answer in reached  # the record's own chain is in the graph
-            ordered = [source_answer] + sorted(reached - {source_answer})
-            if len(ordered) > 1:
-                stats.answers_added += 1
-            items.append({
-                "id": f"2wiki-{Path(file).stem}-{rid}",
-                "question": question,
-                "topic_entities": [topic],
-                "answers": ordered,
-                "type": f"{hops}hop",
-                "graph_file": f"{DOMAIN}_kb.tsv.gz",
-                "gold_chain": [list(t) for t in chain_triplets(graph, topic, chain, ordered)],
-                "relation_chain": [r for r, _ in chain],
-                "source": f"2WikiMultihopQA {file} record {index} (_id {rid}, type {qtype})",
-            })
+            item, added = chain_question(f"2wiki-{Path(file).stem}-{rid}", question, graph, topic, chain,
+                                         source_answer, f"{DOMAIN}_kb.tsv.gz",
+                                         f"2WikiMultihopQA {file} record {index} (_id {rid}, type {qtype})")
+            stats.answers_added += added
+            items.append(item)
         stats.kept[f"{hops}hop {qtype}"] = len(picked)
     return items, graph, stats
