@@ -12,7 +12,8 @@ one process, defaults first:
         --from runs/eval/wk34 --band 0.6,0.9 --out runs/eval/depth-hold
 
 Prints one row per question (domain, type, the reading's confidence and plan depth, Hits@1 and F1 for the
-defaults / the hold off) and the totals.
+defaults / the hold off) and the totals.  ``--skip`` leaves out the questions of earlier runs' folders (a
+second run on new questions only: ``--skip 'runs/eval/depth-hold/hold/*'``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from kgqa_core.eval.runner import load_results  # noqa: E402
 from reask import ask_variants, dog_readings, eval_folders, plan_hops, print_table  # noqa: E402
 
 VARIANTS = {"hold": {}, "no-hold": {"stay_at_depth": False, "conclude_at_depth": False}}
@@ -48,9 +50,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--band", default="0.6,0.9", help="LOW,HIGH: the readings' confidences asked again")
     ap.add_argument("--model", default="qwen2.5-coder-1.5b")
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--skip", action="append", default=[],
+                    help="eval folders (globs) whose questions are left out: those an earlier run of this script asked")
     args = ap.parse_args(argv)
     low, high = (float(x) for x in args.band.split(","))
-    found = band_questions(eval_folders(args.folders), low, high)
+    asked = {r["id"] for f in eval_folders(args.skip) for r in load_results(f)}
+    found = [c for c in band_questions(eval_folders(args.folders), low, high) if c["id"] not in asked]
     if not found:
         print(f"no DoG question of those folders had a reading {low}-{high} sure")
         return 0
