@@ -47,10 +47,10 @@ def dog_readings(folders: list[Path], keep: Callable[[dict, dict], dict | None])
     returns the columns to show for a question it takes (None: left out).  Each row also has the question's
     dataset, id, type, text and domain (the eval folder's parent for the per-domain runs' ``main``).
     """
+    from kgqa_core.eval.runner import load_results
+
     found, seen = [], set()
     for folder in folders:
-        from kgqa_core.eval.runner import load_results
-
         run = json.loads((folder / "run.json").read_text())
         dataset = dataset_file(folder, Path(run["dataset"]))
         for r in load_results(folder):
