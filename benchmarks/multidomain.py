@@ -33,6 +33,7 @@ from kgqa_core.datasets.multidomain import DEV_DOMAINS, TWO_ENTITY_SETS  # noqa:
 
 from kgqa_core.eval.dataset import load_dataset  # noqa: E402
 from kgqa_core.eval.runner import load_results, run_eval  # noqa: E402
+from kgqa_core.reading.vocabulary import RelationVocabulary  # noqa: E402
 
 DOMAINS = {name: ROOT / path for name, path in (DEV_DOMAINS | TWO_ENTITY_SETS).items()}
 TYPES = ["1hop", "2hop", "3hop"]
@@ -47,7 +48,10 @@ PREVIOUS = {"prompt_examples": "paper", "free_text_cap": 0, "context_pool": 0, "
 # "list8": DoG whose unsure readings list the 8 likeliest walks, not all 12 (reading_listed, an ablation)
 RUNS = {"main": (["dog", "direct", "reads", "rok"], {}), "paper": (["dog"], {"preset": "paper"}),
         "previous": (["dog"], PREVIOUS), "unsure": (["dog"], {"unsure_relations": 0.8}),
-        "nomeet": (["dog"], {"meet_topics": False}), "list8": (["dog"], {"reading_listed": 8})}
+        "nomeet": (["dog"], {"meet_topics": False}), "list8": (["dog"], {"reading_listed": 8}),
+        "drafted": (["dog"], {})}
+# "drafted": DoG with the vocabulary the model drafted for the domain's graph (``python -m kgqa_core vocabulary
+# draft``), read from ``--vocabularies DIR`` as DIR/<domain>.txt (a domain without one is skipped)
 
 
 def _shard(text: str | None) -> tuple[int, int] | None:
@@ -71,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
                          "from an earlier --out)")
     ap.add_argument("--types", default=",".join(TYPES),
                     help="question types to run (default up to 3 hops; e.g. 4hop for Wikidata's and geography's longer ones)")
+    ap.add_argument("--vocabularies", type=Path, default=None,
+                    help="folder of <domain>.txt vocabularies for the 'drafted' run")
     ap.add_argument("--report", action="store_true",
                     help="after the shards: print the table (runs whatever is still missing, unsharded)")
     args = ap.parse_args(argv)
@@ -89,7 +95,14 @@ def main(argv: list[str] | None = None) -> int:
                 methods = [m for m in methods if m in args.methods.split(",")]
                 if not methods:
                     continue
+            vocabulary = None
+            if run == "drafted":
+                path = (args.vocabularies or Path("-")) / f"{domain}.txt"
+                if not path.is_file():
+                    continue
+                vocabulary = RelationVocabulary.read(path)
             summary = run_eval(DOMAINS[domain], methods, args.model, args.out / domain / run, params=params or None,
+                               vocabulary=vocabulary,
                                progress=False, per_type=args.per_type, types=types,
                                shard=None if args.report else _shard(args.shard),
                                workers=1 if args.report or args.shard else args.workers)
@@ -100,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.model}, --per-type {args.per_type}")
     print("| domain | type | method | n | Hits@1 | F1 | ill% | p50 s | prompt tokens read | tokens written |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    order = {"dog": 0, "dog-previous": 1, "dog-unsure": 1.5, "dog-nomeet": 1.7, "dog-list8": 1.8, "dog-paper": 2,
+    order = {"dog": 0, "dog-previous": 1, "dog-unsure": 1.5, "dog-nomeet": 1.7, "dog-list8": 1.8, "dog-drafted": 1.9,
+             "dog-paper": 2,
              "direct": 3, "reads": 4, "rok": 5}
     for domain, qtype, name, g, (read, written) in sorted(
             rows, key=lambda r: (r[1] != "all", r[0], r[1], order.get(r[2], 9))):

@@ -382,6 +382,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _optional_subcommand(sub, "kgqa_core.eval.cli", "add_eval_parser", "run_eval_command")
     _optional_subcommand(sub, "kgqa_core.lpkg.cli", "add_generate_parser", "run_generate_command")
+    _optional_subcommand(sub, "kgqa_core.reading.draft_cli", "add_vocabulary_parser", "run_vocabulary_command")
     return parser
 
 

@@ -47,11 +47,128 @@ def vocabulary_expander(graph: Any) -> str:
                    "separated by commas ('spouse: wife, husband, married to'). Lines starting with # are comments. "
                    "The vocabulary belongs to the loaded graph, goes with every run and is saved in its trace.")
         _take_upload()
+        _take_draft(graph)
+        _draft_note()
         text = st.text_area("Vocabulary text", key=state.VOCABULARY_TEXT_KEY, height=140, placeholder=PLACEHOLDER,
                             max_chars=MAX_VOCABULARY_BYTES, persist_state="session",
                             help="relation: word, word — one relation a line; # starts a comment")
         problem = _read(text, graph)
+        _draft_controls(graph, text)
     return problem
+
+
+# ------------------------------------------------------------ the model's draft
+DRAFT_JOB_KEY = "vocab_job"  # the session's DraftJob (`running.register_job("vocab", ...)`: a reload keeps it)
+DRAFT_RUN_KEY = "ask_vocab_draft"
+DRAFT_NOTE_KEY = "ask_vocab_draft_note"  # (the text the draft was merged into, what it added)
+SECONDS_PER_RELATION = 2.0  # the 1.5B on this 2-core CPU (docs/benchmarks.md, "Vocabulary draft")
+
+
+def _draft_job() -> Any:
+    from .draft_job import DraftJob
+
+    job = st.session_state.get(DRAFT_JOB_KEY)
+    return job if isinstance(job, DraftJob) else None
+
+
+def _take_draft(graph: Any) -> None:
+    """A finished draft for this graph goes into the text once (before the text area is drawn), the user's lines kept."""
+    from .draft_job import merged_text
+
+    job = _draft_job()
+    if job is None or not job.done or job.collected:
+        return
+    job.collected = True
+    p = job.progress()
+    if p.error:
+        st.error(md_text(p.error + " The vocabulary text is unchanged."), icon=":material/error:")
+    if job.graph_fingerprint != getattr(graph, "fingerprint", None):
+        st.info("The model's draft belonged to another graph; it was not added.", icon=":material/info:")
+        return
+    drafted = job.result()
+    text = str(st.session_state.get(state.VOCABULARY_TEXT_KEY) or "")
+    merged = merged_text(text, drafted, p.relations_done)
+    st.session_state[state.VOCABULARY_TEXT_KEY] = merged
+    st.session_state.pop(UPLOADED_KEY, None)  # the text is no longer the file as uploaded
+    note = (f"The model described {len(drafted.entries)} of {p.relations_done} relation(s)"
+            + (" (stopped early)" if p.stopped else "") + "; its lines are at the end of the text. "
+            "Read and correct them: they are a draft.")
+    st.session_state[DRAFT_NOTE_KEY] = (merged, note)
+
+
+def _draft_note() -> None:
+    """What the last draft added, shown until the text is edited."""
+    kept = st.session_state.get(DRAFT_NOTE_KEY)
+    if isinstance(kept, tuple) and len(kept) == 2:
+        if kept[0] == st.session_state.get(state.VOCABULARY_TEXT_KEY):
+            st.success(md_text(kept[1]), icon=":material/check_circle:")
+        else:
+            st.session_state.pop(DRAFT_NOTE_KEY, None)
+
+
+def _draft_controls(graph: Any, text: str) -> None:
+    """"Draft with the model": the relations the text does not describe yet, asked one by one in a worker thread."""
+    from .running import get_model, running_job_page, register_job
+
+    job = _draft_job()
+    if job is not None and not job.done:
+        _draft_panel(job)
+        return
+    relations = sorted(getattr(graph, "relations", None) or [])
+    try:
+        have = set(RelationVocabulary.parse(text).entries) if text.strip() else set()
+    except VocabularyError:
+        have = set()
+    todo = [r for r in relations if r not in have]
+    model = _model_for_draft()
+    busy = running_job_page()
+    why = ("a run is going" if busy else "install or pick a model below first" if not model
+           else "every relation is described" if not todo else "")
+    minutes = max(1, round(len(todo) * SECONDS_PER_RELATION / 60))
+    st.caption(md_text(f"The model can draft the words for you: shown each relation and two of its facts, it "
+                       f"writes what the relation means in plain English. {len(todo)} relation(s) to describe, "
+                       f"about {minutes} min; you can stop at any time and keep what is drafted."))
+    if st.button("Draft with the model", key=DRAFT_RUN_KEY, icon=":material/auto_awesome:", disabled=bool(why),
+                 help=("Cannot draft now: " + why) if why else f"Ask {model} about {len(todo)} relation(s)"):
+        from .draft_job import DraftJob
+        from .running import chosen_backend
+
+        backend = chosen_backend()
+        job = DraftJob(graph, todo, model, lambda name, say: get_model(name, say, backend=backend)).start()
+        st.session_state[DRAFT_JOB_KEY] = job
+        register_job("vocab", job)
+        st.rerun()
+
+
+def _model_for_draft() -> str:
+    """The model chosen on the Ask page (before its box is first drawn: the one it will default to), if usable."""
+    import os
+
+    from kgqa_core.models.registry import DEFAULT_APP_MODEL, PACKAGED_MODELS, is_installed
+
+    from . import server_panel
+
+    chosen = st.session_state.get("ask_model") or os.environ.get("KGQA_APP_MODEL") or DEFAULT_APP_MODEL
+    if server_panel.is_server_key(chosen):
+        return chosen
+    spec = PACKAGED_MODELS.get(chosen)
+    return chosen if spec is not None and is_installed(spec) else ""
+
+
+def _draft_panel(job: Any) -> None:
+    @st.fragment(run_every=1.0)
+    def panel() -> None:
+        p = job.progress()
+        if p.done:
+            st.rerun()  # the whole page: the draft goes into the text before the text area is drawn
+        share = p.relations_done / p.relations_total if p.relations_total else 0.0
+        now = f": {p.current}" if p.current else ""
+        st.progress(min(1.0, share), text=md_text(f"Drafting {p.relations_done} of {p.relations_total} "
+                                                  f"relation(s){now} ({p.elapsed:.0f} s)"))
+        st.button("Stop drafting", key="ask_vocab_draft_stop", on_click=job.stop, disabled=p.stopped,
+                  icon=":material/stop_circle:", help="Stop after the current relation; what is drafted is kept.")
+
+    panel()
 
 
 def _take_upload() -> None:

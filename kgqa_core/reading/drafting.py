@@ -1,0 +1,150 @@
+"""A first draft of a graph's vocabulary, written by the language model from the graph itself.
+
+Why: the readers match a question's words to relation names by sentence
+embeddings (`alignment`), and the packaged embedder reads English only.  A
+graph whose relations are named in another language (``traducteur``,
+``paysDeDécès``), abbreviated (``nw``, ``pop``) or coded gives the embedder
+nothing to match, and the small model's reading then decides alone.  The
+language model knows more languages and abbreviations than the embedder: shown
+a relation's name and one or two of its triplets, it writes what the relation
+means in plain English.  Those words become the relation's aliases, exactly as
+if the domain expert had written them (`vocabulary.RelationVocabulary`), so the
+expert can read, correct and save the draft, and every run records it.
+
+Nothing here is written from a dataset: the prompt's three examples are made up
+(German, an abbreviation, a code-like name), the relations and their triplets
+are the user's graph, and the words are the model's.  A gloss that only repeats
+the relation's own words, is empty, or runs long is dropped, so a graph whose
+relations are plain English gets (almost) nothing and reads as before.
+
+Examples
+--------
+>>> parse_gloss(" translator, translated by\\nmore")
+['translator', 'translated by']
+>>> parse_gloss("birth place", own_words="birth place")
+[]
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+from ..graph.hub_caps import relation_words
+from ..models.generation import GenerationConfig
+from .vocabulary import RelationVocabulary
+
+# The made-up examples the prompt shows (no dataset's relation): another language, an abbreviation, a code.
+EXAMPLES = (
+    ("verfasser", [("Faust", "Johann Wolfgang von Goethe")], "author, written by"),
+    ("pop", [("Lyon", "513275")], "population"),
+    ("yr_est", [("Harvard University", "1636")], "year founded, established in"),
+)
+INSTRUCTION = ("A knowledge graph names its relations in any language or abbreviation. For each relation, given "
+               "example facts (subject, relation, object), write what the relation means in plain English: one "
+               "to four words, or two short alternatives separated by a comma.")
+MAX_GLOSS_TOKENS = 12
+MAX_GLOSS_WORDS = 5
+MAX_ALIASES = 2
+EXAMPLE_TRIPLETS = 2
+_SPACES = re.compile(r"\s+")
+
+
+@dataclass
+class DraftCosts:
+    """What a draft cost the model: relations asked, prompt tokens read, tokens written, seconds."""
+
+    relations: int = 0
+    prompt_tokens: int = 0
+    tokens_written: int = 0
+    seconds: float = 0.0
+    dropped: list[str] = field(default_factory=list)  # relations whose gloss only repeated their name
+
+
+def _fact(head: str, relation: str, tail: str) -> str:
+    return f"({head}, {relation}, {tail})"
+
+
+def gloss_prompt(relation: str, facts: Sequence[tuple[str, str]]) -> str:
+    """The user turn for one relation: the instruction, the made-up examples, then the relation and its facts.
+
+    Everything before the relation is the same for every relation, so a backend that keeps its prompt cache reads
+    it once per draft.
+    """
+    lines = [INSTRUCTION, ""]
+    for name, ex_facts, gloss in EXAMPLES:
+        lines += [f"Relation: {name}", "Facts: " + "; ".join(_fact(h, name, t) for h, t in ex_facts),
+                  f"Meaning: {gloss}", ""]
+    lines += [f"Relation: {relation}", "Facts: " + "; ".join(_fact(h, relation, t) for h, t in facts)]
+    return "\n".join(lines)
+
+
+def _norm(text: str) -> str:
+    return _SPACES.sub(" ", re.sub(r"[^\w\s]", " ", text.lower())).strip()
+
+
+def parse_gloss(text: str, own_words: str = "") -> list[str]:
+    """The aliases of a model's gloss: its first line, split at commas, without the relation's own words.
+
+    A piece longer than `MAX_GLOSS_WORDS` words is commentary, not a name, and is dropped.
+    """
+    first = (text or "").strip().split("\n", 1)[0]
+    first = re.sub(r"^(meaning\s*:\s*)", "", first, flags=re.I).strip().strip(".")
+    own = _norm(own_words)
+    out: list[str] = []
+    for piece in first.split(","):
+        p = _SPACES.sub(" ", piece.strip().strip("\"'`.;:")).strip()
+        if not p or len(p.split()) > MAX_GLOSS_WORDS or _norm(p) == own or p in out:
+            continue
+        out.append(p)
+    return out[:MAX_ALIASES]
+
+
+def relation_facts(triplets: Iterable[Any], per_relation: int = EXAMPLE_TRIPLETS) -> dict[str, list[tuple[str, str]]]:
+    """Up to `per_relation` (head, tail) pairs of each relation, in the graph's order (one pass over `triplets`)."""
+    facts: dict[str, list[tuple[str, str]]] = {}
+    for t in triplets:
+        got = facts.setdefault(t.relation, [])
+        if len(got) < per_relation:
+            got.append((t.head, t.tail))
+    return facts
+
+
+def draft_vocabulary(model: Any, facts: dict[str, list[tuple[str, str]]], relations: Sequence[str] | None = None,
+                     on_relation: Callable[[int, int, str], None] | None = None,
+                     costs: DraftCosts | None = None) -> RelationVocabulary:
+    """The model's English words for each relation of `relations` (default: all of `facts`), as a vocabulary.
+
+    Parameters
+    ----------
+    model : a `LanguageModel` (any backend); greedy, at most `MAX_GLOSS_TOKENS` tokens a relation.
+    facts : example (head, tail) pairs per relation (`relation_facts`).
+    relations : which relations to gloss, in order.
+    on_relation : called ``(done, total, relation)`` before each relation (a progress display).
+    costs : filled with what the draft cost.
+
+    Returns
+    -------
+    RelationVocabulary whose ``source`` says the model drafted it; relations whose gloss adds nothing are left out.
+    """
+    costs = costs if costs is not None else DraftCosts()
+    chosen = list(relations if relations is not None else facts)
+    config = GenerationConfig(max_new_tokens=MAX_GLOSS_TOKENS, stop_strings=("\n",))
+    entries: dict[str, list[str]] = {}
+    for i, relation in enumerate(chosen):
+        if on_relation is not None:
+            on_relation(i, len(chosen), relation)
+        prompt = model.chat_prompt(gloss_prompt(relation, facts.get(relation, [])[:EXAMPLE_TRIPLETS])) + "Meaning:"
+        gen = model.generate(prompt, config)
+        costs.relations += 1
+        costs.prompt_tokens += gen.prompt_tokens
+        costs.tokens_written += gen.output_tokens
+        costs.seconds += gen.seconds
+        aliases = parse_gloss(gen.text, relation_words(relation) or relation)
+        if aliases:
+            entries[relation] = aliases
+        else:
+            costs.dropped.append(relation)
+    name = getattr(model, "name", "") or "the model"
+    return RelationVocabulary(entries, f"drafted by {name}")

@@ -1,0 +1,105 @@
+"""The model's draft of a graph's relation vocabulary (`kgqa_core.reading.drafting`, ``vocabulary draft``)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kgqa_core.graph import KnowledgeGraph
+from kgqa_core.reading.drafting import (DraftCosts, draft_vocabulary, gloss_prompt, parse_gloss, relation_facts)
+from kgqa_core.reading.vocabulary import RelationVocabulary
+
+ROOT = Path(__file__).resolve().parents[2]
+TRIPLETS = [("Faust (translation)", "traducteur", "Gérard de Nerval"), ("Le Horla", "auteur", "Guy de Maupassant"),
+            ("Bel-Ami", "auteur", "Guy de Maupassant"), ("Rouen", "nw", "Le Havre"),
+            ("Guy de Maupassant", "birthPlace", "Tourville-sur-Arques")]
+
+
+def _graph() -> KnowledgeGraph:
+    g = KnowledgeGraph("novels")
+    for h, r, t in TRIPLETS:
+        g.add(h, r, t)
+    return g
+
+
+def test_a_gloss_is_its_first_line_split_at_commas_without_the_relations_own_words():
+    assert parse_gloss(" translator, translated by\nThis relation means ...") == ["translator", "translated by"]
+    assert parse_gloss("Meaning: country of death.") == ["country of death"]
+    assert parse_gloss("Place of birth", own_words="place of birth") == []
+    assert parse_gloss("birth place, born in", own_words="birth place") == ["born in"]
+    assert parse_gloss("the relation that links a book to the person who translated it") == []  # commentary
+    assert parse_gloss("") == [] and parse_gloss("a, a, a, b") == ["a", "b"]
+
+
+def test_the_prompt_shows_the_relation_and_its_facts_after_a_prefix_the_same_for_every_relation():
+    facts = relation_facts(iter(_graph()))
+    assert facts["auteur"] == [("Le Horla", "Guy de Maupassant"), ("Bel-Ami", "Guy de Maupassant")]
+    one, two = gloss_prompt("auteur", facts["auteur"]), gloss_prompt("nw", facts["nw"])
+    assert one.endswith("Relation: auteur\nFacts: (Le Horla, auteur, Guy de Maupassant); "
+                        "(Bel-Ami, auteur, Guy de Maupassant)")
+    prefix = one[: one.index("Relation: auteur")]
+    assert two.startswith(prefix) and "traducteur" not in prefix and "nw" not in prefix
+
+
+def test_the_model_drafts_a_vocabulary_the_readers_take(backend_model):
+    costs = DraftCosts()
+    seen = []
+    vocab = draft_vocabulary(backend_model, relation_facts(iter(_graph())), ["traducteur", "auteur", "nw"],
+                             on_relation=lambda i, n, r: seen.append((i, n, r)), costs=costs)
+    assert seen == [(0, 3, "traducteur"), (1, 3, "auteur"), (2, 3, "nw")]
+    assert costs.relations == 3 and costs.tokens_written > 0 and costs.prompt_tokens > 0
+    assert set(vocab.entries) | set(costs.dropped) == {"traducteur", "auteur", "nw"}
+    assert vocab.source == "drafted by smollm2-135m"
+    for relation, aliases in vocab.entries.items():
+        assert 1 <= len(aliases) <= 2 and all(a.strip() and a.lower() != relation.lower() for a in aliases)
+    # the draft reads back as the user's own file would
+    assert RelationVocabulary.parse(vocab.to_text()).entries == vocab.entries
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "kgqa_core", *args], capture_output=True, text=True, cwd=ROOT,
+                          timeout=600)
+
+
+def test_vocabulary_draft_writes_a_file_that_ask_takes_and_keeps_the_users_lines(tmp_path, llama_model):
+    graph = tmp_path / "novels.tsv"
+    graph.write_text("".join(f"{h}\t{r}\t{t}\n" for h, r, t in TRIPLETS), encoding="utf-8")
+    mine = tmp_path / "mine.txt"
+    mine.write_text("auteur: author, writer\n", encoding="utf-8")
+    out = tmp_path / "drafted.txt"
+    done = _cli("vocabulary", "draft", "--graph", str(graph), "--model", "smollm2-135m", "--backend", "llama.cpp",
+                "--keep", str(mine), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    text = out.read_text(encoding="utf-8")
+    assert text.startswith("# drafted by smollm2-135m from novels.tsv:") and "kept as written in" in text
+    drafted = RelationVocabulary.read(out)
+    assert drafted.aliases("auteur") == ["author", "writer"], "the user's line is kept as written"
+    assert "[1/3] birthPlace" in done.stderr and "auteur" not in done.stderr.split("relation(s) described")[0]
+    ask = _cli("ask", "--graph", str(graph), "--question", "who wrote Le Horla", "--topic", "Le Horla",
+               "--method", "dog", "--model", "smollm2-135m", "--param", "beam_size=1", "--param", "max_steps=1",
+               "--vocabulary", str(out), "--json")
+    assert ask.returncode == 0, ask.stderr
+    import json
+
+    trace = json.loads(ask.stdout)
+    assert trace["extra"]["vocabulary"]["entries"]["auteur"] == ["author", "writer"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--graph", "missing.tsv"], "--graph missing.tsv: file not found"),
+    (["--relations", "auteur,nope"], "--relations: not relations of"),
+    (["--keep", "missing.txt"], "--keep missing.txt: cannot be read"),
+])
+def test_bad_input_is_one_line_naming_the_parameter(tmp_path, args, message):
+    graph = tmp_path / "novels.tsv"
+    graph.write_text("".join(f"{h}\t{r}\t{t}\n" for h, r, t in TRIPLETS), encoding="utf-8")
+    base = ["vocabulary", "draft", "--graph", str(graph), "--out", str(tmp_path / "v.txt"), "--model", "smollm2-135m"]
+    if args[0] == "--graph":
+        base[3] = args[1]
+        args = []
+    done = _cli(*base, *args)
+    assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "v.txt").exists()
