@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from kgqa_core.reading.drafting import DraftCosts, draft_vocabulary, relation_facts
+from kgqa_core.reading.drafting import DraftCosts, draft_vocabulary, drop_shared_aliases, relation_facts
 from kgqa_core.reading.vocabulary import RelationVocabulary
 
 from .run_job import Job
@@ -76,8 +76,9 @@ class DraftJob(Job):
                 self._current = ""
 
     def result(self) -> RelationVocabulary:
+        """What was drafted (so far), without the aliases shared by several relations (as the CLI's draft)."""
         with self._lock:
-            return RelationVocabulary(dict(self._drafted.entries), self._drafted.source)
+            return drop_shared_aliases(RelationVocabulary(dict(self._drafted.entries), self._drafted.source))
 
     def progress(self) -> DraftProgress:  # type: ignore[override]
         import time

@@ -23,6 +23,8 @@ Examples
 ['translator', 'translated by']
 >>> parse_gloss("birth place", own_words="birth place")
 []
+>>> parse_gloss("number of people; (Abilene, Texas", own_words="population")
+['number of people']
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from ..graph.hub_caps import relation_words
+from ..graph.words import STOP_WORDS
 from ..models.generation import GenerationConfig
 from .vocabulary import RelationVocabulary
 
@@ -48,6 +51,7 @@ MAX_GLOSS_TOKENS = 12
 MAX_GLOSS_WORDS = 5
 MAX_ALIASES = 2
 EXAMPLE_TRIPLETS = 2
+SHARED_AT = 3  # an alias the model gives this many relations or more is dropped (`drop_shared_aliases`)
 _SPACES = re.compile(r"\s+")
 
 
@@ -91,11 +95,28 @@ def parse_gloss(text: str, own_words: str = "") -> list[str]:
     """
     first = (text or "").strip().split("\n", 1)[0]
     first = re.sub(r"^(meaning\s*:\s*)", "", first, flags=re.I).strip().strip(".")
-    own = _norm(own_words)
+    first = re.split(r"[(\[{<]", first)[0]  # what follows a bracket is a fact copied from the prompt
+    return clean_aliases(re.split(r"[,;]", first), own_words)
+
+
+def _content_words(text: str) -> frozenset[str]:
+    return frozenset(w for w in _norm(text).split() if w not in STOP_WORDS)
+
+
+def clean_aliases(pieces: Iterable[str], own_words: str = "") -> list[str]:
+    """The pieces that say something the relation's own words do not, at most `MAX_ALIASES`, in order.
+
+    Dropped: empty pieces, pieces over `MAX_GLOSS_WORDS` words (commentary), pieces with brackets (a fact copied
+    from the prompt), and pieces whose content words are the relation's own ("lowest point of" for
+    `lowest point`), which would only repeat what the readers already embed.
+    """
+    own = _content_words(own_words)
     out: list[str] = []
-    for piece in first.split(","):
+    for piece in pieces:
         p = _SPACES.sub(" ", piece.strip().strip("\"'`.;:")).strip()
-        if not p or len(p.split()) > MAX_GLOSS_WORDS or _norm(p) == own or p in out:
+        words = _content_words(p)
+        if (not p or len(p.split()) > MAX_GLOSS_WORDS or re.search(r"[()\[\]{}<>=]", p) or not words
+                or words == own or p in out):
             continue
         out.append(p)
     return out[:MAX_ALIASES]
@@ -147,4 +168,24 @@ def draft_vocabulary(model: Any, facts: dict[str, list[tuple[str, str]]], relati
         else:
             costs.dropped.append(relation)
     name = getattr(model, "name", "") or "the model"
-    return RelationVocabulary(entries, f"drafted by {name}")
+    return drop_shared_aliases(RelationVocabulary(entries, f"drafted by {name}"))
+
+
+def drop_shared_aliases(vocabulary: RelationVocabulary, at: int = SHARED_AT) -> RelationVocabulary:
+    """The vocabulary without the aliases the model gave `at` or more relations ("located in" for `country`,
+    `has city` and `continent`): words that fit several relations tell the readers none of them apart.
+
+    >>> v = RelationVocabulary({"a": ["located in", "x"], "b": ["Located in"], "c": ["located in"]}, "drafted")
+    >>> drop_shared_aliases(v).entries
+    {'a': ['x']}
+    """
+    counts: dict[str, int] = {}
+    for aliases in vocabulary.entries.values():
+        for a in {_norm(x) for x in aliases}:
+            counts[a] = counts.get(a, 0) + 1
+    entries = {}
+    for relation, aliases in vocabulary.entries.items():
+        kept = [a for a in aliases if counts.get(_norm(a), 0) < at]
+        if kept:
+            entries[relation] = kept
+    return RelationVocabulary(entries, vocabulary.source)

@@ -31,7 +31,7 @@ def test_a_gloss_is_its_first_line_split_at_commas_without_the_relations_own_wor
     assert parse_gloss("Place of birth", own_words="place of birth") == []
     assert parse_gloss("birth place, born in", own_words="birth place") == ["born in"]
     assert parse_gloss("the relation that links a book to the person who translated it") == []  # commentary
-    assert parse_gloss("") == [] and parse_gloss("a, a, a, b") == ["a", "b"]
+    assert parse_gloss("") == [] and parse_gloss("x, x, x, y") == ["x", "y"]
 
 
 def test_the_prompt_shows_the_relation_and_its_facts_after_a_prefix_the_same_for_every_relation():
@@ -103,3 +103,10 @@ def test_bad_input_is_one_line_naming_the_parameter(tmp_path, args, message):
     done = _cli(*base, *args)
     assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "v.txt").exists()
+
+
+def test_pieces_that_copy_a_fact_or_repeat_the_relations_words_are_dropped():
+    assert parse_gloss("number of people; (Abilene, Texas", own_words="population") == ["number of people"]
+    assert parse_gloss("lowest point of", own_words="lowest point") == []
+    assert parse_gloss("height; elevation, height", own_words="elevation") == ["height"]
+    assert parse_gloss("the, of", own_words="x") == []
