@@ -77,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="question types to run (default up to 3 hops; e.g. 4hop for Wikidata's and geography's longer ones)")
     ap.add_argument("--vocabularies", type=Path, default=None,
                     help="folder of <domain>.txt vocabularies for the 'drafted' run")
+    ap.add_argument("--tag", default="",
+                    help="the 'drafted' run's folder and rows are drafted-TAG (two drafts of a domain side by side)")
     ap.add_argument("--report", action="store_true",
                     help="after the shards: print the table (runs whatever is still missing, unsharded)")
     args = ap.parse_args(argv)
@@ -101,14 +103,15 @@ def main(argv: list[str] | None = None) -> int:
                 if not path.is_file():
                     continue
                 vocabulary = RelationVocabulary.read(path)
-            summary = run_eval(DOMAINS[domain], methods, args.model, args.out / domain / run, params=params or None,
+            folder = f"{run}-{args.tag}" if run == "drafted" and args.tag else run
+            summary = run_eval(DOMAINS[domain], methods, args.model, args.out / domain / folder, params=params or None,
                                vocabulary=vocabulary,
                                progress=False, per_type=args.per_type, types=types,
                                shard=None if args.report else _shard(args.shard),
                                workers=1 if args.report or args.shard else args.workers)
-            costs = _costs(args.out / domain / run)
+            costs = _costs(args.out / domain / folder)
             for g in summary.by_type + summary.overall:
-                name = g.method if run == "main" else f"{g.method}-{run}"
+                name = g.method if run == "main" else f"{g.method}-{folder}"
                 rows.append((domain, g.type or "all", name, g, _medians(costs, g.method, g.type)))
     print(f"{args.model}, --per-type {args.per_type}")
     print("| domain | type | method | n | Hits@1 | F1 | ill% | p50 s | prompt tokens read | tokens written |")

@@ -57,6 +57,24 @@ class Embedder:
         with self._lock:
             self._cache.clear()
 
+    def unknown_words(self, text: str) -> list[str] | None:
+        """The words of `text` the model's vocabulary holds no whole token for (``traducteur``: "tr ##ad ##uc
+        ##te ##ur"), or None when its tokenizer does not say (not a WordPiece one: nothing is judged unknown).
+
+        Why: the sentence embedder read English only; a word it must spell out in pieces is one it has not
+        learnt as a word, so its closeness to the question's words means little (`kgqa_core.reading.drafting`).
+        """
+        tokenizer = getattr(self.model, "tokenizer", None)
+        if tokenizer is None or not callable(getattr(tokenizer, "tokenize", None)) or \
+                "WordPiece" not in type(getattr(getattr(tokenizer, "backend_tokenizer", None), "model", None)).__name__:
+            return None
+        unknown = []
+        for word in text.split():
+            pieces = tokenizer.tokenize(word)
+            if len(pieces) > 1 and any(p.startswith("##") for p in pieces):
+                unknown.append(word)
+        return unknown
+
     def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
         """Embeddings of `texts` as a (len(texts), dim) float32 array, unit length rows."""
         texts = list(texts)

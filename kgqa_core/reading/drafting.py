@@ -30,6 +30,7 @@ Examples
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
@@ -151,24 +152,30 @@ def draft_vocabulary(model: Any, facts: dict[str, list[tuple[str, str]]], relati
     """
     costs = costs if costs is not None else DraftCosts()
     chosen = list(relations if relations is not None else facts)
-    config = GenerationConfig(max_new_tokens=MAX_GLOSS_TOKENS, stop_strings=("\n",))
     entries: dict[str, list[str]] = {}
     for i, relation in enumerate(chosen):
         if on_relation is not None:
             on_relation(i, len(chosen), relation)
-        prompt = model.chat_prompt(gloss_prompt(relation, facts.get(relation, [])[:EXAMPLE_TRIPLETS])) + "Meaning:"
-        gen = model.generate(prompt, config)
-        costs.relations += 1
-        costs.prompt_tokens += gen.prompt_tokens
-        costs.tokens_written += gen.output_tokens
-        costs.seconds += gen.seconds
-        aliases = parse_gloss(gen.text, relation_words(relation) or relation)
+        aliases = gloss_relation(model, relation, facts.get(relation, []), costs)
         if aliases:
             entries[relation] = aliases
-        else:
-            costs.dropped.append(relation)
     name = getattr(model, "name", "") or "the model"
     return drop_shared_aliases(RelationVocabulary(entries, f"drafted by {name}"))
+
+
+def gloss_relation(model: Any, relation: str, facts: Sequence[tuple[str, str]], costs: DraftCosts) -> list[str]:
+    """The model's English words for one relation (greedy: the same every time for a model and facts)."""
+    config = GenerationConfig(max_new_tokens=MAX_GLOSS_TOKENS, stop_strings=("\n",))
+    prompt = model.chat_prompt(gloss_prompt(relation, list(facts)[:EXAMPLE_TRIPLETS])) + "Meaning:"
+    gen = model.generate(prompt, config)
+    costs.relations += 1
+    costs.prompt_tokens += gen.prompt_tokens
+    costs.tokens_written += gen.output_tokens
+    costs.seconds += gen.seconds
+    aliases = parse_gloss(gen.text, relation_words(relation) or relation)
+    if not aliases:
+        costs.dropped.append(relation)
+    return aliases
 
 
 def drop_shared_aliases(vocabulary: RelationVocabulary, at: int = SHARED_AT) -> RelationVocabulary:
@@ -189,3 +196,123 @@ def drop_shared_aliases(vocabulary: RelationVocabulary, at: int = SHARED_AT) -> 
         if kept:
             entries[relation] = kept
     return RelationVocabulary(entries, vocabulary.source)
+
+
+# ---------------------------------------------------------------- while reading a question (`describe_relations`)
+@dataclass
+class RelationDescriptions:
+    """What the model said of the relations a question's walks take that the sentence embedder cannot read.
+
+    ``vocabulary``: the user's vocabulary with these descriptions added where the user gave none (None when there
+    is neither); ``used``: the descriptions of this question's relations; ``drafted_now``: those asked of the
+    model in this run (the rest were drafted earlier in this process, for this graph and model).
+    """
+
+    vocabulary: RelationVocabulary | None
+    used: dict[str, list[str]] = field(default_factory=dict)
+    unread: list[str] = field(default_factory=list)
+    drafted_now: list[str] = field(default_factory=list)
+    costs: DraftCosts = field(default_factory=DraftCosts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"entries": {r: list(a) for r, a in self.used.items()}, "unread": list(self.unread),
+                "drafted_now": list(self.drafted_now), "tokens_written": self.costs.tokens_written,
+                "seconds": round(self.costs.seconds, 3)}
+
+    def sentence(self) -> str:
+        """The trace's words for it ("" when nothing was described)."""
+        if not self.unread:
+            return ""
+        said = "; ".join(f"{r} = {', '.join(a)}" for r, a in self.used.items())
+        left = [r for r in self.unread if r not in self.used]
+        text = (f"The sentence embedder cannot read {len(self.unread)} relation name(s) of this question's walks "
+                f"(words it knows only in pieces), so the model described them in English from their facts")
+        text += f": {said}" if said else ", and said nothing their names do not"
+        if left and said:
+            text += f" (nothing for {', '.join(left[:8])}{' ...' if len(left) > 8 else ''})"
+        return text
+
+
+_DESCRIBED: dict[tuple, dict[str, list[str]]] = {}  # (graph fingerprint, model, backend) -> relation -> aliases
+_FACTS: dict[str, dict[str, list[tuple[str, str]]]] = {}  # graph fingerprint -> relation_facts of the whole graph
+_DESCRIBED_LOCK = threading.Lock()
+
+
+def unread_relations(relations: Iterable[str], embedder: Any) -> list[str]:
+    """The relations whose words the embedder holds no whole token for (`Embedder.unknown_words`), in order."""
+    if embedder is None or not callable(getattr(embedder, "unknown_words", None)):
+        return []
+    out = []
+    for r in dict.fromkeys(relations):
+        unknown = embedder.unknown_words(relation_words(r) or r)
+        if unknown:
+            out.append(r)
+    return out
+
+
+def _graph_facts(graph: Any, plans: Sequence[Any]) -> dict[str, list[tuple[str, str]]]:
+    """Example facts per relation: the whole graph's first ones for a graph in memory (the same whatever was
+    asked before), else the facts along the question's walks (a remote store is not read whole)."""
+    fingerprint = getattr(graph, "fingerprint", "")
+    if getattr(graph, "is_local", False) and hasattr(graph, "__iter__") and fingerprint:
+        with _DESCRIBED_LOCK:
+            facts = _FACTS.get(fingerprint)
+        if facts is None:
+            facts = relation_facts(iter(graph))
+            with _DESCRIBED_LOCK:
+                _FACTS[fingerprint] = facts
+                while len(_FACTS) > 8:
+                    _FACTS.pop(next(iter(_FACTS)))
+        return facts
+    facts: dict[str, list[tuple[str, str]]] = {}
+    for plan in plans:
+        walk = getattr(plan, "walk", ())
+        for hop, (a, b) in zip(plan.hops, zip(walk, walk[1:])):
+            got = facts.setdefault(hop.relation, [])
+            fact = (a, b) if hop.forward else (b, a)
+            if len(got) < EXAMPLE_TRIPLETS and fact not in got:
+                got.append(fact)
+    return facts
+
+
+def describe_relations(model: Any, graph: Any, plans: Sequence[Any], vocabulary: RelationVocabulary | None,
+                       embedder: Any) -> RelationDescriptions:
+    """Describe, with the model, the relations of `plans` the embedder cannot read and the user did not describe.
+
+    Each relation is described once per process for a graph and model (its description does not depend on the
+    question), so a question's reading is the same whatever was asked before it.  A graph whose relation names the
+    embedder reads whole (plain English) gets nothing, and reads as before.
+    """
+    relations = [h.relation for p in plans for h in p.hops]
+    mine = set(vocabulary.entries) if vocabulary else set()
+    unread = [r for r in unread_relations(relations, embedder) if r not in mine]
+    out = RelationDescriptions(vocabulary, unread=unread)
+    if not unread or model is None:
+        return out
+    key = (getattr(graph, "fingerprint", "") or id(graph), getattr(model, "name", ""), getattr(model, "backend", ""),
+           id(model))
+    with _DESCRIBED_LOCK:
+        known = dict(_DESCRIBED.get(key, {}))
+    todo = [r for r in unread if r not in known]
+    if todo:
+        facts = _graph_facts(graph, plans)
+        for r in todo:  # one by one, no batch-wide rule: a description never depends on which others were asked
+            known[r] = gloss_relation(model, r, facts.get(r, []), out.costs)
+        with _DESCRIBED_LOCK:
+            _DESCRIBED.setdefault(key, {}).update({r: known[r] for r in todo})
+            while len(_DESCRIBED) > 8:
+                _DESCRIBED.pop(next(iter(_DESCRIBED)))
+        out.drafted_now = todo
+    out.used = {r: known[r] for r in unread if known.get(r)}
+    if out.used:
+        entries = {**{r: list(a) for r, a in out.used.items()}, **(vocabulary.entries if vocabulary else {})}
+        source = vocabulary.source if vocabulary else ""
+        out.vocabulary = RelationVocabulary(entries, source)
+    return out
+
+
+def forget_descriptions() -> None:
+    """Forget what the model described (a test comparing two cold runs)."""
+    with _DESCRIBED_LOCK:
+        _DESCRIBED.clear()
+        _FACTS.clear()

@@ -21,7 +21,7 @@ from typing import Any, Sequence
 from .. import progress
 from ..models.interface import BackendCapabilityError
 from ..parameters import param
-from .reading import QuestionReading
+from .reading import MAX_HOPS, QuestionReading
 from .alignment import COVER_WEIGHT, PHRASE_GAIN
 from .readers import QUICK_SURE_AT, READERS, make_reader
 
@@ -123,6 +123,15 @@ def agree_param() -> Any:
                  "orders always.", advanced=True)
 
 
+def describe_param() -> Any:
+    return param(True, "Before the question is read, the model describes in English the relations of its walks whose "
+                 "names the sentence embedder cannot read (words it knows only in pieces: another language, an "
+                 "abbreviation, a code such as traducteur or P26), from each relation's name and two of its facts; "
+                 "the descriptions join the relation vocabulary (yours wins) and the reading step says them. Once "
+                 "per relation for a graph and model; a graph named in plain English gets none. false: names as "
+                 "they are (the paper; not in it).", advanced=True)
+
+
 def distinct_param() -> Any:
     from .readers import DISTINCT
 
@@ -206,6 +215,13 @@ def read_question(request: Any, params: Any, rec: Any, topics: Sequence[str]) ->
         return QuestionReading.unread()
     given = getattr(request, "reading", None)
     topics = [t for t in topics if t]
+    described = None
+    if getattr(params, "describe_relations", False) and getattr(request, "model", None) is not None \
+            and not isinstance(given, QuestionReading):
+        described = _describe(request, topics, vocabulary)
+        vocabulary = described.vocabulary
+        if described.unread:
+            rec.trace.extra["described_relations"] = described.to_dict()
     spec = reader_spec(params)
     key = _cache_key(request, spec, topics, vocabulary)
     if isinstance(given, QuestionReading) and given.reader == name:
@@ -227,8 +243,21 @@ def read_question(request: Any, params: Any, rec: Any, topics: Sequence[str]) ->
             _READ[key] = reading
             while len(_READ) > _READ_LIMIT:
                 _READ.popitem(last=False)
+    if described is not None and described.sentence():
+        reading = dataclasses.replace(reading, explanation=f"{reading.explanation}. {described.sentence()}")
     record_reading(rec, reading, getattr(params, "reading_sure_at", SURE_AT), getattr(params, "unsure_relations", 0.0))
     return reading
+
+
+def _describe(request: Any, topics: Sequence[str], vocabulary: Any) -> Any:
+    """The model's English for the relations of the question's walks the embedder cannot read (`describe_relations`)."""
+    from ..graph.embeddings import load_embedder
+    from .drafting import describe_relations
+    from .paths import relation_paths
+
+    progress.stage("describing the relation names the sentence embedder cannot read")
+    plans = relation_paths(request.graph, topics, MAX_HOPS)
+    return describe_relations(request.model, request.graph, plans, vocabulary, load_embedder())
 
 
 # readings already made, so the methods of one question (an evaluation, Compare) read it once; greedy
