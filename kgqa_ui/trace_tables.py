@@ -207,7 +207,8 @@ PLANS_SHOWN = 5
 
 
 def reading_lines(trace: Trace) -> tuple[list[str], list[str]]:
-    """Plain-text lines of the "Question reading" section: the reading, then the vocabulary ([] when absent)."""
+    """Plain-text lines of the "Question reading" section: the reading, then the vocabulary and the model's
+    descriptions of relation names (``extra["described_relations"]``) ([] when absent)."""
     reading = trace.extra.get("reading") if isinstance(trace.extra, dict) else None
     vocab = trace.extra.get("vocabulary") if isinstance(trace.extra, dict) else None
     read: list[str] = []
@@ -239,6 +240,14 @@ def reading_lines(trace: Trace) -> tuple[list[str], list[str]]:
             words.append(f"{r}: {shown}")
         if len(vocab["entries"]) > 20:
             words.append(f"... and {len(vocab['entries']) - 20} more relation(s)")
+    described = trace.extra.get("described_relations") if isinstance(trace.extra, dict) else None
+    if isinstance(described, dict) and isinstance(described.get("entries"), dict) and described["entries"]:
+        words.append("Described by the model (relation names the sentence embedder cannot read):")
+        for r, aliases in list(described["entries"].items())[:20]:
+            shown = ", ".join(str(a) for a in aliases) if isinstance(aliases, list) else str(aliases)
+            words.append(f"{r}: {shown}")
+        if len(described["entries"]) > 20:
+            words.append(f"... and {len(described['entries']) - 20} more relation(s)")
     return read, words
 
 

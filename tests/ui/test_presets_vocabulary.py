@@ -145,6 +145,9 @@ def _trace_with_a_reading(graph):
     steps = list(trace.steps)
     trace.steps = []
     trace.extra["vocabulary"] = RelationVocabulary.parse("starred_actors: acted by", "words.txt").to_dict()
+    trace.extra["described_relations"] = {"entries": {"has_imdb_votes": ["**votes**", "<b>popularity</b>"]},
+                                          "unread": ["has_imdb_votes"], "drafted_now": ["has_imdb_votes"],
+                                          "tokens_written": 7, "seconds": 1.2}
 
     class Rec:
         def step(self, step):
@@ -188,6 +191,8 @@ def test_a_reading_step_renders_on_replay_compare_and_runs(runs_dir, graph):
     shown = [c.replace("\\", "") for c in captions]
     assert "1. Sharon Tate -> starred_actors (reverse) -> release_year · 81% · e.g. 1967" in shown
     assert "starred_actors: acted by" in shown
+    assert "Described by the model (relation names the sentence embedder cannot read):" in shown
+    assert "has_imdb_votes: **votes**, <b>popularity</b>" in shown, "the model's words as text, never markup"
     for step in range(len(trace.steps) + 1):
         replay.select_slider(key=f"replay_step::{run_id}").set_value(step).run()
         _ok(replay)
