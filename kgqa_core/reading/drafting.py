@@ -37,6 +37,7 @@ from typing import Any, Callable, Iterable, Sequence
 from ..graph.hub_caps import relation_words
 from ..graph.words import STOP_WORDS
 from ..models.generation import GenerationConfig
+from ..models.interface import PromptText
 from .vocabulary import RelationVocabulary
 
 # The made-up examples the prompt shows (no dataset's relation): another language, an abbreviation, a code.
@@ -166,7 +167,10 @@ def draft_vocabulary(model: Any, facts: dict[str, list[tuple[str, str]]], relati
 def gloss_relation(model: Any, relation: str, facts: Sequence[tuple[str, str]], costs: DraftCosts) -> list[str]:
     """The model's English words for one relation (greedy: the same every time for a model and facts)."""
     config = GenerationConfig(max_new_tokens=MAX_GLOSS_TOKENS, stop_strings=("\n",))
-    prompt = model.chat_prompt(gloss_prompt(relation, list(facts)[:EXAMPLE_TRIPLETS])) + "Meaning:"
+    text = model.chat_prompt(gloss_prompt(relation, list(facts)[:EXAMPLE_TRIPLETS])) + "Meaning:"
+    # the instruction and the examples are the same for every relation: a backend that reuses what it read keeps
+    # them (`PromptText`), so each relation after the first reads only its own lines
+    prompt = PromptText(text, text[: text.rindex(f"Relation: {relation}\nFacts:")])
     gen = model.generate(prompt, config)
     costs.relations += 1
     costs.prompt_tokens += gen.prompt_tokens
