@@ -41,17 +41,18 @@ def saved_runs(runs_dir, graph):
 
 @pytest.fixture
 def no_run_outlives_its_test(monkeypatch):
-    """A failed test must not leave a worker thread running the model while later tests run."""
-    from kgqa_ui.run_job import RunJob
+    """A failed test must not leave a worker thread running the model while later tests run (every kind of job:
+    runs, evaluations, vocabulary drafts)."""
+    from kgqa_ui.run_job import Job
 
-    started: list[RunJob] = []
-    original = RunJob.start
+    started: list[Job] = []
+    original = Job.start
 
     def start(self):
         started.append(self)
         return original(self)
 
-    monkeypatch.setattr(RunJob, "start", start)
+    monkeypatch.setattr(Job, "start", start)
     yield
     for job in started:
         job.stop()

@@ -15,21 +15,7 @@ from kgqa_ui.draft_job import DraftJob, merged_text
 from kgqa_core.reading.vocabulary import RelationVocabulary
 
 
-@pytest.fixture(autouse=True)
-def no_draft_outlives_its_test(monkeypatch):
-    started: list[DraftJob] = []
-    original = DraftJob.start
-
-    def start(self):
-        started.append(self)
-        return original(self)
-
-    monkeypatch.setattr(DraftJob, "start", start)
-    yield started
-    for job in started:
-        job.stop()
-    for job in started:
-        job.wait(timeout=600)
+pytestmark = pytest.mark.usefixtures("no_run_outlives_its_test")
 
 
 def _wait(at: AppTest, timeout: float = 600) -> DraftJob:
