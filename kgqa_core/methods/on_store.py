@@ -52,6 +52,9 @@ def run_on_store(name: str, request: Any, run: Callable[[str, Any], Trace]) -> T
         f"{len(hood.graph)} triplets in {fetch_seconds:.2f} s"
     )
     notes.extend(hood.notes)
+    # the model's descriptions of relation names (`describe_relations`) belong to the store, not to one
+    # question's neighbourhood: asked once per relation for the store, not again for every question
+    hood.graph.descriptions_key = store.fingerprint
     local = dataclasses.replace(request, graph=hood.graph, topic_entities=topics)
     trace = run(name, local)
     trace.notes[:0] = notes

@@ -256,9 +256,11 @@ def unread_relations(relations: Iterable[str], embedder: Any) -> list[str]:
 
 def _graph_facts(graph: Any, plans: Sequence[Any]) -> dict[str, list[tuple[str, str]]]:
     """Example facts per relation: the whole graph's first ones for a graph in memory (the same whatever was
-    asked before), else the facts along the question's walks (a remote store is not read whole)."""
+    asked before), else the facts along the question's walks (a store's neighbourhood: the store is not read
+    whole, so a relation is described from the neighbourhood of the first question that met it)."""
     fingerprint = getattr(graph, "fingerprint", "")
-    if getattr(graph, "is_local", False) and hasattr(graph, "__iter__") and fingerprint:
+    if getattr(graph, "is_local", False) and hasattr(graph, "__iter__") and fingerprint \
+            and not getattr(graph, "descriptions_key", ""):
         with _DESCRIBED_LOCK:
             facts = _FACTS.get(fingerprint)
         if facts is None:
@@ -293,8 +295,9 @@ def describe_relations(model: Any, graph: Any, plans: Sequence[Any], vocabulary:
     out = RelationDescriptions(vocabulary, unread=unread)
     if not unread or model is None:
         return out
-    key = (getattr(graph, "fingerprint", "") or id(graph), getattr(model, "name", ""), getattr(model, "backend", ""),
-           id(model))
+    # a store's question neighbourhoods share their store's descriptions (`methods.on_store`)
+    owner = getattr(graph, "descriptions_key", "") or getattr(graph, "fingerprint", "") or id(graph)
+    key = (owner, getattr(model, "name", ""), getattr(model, "backend", ""), id(model))
     with _DESCRIBED_LOCK:
         known = dict(_DESCRIBED.get(key, {}))
     todo = [r for r in unread if r not in known]
