@@ -11,14 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from kgqa_core.reading.drafting import DraftCosts, draft_vocabulary, drop_shared_aliases, relation_facts
+from kgqa_core.reading.drafting import (DraftCosts, drafted_source, drop_shared_aliases, gloss_relation,
+                                       relation_facts)
 from kgqa_core.reading.vocabulary import RelationVocabulary
 
 from .run_job import Job
-
-
-class DraftStopped(Exception):
-    """Raised inside the draft loop when the user pressed Stop (what was drafted is kept)."""
 
 
 @dataclass(frozen=True)
@@ -54,20 +51,20 @@ class DraftJob(Job):
         try:
             model = self._load(self._load_model, self.model_name, "Vocabulary draft")
             facts = relation_facts(iter(self.graph))
-            entries: dict[str, list[str]] = {}
             with self._lock:
                 self._phase = "drafting"
+                self._drafted = RelationVocabulary({}, drafted_source(model))
             for relation in self.relations:
                 if self._stop.is_set():
                     self._say("Stopped: what was drafted so far is kept.")
                     break
                 with self._lock:
                     self._current = relation
-                one = draft_vocabulary(model, facts, [relation], costs=self.costs)
-                entries.update(one.entries)
+                aliases = gloss_relation(model, relation, facts.get(relation, []), self.costs)
                 with self._lock:
                     self._done_count += 1
-                    self._drafted = RelationVocabulary(dict(entries), one.source)
+                    if aliases:
+                        self._drafted.entries[relation] = aliases
         except Exception as exc:  # shown on the page as text; what was drafted is kept
             with self._lock:
                 self._error = f"The draft failed: {type(exc).__name__}: {exc}"

@@ -160,8 +160,12 @@ def draft_vocabulary(model: Any, facts: dict[str, list[tuple[str, str]]], relati
         aliases = gloss_relation(model, relation, facts.get(relation, []), costs)
         if aliases:
             entries[relation] = aliases
-    name = getattr(model, "name", "") or "the model"
-    return drop_shared_aliases(RelationVocabulary(entries, f"drafted by {name}"))
+    return drop_shared_aliases(RelationVocabulary(entries, drafted_source(model)))
+
+
+def drafted_source(model: Any) -> str:
+    """What a drafted vocabulary's ``source`` says: which model wrote it."""
+    return f"drafted by {getattr(model, 'name', '') or 'the model'}"
 
 
 def gloss_relation(model: Any, relation: str, facts: Sequence[tuple[str, str]], costs: DraftCosts) -> list[str]:
