@@ -23,6 +23,8 @@ Examples
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import replace
 from typing import Any, Sequence
 
@@ -62,6 +64,13 @@ def plan_ends(graph: Any, plan: RelationPlan, cap: int = 200, fan: int = 20) -> 
     return ends
 
 
+# the paths walked lately, per graph content: a question's walks are wanted by the relation names' descriptions
+# (`guidance._describe`) and then by its reader, and again when a method re-reads it (plans are frozen)
+_WALKED: "OrderedDict[tuple, tuple[RelationPlan, ...]]" = OrderedDict()
+_WALKED_LIMIT = 16
+_WALKED_LOCK = threading.Lock()
+
+
 def relation_paths(graph: Any, topics: Sequence[str], max_hops: int = MAX_HOPS, cap: int = 200, fan: int = 20,
                    max_paths: int = 3000) -> list[RelationPlan]:
     """Every relation path of 1..`max_hops` hops from each of `topics` that reaches an entity other than its start.
@@ -80,8 +89,27 @@ def relation_paths(graph: Any, topics: Sequence[str], max_hops: int = MAX_HOPS, 
     One `RelationPlan` per path (confidence 0), by length, then topic, then relation labels.  A path over the
     same relations as an earlier one (of its topic) that reaches the same entities, as where a relation the
     graph holds both ways ("A borders B" and "B borders A") is walked the other way round, names that earlier
-    path in ``twin_of``: the same walk, which a reader need not offer twice.
+    path in ``twin_of``: the same walk, which a reader need not offer twice.  A graph in memory is walked once
+    for the same topics and limits while its triplets stay the same (its content fingerprint).
     """
+    fingerprint = getattr(graph, "fingerprint", "") if getattr(graph, "is_local", False) else ""
+    key = (fingerprint, tuple(topics), max_hops, cap, fan, max_paths) if fingerprint else None
+    if key is not None:
+        with _WALKED_LOCK:
+            if key in _WALKED:
+                _WALKED.move_to_end(key)
+                return list(_WALKED[key])
+    out = _walk_paths(graph, topics, max_hops, cap, fan, max_paths)
+    if key is not None:
+        with _WALKED_LOCK:
+            _WALKED[key] = tuple(out)
+            while len(_WALKED) > _WALKED_LIMIT:
+                _WALKED.popitem(last=False)
+    return out
+
+
+def _walk_paths(graph: Any, topics: Sequence[str], max_hops: int, cap: int, fan: int,
+                max_paths: int) -> list[RelationPlan]:
     out: list[RelationPlan] = []
     seen: dict[tuple, str] = {}  # (topic, relations, what a path reaches) -> the first path that walks it
     for topic in dict.fromkeys(t for t in topics if t and graph.has_entity(t)):

@@ -44,6 +44,30 @@ def test_paths_are_walks_the_graph_holds_and_never_pass_an_entity_twice():
     assert relation_paths(PEOPLE, ["Nobody"]) == []
 
 
+def test_a_graph_is_walked_once_for_the_same_topics_until_its_triplets_change(monkeypatch):
+    """The describer and the reader of one question (and a re-read) want the same walks: the second call reads
+    no neighbours, returns equal plans, and an edit to the graph (Explore) is walked afresh."""
+    from kgqa_core.reading import paths
+
+    # PEOPLE and one more fact: walks are kept per graph content, and another test walked PEOPLE already
+    graph = KnowledgeGraph.from_triplets([(t.head, t.relation, t.tail) for t in PEOPLE] + [("Dora", "ethnicity", "danes")],
+                                         name="people-copy")
+    calls = []
+    real = paths.capped_neighbours
+    monkeypatch.setattr(paths, "capped_neighbours", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
+    first = relation_paths(graph, ["Ann"], max_hops=3)
+    walked = len(calls)
+    assert walked > 0
+    second = relation_paths(graph, ["Ann"], max_hops=3)
+    assert second == first and second is not first and len(calls) == walked
+    second.clear()  # a caller's list is its own
+    assert relation_paths(graph, ["Ann"], max_hops=3) == first
+    assert len(relation_paths(graph, ["Ann"], max_hops=1)) < len(first) and len(calls) > walked  # other limits
+    graph.add("Bob", "place_of_birth", "Bonn")
+    edited = relation_paths(graph, ["Ann"], max_hops=3)
+    assert "Ann -> spouse -> place_of_birth" in [p.text for p in edited]
+
+
 # a graph that holds `borders` both ways (as GeoQuery's does) and `capital` one way
 TWO_WAY = KnowledgeGraph.from_triplets(
     [(a, "borders", b) for a, b in [("utah", "colorado"), ("colorado", "kansas"), ("utah", "nevada")]]
