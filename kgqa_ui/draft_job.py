@@ -46,6 +46,10 @@ class DraftJob(Job):
         self._error = ""
         self._drafted = RelationVocabulary()
         self.costs = DraftCosts()
+        # kept by the page (script threads only), so that a reload, which adopts the job with an empty session
+        # state, gets back the vocabulary text (the user's lines, and the draft once merged) and its note
+        self.text = ""
+        self.note: tuple[str, str] | None = None
 
     def _work(self) -> None:
         try:

@@ -8,8 +8,8 @@ to repeat: `restore` acts once per connection, `save` writes only a change.  A b
 
 * ``?s=<id>`` naming a saved record (`session_store`): the graph (sample,
   uploaded snapshot or SPARQL endpoint), the question, the gold answer, the
-  topic entities, the chosen methods and model, the Ask page's result cards
-  and a run still going in that session come back;
+  topic entities, the relation vocabulary, the chosen methods and model, the
+  Ask page's result cards and a run still going in that session come back;
 * else ``?run=<id>`` (a Replay or Runs deep link): the run's own graph (its
   sample, or the snapshot saved with it), question, gold and topics;
 * else the default sample, as before.
@@ -114,6 +114,7 @@ def apply_record(record: SessionRecord, store: SessionStore) -> str:
     if loaded or not record.graph:
         _set_question(record.question, record.gold_text, record.topics)
         ss["ask_extra_entities"] = list(record.extra_entities)
+    vocabulary = _set_vocabulary(record.vocabulary_text) if loaded else False
     if record.methods:
         ss["ask_methods"] = list(record.methods)
     if record.model:
@@ -129,6 +130,8 @@ def apply_record(record: SessionRecord, store: SessionStore) -> str:
         parts.append("gold answer")
     if record.topics:
         parts.append("topic entities")
+    if vocabulary:
+        parts.append("relation vocabulary")
     return "Restored after the reload: " + ", ".join(parts) + "." if parts else ""
 
 
@@ -139,6 +142,23 @@ def _set_question(question: str, gold_text: str, topics: list[str]) -> None:
     ss["ask_gold"] = parse_gold(gold_text)
     ss["ask_topics"] = list(topics)
     ss["ask_linked_for"] = question.strip()  # the restored topics stand; linking runs again when the question changes
+
+
+def _set_vocabulary(text: str) -> bool:
+    """The restored graph's vocabulary text back in the Ask page's text area, and in force when it reads (a text
+    with errors comes back as typed: the Ask page says what is wrong, and runs wait, as before the reload)."""
+    from kgqa_core.reading.vocabulary import RelationVocabulary, VocabularyError
+
+    from .vocabulary_panel import TYPED_SOURCE
+
+    if not text.strip():
+        return False
+    st.session_state[state.VOCABULARY_TEXT_KEY] = text
+    try:
+        state.set_vocabulary(RelationVocabulary.parse(text, TYPED_SOURCE))
+    except VocabularyError:
+        pass
+    return True
 
 
 def restore_from_run(run_id: str, store: SessionStore) -> str:
@@ -208,6 +228,7 @@ def current_record() -> SessionRecord:
         last_runs=[{k: r.get(k) for k in ("method", "title", "run_id", "error", "stopped")}
                    for r in ss.get("ask_last_runs") or [] if isinstance(r, dict)],
         session_runs=[str(r) for r in ss.get("session_runs") or []],
+        vocabulary_text=str(ss.get(state.VOCABULARY_TEXT_KEY) or "") if spec else "",
     )
 
 

@@ -70,6 +70,7 @@ class SessionRecord:
     model: str = ""
     last_runs: list[dict[str, Any]] = field(default_factory=list)
     session_runs: list[str] = field(default_factory=list)
+    vocabulary_text: str = ""  # the Ask page's relation vocabulary, as typed (it belongs to ``graph``)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -80,7 +81,8 @@ class SessionRecord:
         if not isinstance(data, dict):
             return None
         kinds = {"graph": dict, "source_tab": str, "question": str, "gold_text": str, "topics": list,
-                 "extra_entities": list, "methods": list, "model": str, "last_runs": list, "session_runs": list}
+                 "extra_entities": list, "methods": list, "model": str, "last_runs": list, "session_runs": list,
+                 "vocabulary_text": str}
         values: dict[str, Any] = {}
         for f in fields(cls):
             if f.name not in data:

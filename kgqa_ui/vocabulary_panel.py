@@ -38,6 +38,7 @@ def vocabulary_expander(graph: Any) -> str:
     note = st.session_state.pop(state.VOCABULARY_NOTE_KEY, None)
     if note:
         st.info(md_text(note), icon=":material/info:")
+    _adopt_draft_text(graph)
     typed = str(st.session_state.get(state.VOCABULARY_TEXT_KEY) or "").strip()
     problem = ""
     # open while it holds a text (its errors and warnings stay in sight); the label stays put, so does the state
@@ -61,6 +62,7 @@ def vocabulary_expander(graph: Any) -> str:
 DRAFT_JOB_KEY = "vocab_job"  # the session's DraftJob (`running.register_job("vocab", ...)`: a reload keeps it)
 DRAFT_RUN_KEY = "ask_vocab_draft"
 DRAFT_NOTE_KEY = "ask_vocab_draft_note"  # (the text the draft was merged into, what it added)
+DRAFT_SEEN_KEY = "ask_vocab_draft_seen"  # the DraftJob this connection has taken its text from (or started)
 SECONDS_PER_RELATION = 2.0  # the 1.5B on this 2-core CPU (docs/benchmarks.md, "Vocabulary draft")
 
 
@@ -69,6 +71,21 @@ def _draft_job() -> Any:
 
     job = st.session_state.get(DRAFT_JOB_KEY)
     return job if isinstance(job, DraftJob) else None
+
+
+def _adopt_draft_text(graph: Any) -> None:
+    """A reload: the session's draft comes back (`running.adopt_jobs`) but the session state is empty; the
+    vocabulary text the job keeps (the user's lines, and the draft once merged) goes back into the text area."""
+    job = _draft_job()
+    if job is None or st.session_state.get(DRAFT_SEEN_KEY) is job:
+        return
+    st.session_state[DRAFT_SEEN_KEY] = job
+    if job.graph_fingerprint != getattr(graph, "fingerprint", None):
+        return
+    if job.text and not str(st.session_state.get(state.VOCABULARY_TEXT_KEY) or "").strip():
+        st.session_state[state.VOCABULARY_TEXT_KEY] = job.text  # (the session record brings it back too: `persist`)
+    if job.note is not None and job.note[0] == st.session_state.get(state.VOCABULARY_TEXT_KEY):
+        st.session_state[DRAFT_NOTE_KEY] = job.note
 
 
 def _take_draft(graph: Any) -> None:
@@ -93,7 +110,7 @@ def _take_draft(graph: Any) -> None:
     note = (f"The model described {len(drafted.entries)} of {p.relations_done} relation(s)"
             + (" (stopped early)" if p.stopped else "") + "; its lines are at the end of the text. "
             "Read and correct them: they are a draft.")
-    st.session_state[DRAFT_NOTE_KEY] = (merged, note)
+    st.session_state[DRAFT_NOTE_KEY] = job.note = (merged, note)
 
 
 def _draft_note() -> None:
@@ -111,6 +128,8 @@ def _draft_controls(graph: Any, text: str) -> None:
     from .running import get_model, running_job_page, register_job
 
     job = _draft_job()
+    if job is not None and job.graph_fingerprint == getattr(graph, "fingerprint", None):
+        job.text = text  # what a reload brings back
     if job is not None and not job.done:
         _draft_panel(job)
         return
@@ -134,8 +153,9 @@ def _draft_controls(graph: Any, text: str) -> None:
         from .running import chosen_backend
 
         backend = chosen_backend()
-        job = DraftJob(graph, todo, model, lambda name, say: get_model(name, say, backend=backend)).start()
-        st.session_state[DRAFT_JOB_KEY] = job
+        job = DraftJob(graph, todo, model, lambda name, say: get_model(name, say, backend=backend))
+        job.text = text
+        st.session_state[DRAFT_JOB_KEY] = st.session_state[DRAFT_SEEN_KEY] = job.start()
         register_job("vocab", job)
         st.rerun()
 

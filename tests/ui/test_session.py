@@ -163,3 +163,29 @@ def test_switching_pages_and_back_keeps_the_session_and_its_id(runs_dir):
     assert _sid(at) == sid
     assert at.text_area(key="ask_question").value == F.QUESTION
     assert at.session_state["graph"].name == "tate"
+
+
+def test_a_reload_brings_back_the_relation_vocabulary_in_force(runs_dir):
+    """The vocabulary an expert typed for the uploaded graph survives F5 (its text and its use in runs); a text
+    with errors comes back as typed (and nothing runs with it)."""
+    at = _upload_and_ask(_app())
+    at.text_area(key="ask_vocab_text").input("starred_actors: actor, starring, appears in").run()
+    _ok(at)
+    assert at.session_state["graph_vocabulary"].aliases("starred_actors") == ["actor", "starring", "appears in"]
+    sid = _sid(at)
+
+    again = _app(s=sid)
+    _ok(again)
+    assert again.text_area(key="ask_vocab_text").value == "starred_actors: actor, starring, appears in"
+    vocab = again.session_state["graph_vocabulary"]
+    assert vocab is not None and vocab.aliases("starred_actors") == ["actor", "starring", "appears in"]
+    assert any("relation vocabulary" in c.value for c in again.sidebar.caption)
+    assert any("In use for every run on this graph" in c.value and "3 word" in c.value for c in again.caption)
+
+    again.text_area(key="ask_vocab_text").input("starred_actors actor").run()  # an error: no colon
+    assert again.error  # said on the page, as before the reload
+    broken = _app(s=_sid(again))
+    assert broken.text_area(key="ask_vocab_text").value == "starred_actors actor"
+    assert broken.error and not broken.exception
+    assert "graph_vocabulary" not in broken.session_state or broken.session_state["graph_vocabulary"] is None  # nothing runs with words other than those shown
+
