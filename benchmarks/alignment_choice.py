@@ -62,7 +62,13 @@ VARIANTS = [(f"cover {w:g}, threshold {at:g}", w, {"COVER_AT": at}) for w, at in
     ("domain words, nothing stands out", alignment.COVER_WEIGHT,
      {"SPREAD_WEIGHT": alignment.SPREAD_ON, "SPREAD_STANDS_OUT": 9.0})] + [
     (f"hops in the question's order, {c:g} a pair out of it (ORDER_COST)", alignment.COVER_WEIGHT, {"ORDER_COST": c})
-    for c in (0.0, 0.05, 0.1, 0.2, 0.4) if c != alignment.ORDER_COST]
+    for c in (0.0, 0.05, 0.1, 0.2, 0.4) if c != alignment.ORDER_COST] + [
+    ("the answer's kind from its relation's name only (ENTITY_KIND_WEIGHT 0)", alignment.COVER_WEIGHT,
+     {"ENTITY_KIND_WEIGHT": 0.0})] + [
+    (f"the answer's kind from the entity reached, weight {w:g}, above {at:g}", alignment.COVER_WEIGHT,
+     {"ENTITY_KIND_WEIGHT": w, "ENTITY_KIND_AT": at})
+    for w in (0.5, 1.0, 2.0) for at in (0.4, 0.45, 0.5)
+    if (w, at) != (alignment.ENTITY_KIND_WEIGHT, alignment.ENTITY_KIND_AT)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,12 +77,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--per-type", type=int, default=10)
     ap.add_argument("--show", action="store_true", help="each question's best walk with the defaults and with neither piece")
     ap.add_argument("--against", default="neither", help="the variant --show compares the defaults with")
+    ap.add_argument("--only", default="", help="only the variants whose name holds this text (and the defaults)")
     args = ap.parse_args(argv)
+    variants = [v for v in VARIANTS if not args.only or args.only in v[0] or v[0] in ("defaults", args.against)]
     embedder = load_embedder()
     if embedder is None:
         print("the packaged sentence-embedding model is not installed: nothing to align with", file=sys.stderr)
         return 2
-    hits: dict[str, dict] = {v[0]: defaultdict(int) for v in VARIANTS}
+    hits: dict[str, dict] = {v[0]: defaultdict(int) for v in variants}
     n: dict[tuple[str, str], int] = defaultdict(int)
     graphs: dict = {}
     for path in args.datasets:
@@ -94,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
             n[key] += 1
             gold = {_norm(a) for a in q.answers}
             reaches: dict[tuple, bool] = {}
-            for name, weight, settings in VARIANTS:
+            for name, weight, settings in variants:
                 saved = _set_alignment(settings)
                 try:
                     scores = alignment.joint_alignment(q.question, q.topic_entities, [[p] for p in plans],
@@ -113,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     keys = sorted(n)
     print("| variant | " + " | ".join(f"{d} {t}" for d, t in keys) + " | all |")
     print("|---" * (len(keys) + 2) + "|")
-    for name, _, _ in VARIANTS:
+    for name, _, _ in variants:
         cells = [f"{hits[name][k]}/{n[k]}" for k in keys]
         print(f"| {name} | " + " | ".join(cells) + f" | {sum(hits[name].values())}/{sum(n.values())} |")
     return 0

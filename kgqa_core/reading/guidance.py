@@ -101,6 +101,19 @@ def order_param() -> Any:
                  "reading): the order of the question's words does not count.", min=0.0, max=5.0, advanced=True)
 
 
+def answer_kind_param() -> Any:
+    from .alignment import ENTITY_KIND_AT, ENTITY_KIND_WEIGHT
+
+    return param(ENTITY_KIND_WEIGHT, "paths reader: the noun a question asks with (\"in which country ...\", "
+                 "\"which league ...\") says what kind of thing its answer is; a walk gains this much for each unit "
+                 f"of closeness above {ENTITY_KIND_AT:.2f} between that noun and the name of the entity the walk "
+                 "reaches (the sentence embedder's cosine: \"Norway\" is 0.64 close to \"country\", \"Bergen\" "
+                 "0.34), so a walk that stops one hop short of a country, at its city, loses to the one that goes on "
+                 "where no relation's name says \"country\". 0 (the default, until it is measured with the model): only "
+                 "the last relation's name says the answer's kind.",
+                 min=0.0, max=5.0, advanced=True)
+
+
 def stop_param() -> Any:
     from .readers import STOP_WEIGHT
 
@@ -178,6 +191,7 @@ def reader_spec(params: Any) -> str:
                                                      ("meet", getattr(params, "reading_meet", None)),
                                                      ("horizon", getattr(params, "reading_horizon", None)),
                                                      ("order", getattr(params, "reading_order", None)),
+                                                     ("kind", getattr(params, "reading_answer_kind", None)),
                                                      ("stop", getattr(params, "reading_stop_weight", None)),
                                                      ("agree", getattr(params, "reading_agree", None)),
                                                      ("distinct", getattr(params, "reading_distinct", None)),

@@ -50,8 +50,9 @@ import time
 from typing import Any, Sequence
 
 from ..models.interface import PromptText
-from .alignment import (COVER_WEIGHT, ORDER_COST, PHRASE_GAIN, SPREAD_WEIGHT, answer_nouns, described_nouns,
-                        domain_words, hop_alignment, hop_words_text, joint_alignment, masked_question, plan_words, weigh)
+from .alignment import (COVER_WEIGHT, ENTITY_KIND_WEIGHT, ORDER_COST, PHRASE_GAIN, SPREAD_WEIGHT, answer_nouns,
+                        described_nouns, domain_words, entity_kinds_text, hop_alignment, hop_words_text,
+                        joint_alignment, masked_question, plan_words, weigh)
 from .examples import graph_examples
 from .horizon import horizon_hop
 from .paths import relation_paths
@@ -215,7 +216,7 @@ def joint_choice(picked: Sequence[RelationPlan], probs: Sequence[float], weighed
                  spread: float | None = None, graph: Any = None, meet: float = MEET_PENALTY,
                  also: Sequence[RelationPlan] = (), ends: dict | None = None, shorter: float = SHORTER,
                  model_weight: float = JOINT_MODEL_WEIGHT,
-                 order: float | None = None) -> list[tuple[float, tuple[RelationPlan, ...]]]:
+                 order: float | None = None, kind: float | None = None) -> list[tuple[float, tuple[RelationPlan, ...]]]:
     """For a question whose walks leave from two or more of its entities: one walk per entity, chosen together.
 
     Each entity's `per_topic` likeliest walks (by `weighed`: the model's probability weighed by the walk's own
@@ -229,7 +230,7 @@ def joint_choice(picked: Sequence[RelationPlan], probs: Sequence[float], weighed
     combination's probability stays the model's and the alignment's, so the reading is no surer for it); each
     hop past one per walk costs a combination ``shorter`` in log-odds (`SHORTER`); the model's
     log-probabilities count ``model_weight`` of themselves (`JOINT_MODEL_WEIGHT`: it scored each walk as the
-    reply to the whole question, which no walk from one entity is); ``order``: as `joint_alignment`'s; the
+    reply to the whole question, which no walk from one entity is); ``order`` and ``kind``: as `joint_alignment`'s; the
     walks in `also` (the pair that meets, `meeting_pair`) join their entity's likeliest however the model ranks
     them (`ends`: where each walk ends, shared with `meeting_pair`, `walks_meet`).  Returns (probability, walks)
     best first, the probability a softmax over the combinations; [] when
@@ -260,7 +261,7 @@ def joint_choice(picked: Sequence[RelationPlan], probs: Sequence[float], weighed
     combos = list(itertools.product(*candidates))
     aligned = joint_alignment(question, topics, [[p for _, p in c] for c in combos], vocabulary, embedder,
                               phrase_gain=phrase_gain, cover=cover, among=among, spread=spread,
-                              order=order) if align else None
+                              order=order, kind=kind) if align else None
     logits = [model_weight * sum(math.log(max(pr, 1e-12)) for pr, _ in c) + (align * aligned[i] if aligned else 0.0)
               for i, c in enumerate(combos)]
     from ..reads.scoring import softmax
@@ -436,8 +437,10 @@ class ModelPathReader:
                  spread: float = SPREAD_WEIGHT, meet: float = MEET_PENALTY, shorter: float = SHORTER,
                  joint_model: float = JOINT_MODEL_WEIGHT, aligned_share: float = ALIGNED_SHARE,
                  order: float = ORDER_COST, stop: float = STOP_WEIGHT, agree: bool = AGREE,
-                 distinct: bool = DISTINCT, examples: int = EXAMPLES) -> None:
+                 distinct: bool = DISTINCT, examples: int = EXAMPLES, kind: float = ENTITY_KIND_WEIGHT) -> None:
         self.model = model
+        # a walk gains where its end entity's name says the kind of thing the answer noun asks for (`_entity_kinds`)
+        self.kind = kind
         self.examples = examples  # worked questions of the user's graph before the first look's question
         self.distinct = distinct  # a walk listed once, not again the other way round over a two-way relation
         # one entity's walks: the list's second order is not read when its first agrees with the quick look, as sure
@@ -480,7 +483,7 @@ class ModelPathReader:
         among = sorted({h.relation for p in plans for h in p.hops})  # every relation a question word may name
         aligned_all = hop_alignment(question, topics, plans, self.lexicon.vocabulary, self.lexicon.embedder,
                                     phrase_gain=self.phrase_gain, cover=cover,
-                                    spread=self.spread, order=self.order) if self.align else None
+                                    spread=self.spread, order=self.order, kind=self.kind) if self.align else None
         quick = not self.listed or self.quick > 0
         listed_as = "the walks were"  # what an unsure quick look hands on to the list
         first: dict[str, int] = {}  # each walk's text once, for the first plan offered that writes it
@@ -492,7 +495,7 @@ class ModelPathReader:
             def pair_score(pairs):
                 return joint_alignment(question, topics, pairs, self.lexicon.vocabulary, self.lexicon.embedder,
                                        phrase_gain=self.phrase_gain, cover=self.cover, among=among,
-                                       spread=self.spread, order=self.order) or [0.0] * len(pairs)
+                                       spread=self.spread, order=self.order, kind=self.kind) or [0.0] * len(pairs)
 
             meeting = meeting_pair(graph, plans, aligned_all or scores, topics,
                                    pair_score=pair_score if self.align else None, ends=ends)
@@ -553,7 +556,8 @@ class ModelPathReader:
                                  self.phrase_gain, cover=self.cover,
                                  among=among, spread=self.spread, graph=graph, meet=self.meet,
                                  also=[p for p in shown[0] if _option_text(p) in met], ends=ends,
-                                 shorter=self.shorter, model_weight=self.joint_model, order=self.order)
+                                 shorter=self.shorter, model_weight=self.joint_model, order=self.order,
+                                 kind=self.kind)
             if joint:
                 joined = True
                 ranked = joined_ranking(ranked, joint)
@@ -628,6 +632,9 @@ class ModelPathReader:
                                         "with) says what kind of thing the answer is, so it names no hop of its own: "
                                         "a walk whose last hop reaches such a thing gains, one whose last hop plainly "
                                         "does not pays")
+                ends = entity_kinds_text(question, topics, reading.plans[0], self.lexicon.embedder) if self.kind else ""
+                if ends:
+                    reading.explanation += f"; {ends}"
             domain = domain_words(question, topics, among, self.lexicon.vocabulary, self.lexicon.embedder,
                                   self.phrase_gain, self.spread)
             if domain:
@@ -784,7 +791,7 @@ def _flag(value: Any) -> bool:
 READER_OPTIONS = {"max_hops": int, "permutations": int, "listed": _flag, "max_options": int, "align": float,
                   "quick": float, "quick_options": int, "phrase_gain": float, "cover": float, "joint": _flag,
                   "meet": float, "shorter": float, "joint_model": float, "aligned_share": float, "order": float,
-                  "stop": float, "agree": _flag, "distinct": _flag, "examples": int, "horizon": _flag,
+                  "stop": float, "agree": _flag, "distinct": _flag, "examples": int, "horizon": _flag, "kind": float,
                   "spread": float}
 
 

@@ -787,3 +787,49 @@ def test_a_copular_noun_no_longer_names_a_hop_past_the_answer(embedder, monkeypa
     # "genres" and "movies" each named a has_genre hop: the walk back from the genres to other films won
     assert off[1] > off[0], off
     assert on[0] > on[1], on
+
+
+BAND = [("Ola Vik", "member_of", "The Quiet Foxes"), ("The Quiet Foxes", "formed_in", "Bergen"),
+        ("Bergen", "located_in", "Norway"), ("Eva Lund", "member_of", "The Quiet Foxes"),
+        ("Eva Lund", "born_in", "Bergen"), ("Ola Vik", "born_in", "Tromsø"), ("Tromsø", "located_in", "Norway")]
+
+
+def test_the_answers_kind_read_off_the_entity_a_walk_reaches(embedder):
+    """`reading_answer_kind` (`alignment.ENTITY_KIND_WEIGHT`, off by default): "in which country was X's band formed"
+    names no relation called "country"; with it, the walk on to Norway gains over the one that stops at Bergen, by
+    the weight x (the noun's closeness to "Norway" above the bar), and a question without an answer noun gains
+    nothing."""
+    from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+    from kgqa_core.reading.alignment import ENTITY_KIND_AT, _entity_kinds, entity_kinds_text
+    from kgqa_core.reading.paths import relation_paths
+
+    graph = KnowledgeGraph.from_triplets(BAND, name="band")
+    plans = {p.text: p for p in relation_paths(graph, ["Ola Vik"], 3)}
+    short, on = plans["Ola Vik -> member_of -> formed_in"], plans["Ola Vik -> member_of -> formed_in -> located_in"]
+    q = "in which country was Ola Vik's band formed"
+    off_s = hop_alignment(q, ["Ola Vik"], [short, on], embedder=embedder, kind=0.0)
+    on_s = hop_alignment(q, ["Ola Vik"], [short, on], embedder=embedder, kind=2.0)
+    assert hop_alignment(q, ["Ola Vik"], [short, on], embedder=embedder) == off_s  # off by default
+    kinds = _entity_kinds(q, ["Ola Vik"], ["Bergen", "Norway"], embedder)
+    assert kinds["Bergen"] == 0.0 < kinds["Norway"]
+    assert on_s[0] == pytest.approx(off_s[0]) and on_s[1] == pytest.approx(off_s[1] + 2.0 * kinds["Norway"])
+    text = entity_kinds_text(q, ["Ola Vik"], on, embedder)
+    assert "Norway" in text and "country" in text and f"{ENTITY_KIND_AT:.2f}" in text
+    assert entity_kinds_text(q, ["Ola Vik"], short, embedder) == ""
+    plain = "where was Ola Vik's band formed"
+    assert hop_alignment(plain, ["Ola Vik"], [short, on], embedder=embedder, kind=2.0) == \
+        hop_alignment(plain, ["Ola Vik"], [short, on], embedder=embedder, kind=0.0)
+
+
+def test_the_model_reader_takes_the_answers_kind_as_an_option_and_says_so(backend_model):
+    """`paths:kind=` reaches the reader; its explanation names `reading_answer_kind` where the walk it chose gained."""
+    from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+    from kgqa_core.reading.readers import make_reader
+
+    graph = KnowledgeGraph.from_triplets(BAND, name="band")
+    q = "in which country was Ola Vik's band formed"
+    on = make_reader("paths:kind=5", backend_model).read(q, graph, ["Ola Vik"])
+    off = make_reader("paths", backend_model).read(q, graph, ["Ola Vik"])
+    assert "`reading_answer_kind`" not in off.explanation
+    assert on.plans[0].example == "Norway" or on.plans[0].walk[-1:] == ("Norway",), on.explanation
+    assert "`reading_answer_kind`" in on.explanation
