@@ -46,9 +46,9 @@ class DraftJob(Job):
         self._error = ""
         self._drafted = RelationVocabulary()
         self.costs = DraftCosts()
-        # kept by the page (script threads only), so that a reload, which adopts the job with an empty session
-        # state, gets back the vocabulary text (the user's lines, and the draft once merged) and its note
-        self.text = ""
+        # (the text the draft was merged into, what it added): kept by the page (script threads only), so that a
+        # reload, which adopts the job with an empty session state, shows the note again (the text itself comes
+        # back with the session record, `persist`)
         self.note: tuple[str, str] | None = None
 
     def _work(self) -> None:

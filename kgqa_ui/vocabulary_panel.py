@@ -38,7 +38,7 @@ def vocabulary_expander(graph: Any) -> str:
     note = st.session_state.pop(state.VOCABULARY_NOTE_KEY, None)
     if note:
         st.info(md_text(note), icon=":material/info:")
-    _adopt_draft_text(graph)
+    _adopt_draft_note(graph)
     typed = str(st.session_state.get(state.VOCABULARY_TEXT_KEY) or "").strip()
     problem = ""
     # open while it holds a text (its errors and warnings stay in sight); the label stays put, so does the state
@@ -62,7 +62,7 @@ def vocabulary_expander(graph: Any) -> str:
 DRAFT_JOB_KEY = "vocab_job"  # the session's DraftJob (`running.register_job("vocab", ...)`: a reload keeps it)
 DRAFT_RUN_KEY = "ask_vocab_draft"
 DRAFT_NOTE_KEY = "ask_vocab_draft_note"  # (the text the draft was merged into, what it added)
-DRAFT_SEEN_KEY = "ask_vocab_draft_seen"  # the DraftJob this connection has taken its text from (or started)
+DRAFT_SEEN_KEY = "ask_vocab_draft_seen"  # the DraftJob this connection has taken its note from (or started)
 SECONDS_PER_RELATION = 2.0  # the 1.5B on this 2-core CPU (docs/benchmarks.md, "Vocabulary draft")
 
 
@@ -73,18 +73,16 @@ def _draft_job() -> Any:
     return job if isinstance(job, DraftJob) else None
 
 
-def _adopt_draft_text(graph: Any) -> None:
-    """A reload: the session's draft comes back (`running.adopt_jobs`) but the session state is empty; the
-    vocabulary text the job keeps (the user's lines, and the draft once merged) goes back into the text area."""
+def _adopt_draft_note(graph: Any) -> None:
+    """A reload: the session's draft comes back (`running.adopt_jobs`) and its merged text with the session record
+    (`persist`), but the session state is empty; the note of what the draft added is shown again while that text
+    stands."""
     job = _draft_job()
     if job is None or st.session_state.get(DRAFT_SEEN_KEY) is job:
         return
     st.session_state[DRAFT_SEEN_KEY] = job
-    if job.graph_fingerprint != getattr(graph, "fingerprint", None):
-        return
-    if job.text and not str(st.session_state.get(state.VOCABULARY_TEXT_KEY) or "").strip():
-        st.session_state[state.VOCABULARY_TEXT_KEY] = job.text  # (the session record brings it back too: `persist`)
-    if job.note is not None and job.note[0] == st.session_state.get(state.VOCABULARY_TEXT_KEY):
+    if (job.graph_fingerprint == getattr(graph, "fingerprint", None) and job.note is not None
+            and job.note[0] == st.session_state.get(state.VOCABULARY_TEXT_KEY)):
         st.session_state[DRAFT_NOTE_KEY] = job.note
 
 
@@ -128,8 +126,6 @@ def _draft_controls(graph: Any, text: str) -> None:
     from .running import get_model, running_job_page, register_job
 
     job = _draft_job()
-    if job is not None and job.graph_fingerprint == getattr(graph, "fingerprint", None):
-        job.text = text  # what a reload brings back
     if job is not None and not job.done:
         _draft_panel(job)
         return
@@ -153,9 +149,8 @@ def _draft_controls(graph: Any, text: str) -> None:
         from .running import chosen_backend
 
         backend = chosen_backend()
-        job = DraftJob(graph, todo, model, lambda name, say: get_model(name, say, backend=backend))
-        job.text = text
-        st.session_state[DRAFT_JOB_KEY] = st.session_state[DRAFT_SEEN_KEY] = job.start()
+        job = DraftJob(graph, todo, model, lambda name, say: get_model(name, say, backend=backend)).start()
+        st.session_state[DRAFT_JOB_KEY] = st.session_state[DRAFT_SEEN_KEY] = job
         register_job("vocab", job)
         st.rerun()
 
