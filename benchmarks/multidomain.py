@@ -49,7 +49,10 @@ PREVIOUS = {"prompt_examples": "paper", "free_text_cap": 0, "context_pool": 0, "
 RUNS = {"main": (["dog", "direct", "reads", "rok"], {}), "paper": (["dog"], {"preset": "paper"}),
         "previous": (["dog"], PREVIOUS), "unsure": (["dog"], {"unsure_relations": 0.8}),
         "nomeet": (["dog"], {"meet_topics": False}), "list8": (["dog"], {"reading_listed": 8}),
-        "drafted": (["dog"], {}), "kind": (["dog"], {"reading_answer_kind": 2.0})}
+        "drafted": (["dog"], {}), "kind": (["dog"], {"reading_answer_kind": 2.0}),
+        "told": (["dog"], {"reading_every_relation": False})}
+# "told": DoG whose reading's first look names only the relations it was told the meaning of (reading_every_relation
+# off: the prompt before it), the A/B for that default
 # "kind": DoG whose reading also weighs the answer's kind from the entity a walk reaches (reading_answer_kind=2;
 # off by default): the A/B that decides that default
 # "drafted": DoG with the vocabulary the model drafted for the domain's graph (``python -m kgqa_core vocabulary
@@ -118,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.model}, --per-type {args.per_type}")
     print("| domain | type | method | n | Hits@1 | F1 | ill% | p50 s | prompt tokens read | tokens written |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    order = {"dog": 0, "dog-previous": 1, "dog-unsure": 1.5, "dog-nomeet": 1.7, "dog-list8": 1.8, "dog-drafted": 1.9, "dog-kind": 1.95,
+    order = {"dog": 0, "dog-previous": 1, "dog-unsure": 1.5, "dog-nomeet": 1.7, "dog-list8": 1.8, "dog-drafted": 1.9, "dog-kind": 1.95, "dog-told": 1.96,
              "dog-paper": 2,
              "direct": 3, "reads": 4, "rok": 5}
     for domain, qtype, name, g, (read, written) in sorted(

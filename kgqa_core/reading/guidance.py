@@ -114,6 +114,17 @@ def answer_kind_param() -> Any:
                  min=0.0, max=5.0, advanced=True)
 
 
+def every_relation_param() -> Any:
+    from .readers import EVERY_RELATION
+
+    return param(EVERY_RELATION, "paths reader: when the model is told what some of the walks' relations mean (your "
+                 "vocabulary, or its own descriptions of names the sentence embedder cannot read), its first look is "
+                 "told the names of all the walks' relations, the described ones with their meaning; told of one "
+                 "relation alone, the model is drawn to copy that one (\"interacts_with: collaborates with\" made "
+                 "\"what illness is X prescribed for\" read as interacts_with, 99.7% sure, instead of treats). "
+                 "false: only the described relations are named.", advanced=True)
+
+
 def stop_param() -> Any:
     from .readers import STOP_WEIGHT
 
@@ -192,6 +203,7 @@ def reader_spec(params: Any) -> str:
                                                      ("horizon", getattr(params, "reading_horizon", None)),
                                                      ("order", getattr(params, "reading_order", None)),
                                                      ("kind", getattr(params, "reading_answer_kind", None)),
+                                                     ("every", getattr(params, "reading_every_relation", None)),
                                                      ("stop", getattr(params, "reading_stop_weight", None)),
                                                      ("agree", getattr(params, "reading_agree", None)),
                                                      ("distinct", getattr(params, "reading_distinct", None)),

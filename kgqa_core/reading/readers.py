@@ -130,6 +130,12 @@ AGREE = True
 # way: a list without its repeats is sharper); on the family graph (`spouse` both ways) the same 13 of 14
 # (docs/history/benchmarks-2026.md, "A walk listed once").
 DISTINCT = False
+# Where the model is told what some of the walks' relations mean (the user's vocabulary, or its own descriptions of
+# names the embedder cannot read, `describe_relations`), the first look's prompt names every relation of its walks,
+# the told ones with their meaning, so that no relation stands out to be copied for being the only one named
+# (`_relations_told`).  False: the told relations alone (the prompt before it).  Measured in docs/benchmarks.md,
+# "Every relation named".
+EVERY_RELATION = True
 # Worked questions of the user's graph before the first look's question (`examples.graph_examples`, LPKG's idea);
 # 0: none (the first look as measured everywhere else).
 EXAMPLES = 0
@@ -437,8 +443,11 @@ class ModelPathReader:
                  spread: float = SPREAD_WEIGHT, meet: float = MEET_PENALTY, shorter: float = SHORTER,
                  joint_model: float = JOINT_MODEL_WEIGHT, aligned_share: float = ALIGNED_SHARE,
                  order: float = ORDER_COST, stop: float = STOP_WEIGHT, agree: bool = AGREE,
-                 distinct: bool = DISTINCT, examples: int = EXAMPLES, kind: float = ENTITY_KIND_WEIGHT) -> None:
+                 distinct: bool = DISTINCT, examples: int = EXAMPLES, kind: float = ENTITY_KIND_WEIGHT,
+                 every: bool = EVERY_RELATION) -> None:
         self.model = model
+        # the first look's prompt names every relation of the walks once some of them are told (`_relations_told`)
+        self.every = every
         # a walk gains where its end entity's name says the kind of thing the answer noun asks for (`_entity_kinds`)
         self.kind = kind
         self.examples = examples  # worked questions of the user's graph before the first look's question
@@ -510,14 +519,16 @@ class ModelPathReader:
         aligned = [aligned_all[i] for i in kept] if aligned_all is not None else None
         weighed = ", weighed by how its hops match words of the question" if aligned is not None else ""
         looks = []  # (decision, ranked plans, how) of each look the model took
+        first_walks: list[RelationPlan] = []  # the walks the first look's prompt names the relations of
         if quick:
             worked = graph_examples(graph, self.examples) if self.examples else ""
             decision = _unlisted_choice(self.model, question, topics, self.lexicon.vocabulary, picked, options,
-                                        stop=stop, examples=worked)
+                                        stop=stop, examples=worked, every=self.every)
             how = "the model's reply to the question (each walk scored as its answer, none listed)" + weighed
             probs = self._probs(decision, aligned)
             looks.append((decision, _grouped(picked, probs), how))
             shown = (list(picked), aligned)  # the walks the last look scored, and their alignments
+            first_walks = list(picked)
             if len(options) > self.max_options:  # the list shows the quick look's best walks, in the offered order
                 listed_as = f"its best {self.max_options} of the {len(options)} walks it scored were"
                 best = sorted(sorted(range(len(options)), key=lambda i: (options[i] not in met, -probs[i]))
@@ -593,6 +604,11 @@ class ModelPathReader:
                 reading.explanation += (f"; listed in one order, the model chose the walk its reply to the question "
                                         f"had liked best, at least {self.quick:.0%} sure, so the list was not read "
                                         "again in another order (two looks agreed, `reading_agree`)")
+        if first_walks and self.every and _relations_told(self.lexicon.vocabulary, first_walks, True):
+            named = len({h.relation for p in first_walks for h in p.hops})
+            reading.explanation += (f"; its first look was told the names of all {named} relations of its walks, the "
+                                    "described ones with their meaning, so that a described one would not stand out "
+                                    "to be copied (`reading_every_relation`)")
         if twins:
             both = sorted({a.relation for t, o in twins for a, b in zip(t.hops, o.hops) if a.forward != b.forward})
             reading.explanation += (f"; {len(twins)} walk(s) that reach the same entities as a walk listed, over the "
@@ -710,14 +726,14 @@ def temper_stops(options: Sequence[str], logprobs: Sequence[float], weight: floa
 
 def _unlisted_choice(model: Any, question: str, topics: Sequence[str], vocabulary: RelationVocabulary | None,
                      plans: Sequence[RelationPlan], options: list[str], stop: float = STOP_WEIGHT,
-                     examples: str = "") -> Any:
+                     examples: str = "", every: bool = False) -> Any:
     """Each walk scored as the reply to the question (no list), renormalised where the walks branch."""
     from ..reads.scoring import ModelChooser, decision_from_scores, trie_logprobs
 
     if len(options) == 1:
         return decision_from_scores(options, [0.0])
     started = time.perf_counter()
-    parts = unlisted_prompt(question, topics, vocabulary, plans, examples)
+    parts = unlisted_prompt(question, topics, vocabulary, plans, examples, every=every)
     prompt = model.chat_prompt(parts.head + parts.tail, system=parts.system)
     prompt = PromptText(prompt, parts.fixed_text(prompt))  # its instructions: read once, kept whole
     terminator = ModelChooser(model).terminator
@@ -742,10 +758,24 @@ def _option_text(plan: RelationPlan) -> str:
     return plan.example_text
 
 
-def _relations_told(vocabulary: RelationVocabulary | None, plans: Sequence[RelationPlan]) -> str:
-    """What the user's vocabulary says the walks' relations mean, as a prompt paragraph ("" when nothing)."""
-    lines = vocabulary.describe({h.relation for p in plans for h in p.hops}) if vocabulary else []
-    return "What the relations mean:\n" + "\n".join(lines) + "\n\n" if lines else ""
+def _relations_told(vocabulary: RelationVocabulary | None, plans: Sequence[RelationPlan],
+                    every: bool = False) -> str:
+    """What the user's vocabulary says the walks' relations mean, as a prompt paragraph ("" when nothing).
+
+    ``every``: once something is told, the paragraph names every relation of the walks, the told ones with their
+    meaning.  Why: in the first look the model writes its walk, and a relation name it has just read is likelier to
+    be copied; told of one relation alone ("interacts_with: collaborates with"), a 1.5B took that relation 99.7% sure
+    for "what illness is X prescribed for", where without the paragraph it gave `treats` its place among the rest.
+    """
+    relations = sorted({h.relation for p in plans for h in p.hops})
+    lines = vocabulary.describe(relations) if vocabulary else []
+    if not lines:
+        return ""
+    if every:
+        told = {line.split(":", 1)[0] for line in lines}
+        lines = [next(line for line in lines if line.split(":", 1)[0] == r) if r in told else r for r in relations]
+        return "The walks' relations, and what some of them mean:\n" + "\n".join(lines) + "\n\n"
+    return "What the relations mean:\n" + "\n".join(lines) + "\n\n"
 
 
 def plan_prompt(question: str, topics: Sequence[str], vocabulary: RelationVocabulary | None,
@@ -766,13 +796,13 @@ def plan_prompt(question: str, topics: Sequence[str], vocabulary: RelationVocabu
 
 
 def unlisted_prompt(question: str, topics: Sequence[str], vocabulary: RelationVocabulary | None,
-                    plans: Sequence[RelationPlan], examples: str = ""):
+                    plans: Sequence[RelationPlan], examples: str = "", every: bool = False):
     """The prompt whose reply is one walk, written out entity by entity (no list of walks); `examples`
     (`examples.graph_examples`: worked questions of the graph, the same for all its questions) after the
-    instructions, part of the fixed text."""
+    instructions, part of the fixed text; ``every``: see `_relations_told`."""
     from ..reads.scoring import PromptParts
 
-    told = _relations_told(vocabulary, plans)
+    told = _relations_told(vocabulary, plans, every)
     names = ", ".join(t for t in topics if t)
     fixed = (  # the fixed text first: read once per session (the prefix cache), not once per question
         "Walk through a knowledge graph from the question's entity to an answer of the question. "
@@ -791,7 +821,7 @@ def _flag(value: Any) -> bool:
 READER_OPTIONS = {"max_hops": int, "permutations": int, "listed": _flag, "max_options": int, "align": float,
                   "quick": float, "quick_options": int, "phrase_gain": float, "cover": float, "joint": _flag,
                   "meet": float, "shorter": float, "joint_model": float, "aligned_share": float, "order": float,
-                  "stop": float, "agree": _flag, "distinct": _flag, "examples": int, "horizon": _flag, "kind": float,
+                  "stop": float, "agree": _flag, "distinct": _flag, "examples": int, "horizon": _flag, "kind": float, "every": _flag,
                   "spread": float}
 
 

@@ -478,6 +478,40 @@ def test_a_wider_quick_look_lists_only_its_best_walks(backend_model):
     assert len(_scored(narrow.calls[0])) == 3  # without it the quick look scores what a list shows
 
 
+def test_once_a_relation_is_told_the_first_look_is_told_the_names_of_every_relation_of_its_walks():
+    """`reading_every_relation`: a relation named alone in the prompt is the one the model copies ("interacts_with:
+    collaborates with" read "what illness is X prescribed for" as interacts_with, 99.7% sure); named beside the
+    others, told or not, it does not stand out.  Nothing told, nothing named: the prompt is as before."""
+    from kgqa_core.reading.readers import plan_prompt, unlisted_prompt
+
+    plans = relation_paths(PEOPLE, ["Ann"], max_hops=2)
+    relations = sorted({h.relation for p in plans for h in p.hops})
+    told = RelationVocabulary.parse("spouse: wife, husband")
+    every = unlisted_prompt("what is the ethnicity of Ann's wife", ["Ann"], told, plans, every=True).head
+    block = every.split("what some of them mean:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert block == [("spouse: wife, husband" if r == "spouse" else r) for r in relations] and len(block) > 2
+    alone = unlisted_prompt("what is the ethnicity of Ann's wife", ["Ann"], told, plans, every=False).head
+    assert "What the relations mean:\nspouse: wife, husband\n\n" in alone and "place_of_birth" not in alone
+    for vocabulary in (None, RelationVocabulary.parse("capital: seat of government")):  # nothing of these walks told
+        assert unlisted_prompt("q", ["Ann"], vocabulary, plans, every=True).head == \
+            unlisted_prompt("q", ["Ann"], None, plans).head
+    # the listed look's prompt lists every walk anyway: it keeps the told relations alone
+    assert "place_of_birth" not in plan_prompt("q", ["Ann"], told, plans).head
+
+
+def test_the_reading_says_when_its_first_look_named_every_relation(backend_model):
+    """The explanation names `reading_every_relation` where the first look was told a relation's meaning, and only
+    there; the reader option reaches the prompt the model read."""
+    told = RelationVocabulary.parse("spouse: wife, husband")
+    question = "what is the ethnicity of Ann's wife"
+    on = make_reader("paths:every=1", backend_model, told).read(question, PEOPLE, ["Ann"])
+    off = make_reader("paths:every=0", backend_model, told).read(question, PEOPLE, ["Ann"])
+    bare = make_reader("paths:every=1", backend_model).read(question, PEOPLE, ["Ann"])
+    assert "`reading_every_relation`" in on.explanation
+    assert "`reading_every_relation`" not in off.explanation and "`reading_every_relation`" not in bare.explanation
+    assert "place_of_birth\n" in on.calls[0].prompt and "place_of_birth\n" not in off.calls[0].prompt
+
+
 def test_the_reading_prompts_fixed_text_comes_first_and_a_session_reads_it_once(llama_model):
     """Two questions' reading prompts share their instructions; the second question finds them in the prefix cache."""
     from kgqa_core.reading.readers import plan_prompt, unlisted_prompt
@@ -505,6 +539,7 @@ def test_the_reading_prompts_fixed_text_comes_first_and_a_session_reads_it_once(
                                                ("reading_horizon", "maybe", (False, True, True)),
                                                ("reading_order", -1, (0.0, 0.1, 0.1)),
                                                ("reading_answer_kind", -1, (0.0, 2.0, 2.0)),
+                                               ("reading_every_relation", "maybe", (False, True, True)),
                                                ("reading_stop_weight", 2, (1.0, 0.5, 0.5)),
                                                ("reading_agree", "maybe", (False, True, True)),
                                                ("reading_distinct", "maybe", (True, False, False)),
@@ -521,7 +556,7 @@ def test_a_reader_setting_is_a_checked_parameter_and_keys_the_reading(small_mode
         with pytest.raises(ParameterError, match=name):
             parse_params(method_spec(method), {name: bad})
     assert reader_spec(parse_params(method_spec("dog"), {"reading_phrase_gain": 0})) == \
-        "paths:quick=0.9,phrase_gain=0,joint=1,cover=1,meet=3,horizon=1,order=0,kind=0,stop=0.5,agree=1,distinct=0,spread=0"
+        "paths:quick=0.9,phrase_gain=0,joint=1,cover=1,meet=3,horizon=1,order=0,kind=0,every=1,stop=0.5,agree=1,distinct=0,spread=0"
     assert reader_spec(parse_params(method_spec("rok"), {"reading_listed": 8})).endswith(  # the quick look scores 12
         ",spread=0,quick_options=12,max_options=8")
     clear_readings()
