@@ -486,7 +486,13 @@ def _answer_fill(question: str, topics: Sequence[str], relations: Sequence[str],
     return np.where(close >= COVER_AT, baseline, 0.0), sims, named
 
 
-def _entity_kinds(question: str, topics: Sequence[str], entities: Sequence[str], embedder: Any) -> dict[str, float] | None:
+def _kind_nouns(question: str, topics: Sequence[str]) -> list[str]:
+    """The nouns the question asks for its answer with ("which country"): `answer_words` less "where", "who", ..."""
+    return [w for w in answer_words(question, topics) if w not in ANSWER_WORDS]
+
+
+def _entity_kinds(question: str, topics: Sequence[str], entities: Sequence[str], embedder: Any,
+                  nouns: Sequence[str] | None = None) -> dict[str, float] | None:
     """For each entity a walk reaches, how much plainer than `ENTITY_KIND_AT` its name says the kind of thing the
     question's answer nouns ask for (their best closeness to it above the bar, 0 below); None: nothing to judge.
 
@@ -498,7 +504,7 @@ def _entity_kinds(question: str, topics: Sequence[str], entities: Sequence[str],
     """
     if embedder is None:
         return None
-    nouns = [w for w in answer_words(question, topics) if w not in ANSWER_WORDS]
+    nouns = _kind_nouns(question, topics) if nouns is None else list(nouns)
     names = [e for e in dict.fromkeys(entities) if e]
     if not nouns or not names:
         return None
@@ -508,10 +514,10 @@ def _entity_kinds(question: str, topics: Sequence[str], entities: Sequence[str],
 
 def entity_kinds_text(question: str, topics: Sequence[str], plan: RelationPlan, embedder: Any) -> str:
     """What the trace says of the answer's kind read off the entity `plan` reaches ("" when it gained nothing)."""
-    kinds = _entity_kinds(question, topics, [plan.example], embedder)
+    nouns = _kind_nouns(question, topics)
+    kinds = _entity_kinds(question, topics, [plan.example], embedder, nouns)
     if not kinds or not kinds.get(plan.example):
         return ""
-    nouns = [w for w in answer_words(question, topics) if w not in ANSWER_WORDS]
     return (f"the entity the walk reaches, {plan.example}, is named like a {' / '.join(nouns)} "
             f"({kinds[plan.example] + ENTITY_KIND_AT:.2f} close, at least {ENTITY_KIND_AT:.2f}), so the walk gained "
             "for reaching the kind of thing asked for (`reading_answer_kind`)")
