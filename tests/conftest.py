@@ -5,6 +5,9 @@ import os
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# the model's relation descriptions are not read back from an earlier test session's answers (each test asks the
+# model as a first process would; tests/reading/test_description_store.py turns the store on in a folder of its own)
+os.environ.setdefault("KGQA_DESCRIPTION_CACHE", "0")
 if "KGQA_RATES_FILE" not in os.environ:  # tests measure into their own rates, never this machine's (kgqa_core.rates)
     import tempfile
 

@@ -66,6 +66,7 @@ class DraftCosts:
     tokens_written: int = 0
     seconds: float = 0.0
     dropped: list[str] = field(default_factory=list)  # relations whose gloss only repeated their name
+    saved: int = 0  # relations whose description was read from disk (`description_store`), not asked of the model
 
 
 def _fact(head: str, relation: str, tail: str) -> str:
@@ -168,10 +169,17 @@ def drafted_source(model: Any) -> str:
     return f"drafted by {getattr(model, 'name', '') or 'the model'}"
 
 
-def gloss_relation(model: Any, relation: str, facts: Sequence[tuple[str, str]], costs: DraftCosts) -> list[str]:
-    """The model's English words for one relation (greedy: the same every time for a model and facts)."""
+def gloss_relation(model: Any, relation: str, facts: Sequence[tuple[str, str]], costs: DraftCosts,
+                   store: Any = None) -> list[str]:
+    """The model's English words for one relation (greedy: the same every time for a model and facts);
+    `store` (a `description_store.DescriptionStore`): read from it when this very prompt was answered before, and
+    saved to it when not."""
     config = GenerationConfig(max_new_tokens=MAX_GLOSS_TOKENS, stop_strings=("\n",))
     text = model.chat_prompt(gloss_prompt(relation, list(facts)[:EXAMPLE_TRIPLETS])) + "Meaning:"
+    saved = store.get(text) if store is not None else None
+    if saved is not None:
+        costs.saved += 1
+        return saved
     # the instruction and the examples are the same for every relation: a backend that reuses what it read keeps
     # them (`PromptText`), so each relation after the first reads only its own lines
     prompt = PromptText(text, text[: text.rindex(f"Relation: {relation}\nFacts:")])
@@ -183,6 +191,8 @@ def gloss_relation(model: Any, relation: str, facts: Sequence[tuple[str, str]], 
     aliases = parse_gloss(gen.text, relation_words(relation) or relation)
     if not aliases:
         costs.dropped.append(relation)
+    if store is not None:
+        store.put(text, aliases)
     return aliases
 
 
@@ -220,11 +230,13 @@ class RelationDescriptions:
     used: dict[str, list[str]] = field(default_factory=dict)
     unread: list[str] = field(default_factory=list)
     drafted_now: list[str] = field(default_factory=list)
+    from_disk: list[str] = field(default_factory=list)  # of drafted_now, those read from an earlier process's answer
     costs: DraftCosts = field(default_factory=DraftCosts)
 
     def to_dict(self) -> dict[str, Any]:
         return {"entries": {r: list(a) for r, a in self.used.items()}, "unread": list(self.unread),
-                "drafted_now": list(self.drafted_now), "tokens_written": self.costs.tokens_written,
+                "drafted_now": list(self.drafted_now), "from_disk": list(self.from_disk),
+                "tokens_written": self.costs.tokens_written,
                 "seconds": round(self.costs.seconds, 3)}
 
     def sentence(self) -> str:
@@ -238,6 +250,9 @@ class RelationDescriptions:
         text += f": {said}" if said else ", and said nothing their names do not"
         if left and said:
             text += f" (nothing for {', '.join(left[:8])}{' ...' if len(left) > 8 else ''})"
+        if self.from_disk:
+            text += (f"; {len(self.from_disk)} of these descriptions the same model had given before on this machine, "
+                     "for the same prompt, and were read back rather than asked again")
         return text
 
 
@@ -306,9 +321,15 @@ def describe_relations(model: Any, graph: Any, plans: Sequence[Any], vocabulary:
         known = dict(_DESCRIBED.get(key, {}))
     todo = [r for r in unread if r not in known]
     if todo:
+        from .description_store import DescriptionStore
+
         facts = _graph_facts(graph, plans)
+        store = DescriptionStore.for_model(model)  # what an earlier process asked of this model, on this machine
         for r in todo:  # one by one, no batch-wide rule: a description never depends on which others were asked
-            known[r] = gloss_relation(model, r, facts.get(r, []), out.costs)
+            before = out.costs.saved
+            known[r] = gloss_relation(model, r, facts.get(r, []), out.costs, store)
+            if out.costs.saved > before:
+                out.from_disk.append(r)
         with _DESCRIBED_LOCK:
             _DESCRIBED.setdefault(key, {}).update({r: known[r] for r in todo})
             while len(_DESCRIBED) > 8:
