@@ -109,8 +109,9 @@ def answer_kind_param() -> Any:
                  f"of closeness above {ENTITY_KIND_AT:.2f} between that noun and the name of the entity the walk "
                  "reaches (the sentence embedder's cosine: \"Norway\" is 0.64 close to \"country\", \"Bergen\" "
                  "0.34), so a walk that stops one hop short of a country, at its city, loses to the one that goes on "
-                 "where no relation's name says \"country\". 0 (the default, until it is measured with the model): only "
-                 "the last relation's name says the answer's kind.",
+                 "where no relation's name says \"country\". 0 (the default: with the model, 2 moved no answer of 144 dev "
+                 "questions of four domains and, on made-up graphs, gained one and lost three, where a wrong walk "
+                 "also ends at something named like the answer's kind): only the last relation's name says it.",
                  min=0.0, max=5.0, advanced=True)
 
 
