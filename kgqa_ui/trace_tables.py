@@ -204,6 +204,8 @@ def trace_label(trace: Trace, run_id: str | None = None) -> str:
 
 
 PLANS_SHOWN = 5
+# after a description the model gave an earlier run on this machine (`reading/description_store.py`)
+READ_BACK = "(read back: the same model said so for the same facts in an earlier run on this machine)"
 
 
 def reading_lines(trace: Trace) -> tuple[list[str], list[str]]:
@@ -243,9 +245,10 @@ def reading_lines(trace: Trace) -> tuple[list[str], list[str]]:
     described = trace.extra.get("described_relations") if isinstance(trace.extra, dict) else None
     if isinstance(described, dict) and isinstance(described.get("entries"), dict) and described["entries"]:
         words.append("Described by the model (relation names the sentence embedder cannot read):")
+        back = described.get("from_disk") if isinstance(described.get("from_disk"), list) else []
         for r, aliases in list(described["entries"].items())[:20]:
             shown = ", ".join(str(a) for a in aliases) if isinstance(aliases, list) else str(aliases)
-            words.append(f"{r}: {shown}")
+            words.append(f"{r}: {shown}" + (f" {READ_BACK}" if r in back else ""))
         if len(described["entries"]) > 20:
             words.append(f"... and {len(described['entries']) - 20} more relation(s)")
     return read, words

@@ -14,6 +14,7 @@ from kgqa_core.reading.guidance import record_reading
 from kgqa_core.reading.reading import PlanHop, QuestionReading, RelationPlan
 from kgqa_core.reading.vocabulary import RelationVocabulary
 from kgqa_ui.run_store import RunStore
+from kgqa_ui.trace_tables import READ_BACK
 
 pytestmark = pytest.mark.usefixtures("no_run_outlives_its_test")
 
@@ -145,9 +146,11 @@ def _trace_with_a_reading(graph):
     steps = list(trace.steps)
     trace.steps = []
     trace.extra["vocabulary"] = RelationVocabulary.parse("starred_actors: acted by", "words.txt").to_dict()
-    trace.extra["described_relations"] = {"entries": {"has_imdb_votes": ["**votes**", "<b>popularity</b>"]},
-                                          "unread": ["has_imdb_votes"], "drafted_now": ["has_imdb_votes"],
-                                          "tokens_written": 7, "seconds": 1.2}
+    trace.extra["described_relations"] = {"entries": {"has_imdb_votes": ["**votes**", "<b>popularity</b>"],
+                                                      "has_imdb_rating": ["rating"]},
+                                          "unread": ["has_imdb_votes", "has_imdb_rating"],
+                                          "drafted_now": ["has_imdb_votes", "has_imdb_rating"],
+                                          "from_disk": ["has_imdb_rating"], "tokens_written": 7, "seconds": 1.2}
 
     class Rec:
         def step(self, step):
@@ -193,6 +196,7 @@ def test_a_reading_step_renders_on_replay_compare_and_runs(runs_dir, graph):
     assert "starred_actors: acted by" in shown
     assert "Described by the model (relation names the sentence embedder cannot read):" in shown
     assert "has_imdb_votes: **votes**, <b>popularity</b>" in shown, "the model's words as text, never markup"
+    assert f"has_imdb_rating: rating {READ_BACK}" in shown  # said again from an earlier run's answer, and so marked
     for step in range(len(trace.steps) + 1):
         replay.select_slider(key=f"replay_step::{run_id}").set_value(step).run()
         _ok(replay)
