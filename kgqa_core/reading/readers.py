@@ -136,6 +136,9 @@ DISTINCT = False
 # (`_relations_told`).  False: the told relations alone (the prompt before it).  Measured in docs/benchmarks.md,
 # "Every relation named".
 EVERY_RELATION = True
+# The first look's replies write a hop walked backwards with the forward arrow and "(reverse)" after its relation
+# (`reply_text`), so the walks part at the relation's name, not at the arrow.  Off by default until measured.
+ONE_ARROW = False
 # Worked questions of the user's graph before the first look's question (`examples.graph_examples`, LPKG's idea);
 # 0: none (the first look as measured everywhere else).
 EXAMPLES = 0
@@ -444,8 +447,10 @@ class ModelPathReader:
                  joint_model: float = JOINT_MODEL_WEIGHT, aligned_share: float = ALIGNED_SHARE,
                  order: float = ORDER_COST, stop: float = STOP_WEIGHT, agree: bool = AGREE,
                  distinct: bool = DISTINCT, examples: int = EXAMPLES, kind: float = ENTITY_KIND_WEIGHT,
-                 every: bool = EVERY_RELATION) -> None:
+                 every: bool = EVERY_RELATION, one_arrow: bool = ONE_ARROW) -> None:
         self.model = model
+        # the first look's replies write every hop with the same forward arrow (`reply_text`)
+        self.one_arrow = one_arrow
         # the first look's prompt names every relation of the walks once some of them are told (`_relations_told`)
         self.every = every
         # a walk gains where its end entity's name says the kind of thing the answer noun asks for (`_entity_kinds`)
@@ -523,7 +528,7 @@ class ModelPathReader:
         if quick:
             worked = graph_examples(graph, self.examples) if self.examples else ""
             decision = _unlisted_choice(self.model, question, topics, self.lexicon.vocabulary, picked, options,
-                                        stop=stop, examples=worked, every=self.every)
+                                        stop=stop, examples=worked, every=self.every, one_arrow=self.one_arrow)
             how = "the model's reply to the question (each walk scored as its answer, none listed)" + weighed
             probs = self._probs(decision, aligned)
             looks.append((decision, _grouped(picked, probs), how))
@@ -726,22 +731,23 @@ def temper_stops(options: Sequence[str], logprobs: Sequence[float], weight: floa
 
 def _unlisted_choice(model: Any, question: str, topics: Sequence[str], vocabulary: RelationVocabulary | None,
                      plans: Sequence[RelationPlan], options: list[str], stop: float = STOP_WEIGHT,
-                     examples: str = "", every: bool = False) -> Any:
+                     examples: str = "", every: bool = False, one_arrow: bool = False) -> Any:
     """Each walk scored as the reply to the question (no list), renormalised where the walks branch."""
     from ..reads.scoring import ModelChooser, decision_from_scores, trie_logprobs
 
     if len(options) == 1:
         return decision_from_scores(options, [0.0])
     started = time.perf_counter()
-    parts = unlisted_prompt(question, topics, vocabulary, plans, examples, every=every)
+    parts = unlisted_prompt(question, topics, vocabulary, plans, examples, every=every, one_arrow=one_arrow)
+    replies = [reply_text(p) for p in plans] if one_arrow else list(options)
     prompt = model.chat_prompt(parts.head + parts.tail, system=parts.system)
     prompt = PromptText(prompt, parts.fixed_text(prompt))  # its instructions: read once, kept whole
     terminator = ModelChooser(model).terminator
     with model.lock:
         before = model.counter.snapshot()
-        scores = model.score_continuations(prompt, [o + terminator for o in options])
+        scores = model.score_continuations(prompt, [o + terminator for o in replies])
         after = model.counter.snapshot()
-    combined = temper_stops(options, trie_logprobs([s.token_ids for s in scores], [s.token_logprobs for s in scores]),
+    combined = temper_stops(replies, trie_logprobs([s.token_ids for s in scores], [s.token_logprobs for s in scores]),
                             stop)
     decision = decision_from_scores(options, combined, [combined])
     call = model.call_record("reads.reading (walks scored as replies)", scores, prompt)
@@ -751,6 +757,18 @@ def _unlisted_choice(model: Any, question: str, topics: Sequence[str], vocabular
     decision.tokens_in = after[1] - before[1]
     decision.seconds = time.perf_counter() - started
     return decision
+
+
+def reply_text(plan: RelationPlan) -> str:
+    """The walk as the first look's reply with `ONE_ARROW`: ``Ann -spouse-> Bob -place_of_birth (reverse)-> Delft``.
+
+    Why: written with two arrows, a walk is first a choice of arrow and only then of relation, and scored token by
+    token where the walks part (`trie_logprobs`), the one walk from an entity written with a forward arrow takes all
+    of the model's liking for a forward arrow: "Drovex Medica -headquartered_in-> ..." was read 99.5% sure for "what
+    unwanted reactions can Drovex Medica's medicines cause", every other walk from the company going backwards.  With
+    one arrow the walks part at the relation's name.
+    """
+    return plan.walk_text(one_arrow=True)
 
 
 def _option_text(plan: RelationPlan) -> str:
@@ -796,7 +814,7 @@ def plan_prompt(question: str, topics: Sequence[str], vocabulary: RelationVocabu
 
 
 def unlisted_prompt(question: str, topics: Sequence[str], vocabulary: RelationVocabulary | None,
-                    plans: Sequence[RelationPlan], examples: str = "", every: bool = False):
+                    plans: Sequence[RelationPlan], examples: str = "", every: bool = False, one_arrow: bool = False):
     """The prompt whose reply is one walk, written out entity by entity (no list of walks); `examples`
     (`examples.graph_examples`: worked questions of the graph, the same for all its questions) after the
     instructions, part of the fixed text; ``every``: see `_relations_told`."""
@@ -804,9 +822,10 @@ def unlisted_prompt(question: str, topics: Sequence[str], vocabulary: RelationVo
 
     told = _relations_told(vocabulary, plans, every)
     names = ", ".join(t for t in topics if t)
+    backwards = "'A -relation (reverse)-> B'" if one_arrow else "'A <-relation- B'"
     fixed = (  # the fixed text first: read once per session (the prefix cache), not once per question
         "Walk through a knowledge graph from the question's entity to an answer of the question. "
-        "Write the walk as 'A -relation-> B' for each step ('A <-relation- B' when B has the relation to A). "
+        f"Write the walk as 'A -relation-> B' for each step ({backwards} when B has the relation to A). "
         "It must follow the relations the question asks about, no more and no fewer.\n\n"
     ) + examples
     head = fixed + told + f"The question's entity: {names}\nQuestion: {question}\n"
@@ -821,7 +840,7 @@ def _flag(value: Any) -> bool:
 READER_OPTIONS = {"max_hops": int, "permutations": int, "listed": _flag, "max_options": int, "align": float,
                   "quick": float, "quick_options": int, "phrase_gain": float, "cover": float, "joint": _flag,
                   "meet": float, "shorter": float, "joint_model": float, "aligned_share": float, "order": float,
-                  "stop": float, "agree": _flag, "distinct": _flag, "examples": int, "horizon": _flag, "kind": float, "every": _flag,
+                  "stop": float, "agree": _flag, "distinct": _flag, "examples": int, "horizon": _flag, "kind": float, "every": _flag, "one_arrow": _flag,
                   "spread": float}
 
 

@@ -50,11 +50,18 @@ class RelationPlan:
     @property
     def example_text(self) -> str:
         """One walk along the plan, entity by entity: ``Ann -spouse-> Bob -ethnicity-> germans``."""
+        return self.walk_text()
+
+    def walk_text(self, one_arrow: bool = False) -> str:
+        """`example_text`; with ``one_arrow`` a hop walked backwards is written ``-relation (reverse)-> B``."""
         if len(self.walk) != len(self.hops) + 1:
             return self.text
         parts = [self.walk[0]]
         for h, e in zip(self.hops, self.walk[1:]):
-            parts.append(f"-{h.relation}-> {e}" if h.forward else f"<-{h.relation}- {e}")
+            if h.forward:
+                parts.append(f"-{h.relation}-> {e}")
+            else:
+                parts.append(f"-{h.relation} (reverse)-> {e}" if one_arrow else f"<-{h.relation}- {e}")
         return " ".join(parts)
 
     @property

@@ -512,6 +512,22 @@ def test_the_reading_says_when_its_first_look_named_every_relation(backend_model
     assert "place_of_birth\n" in on.calls[0].prompt and "place_of_birth\n" not in off.calls[0].prompt
 
 
+def test_with_one_arrow_the_first_looks_replies_part_at_the_relation_not_the_arrow(backend_model):
+    """`paths:one_arrow=1` (off by default): a hop walked backwards is written with the forward arrow and
+    "(reverse)", so a walk alone in its direction does not take all of the model's liking for that arrow."""
+    from kgqa_core.reading.readers import reply_text, unlisted_prompt
+
+    plans = {p.text: p for p in relation_paths(PEOPLE, ["Delft"], max_hops=2)}
+    back = plans["Delft -> place_of_birth (reverse) -> spouse"]
+    assert back.example_text == "Delft <-place_of_birth- Ann -spouse-> Bob"
+    assert reply_text(back) == "Delft -place_of_birth (reverse)-> Ann -spouse-> Bob"
+    assert "'A -relation (reverse)-> B' when B has" in unlisted_prompt("q", ["Delft"], None, [back], one_arrow=True).head
+    assert "'A <-relation- B' when B has" in unlisted_prompt("q", ["Delft"], None, [back]).head
+    reading = make_reader("paths:one_arrow=1", backend_model).read("who was born in Delft", PEOPLE, ["Delft"])
+    assert "(reverse)->" in reading.calls[0].output and "<-place_of_birth-" not in reading.calls[0].output
+    assert reading.plans and reading.plans[0].topic == "Delft"
+
+
 def test_the_reading_prompts_fixed_text_comes_first_and_a_session_reads_it_once(llama_model):
     """Two questions' reading prompts share their instructions; the second question finds them in the prefix cache."""
     from kgqa_core.reading.readers import plan_prompt, unlisted_prompt
