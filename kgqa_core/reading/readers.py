@@ -789,9 +789,9 @@ def _relations_told(vocabulary: RelationVocabulary | None, plans: Sequence[Relat
     lines = vocabulary.describe(relations) if vocabulary else []
     if not lines:
         return ""
-    if every:
-        told = {line.split(":", 1)[0] for line in lines}
-        lines = [next(line for line in lines if line.split(":", 1)[0] == r) if r in told else r for r in relations]
+    if every:  # one line a relation, in the same order; a name may hold ':' itself (an IRI, "schema:name")
+        said = {r: vocabulary.describe([r]) for r in relations}
+        lines = [said[r][0] if said[r] else r for r in relations]
         return "The walks' relations, and what some of them mean:\n" + "\n".join(lines) + "\n\n"
     return "What the relations mean:\n" + "\n".join(lines) + "\n\n"
 

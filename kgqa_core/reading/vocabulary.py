@@ -4,7 +4,8 @@ A domain expert knows that their ``is_in_country`` answers "where is" and
 that ``spouse`` is a wife; no list written from one benchmark's questions
 can know that for every graph.  A vocabulary is a small text file, one
 relation a line: the relation's name as the graph spells it, a colon, and
-the words people use for it, separated by commas.  Blank lines and lines
+the words people use for it, separated by commas (a name that holds a colon
+itself, an IRI or ``schema:name``, ends at the first colon followed by a space).  Blank lines and lines
 starting with ``#`` are skipped.  The readers add these words to the
 relation's own name (`kgqa_core.reading.readers`), and the model's path
 choice is told them; the vocabulary is saved with every run that used it.
@@ -75,7 +76,8 @@ class RelationVocabulary:
             line = raw.strip()
             if not line or line.startswith("#"):
                 continue
-            relation, colon, rest = line.partition(":")
+            # a relation name may hold ':' itself ("schema:name", an IRI): then ": " ends it
+            relation, colon, rest = line.partition(": ") if ": " in line else line.partition(":")
             relation = relation.strip()
             aliases = [a.strip() for a in rest.split(",") if a.strip()]
             if not colon:

@@ -195,6 +195,10 @@ def test_vocabulary_errors_name_the_file_and_line_and_good_lines_merge():
     assert v.aliases("spouse") == ["wife", "husband"]
     assert RelationVocabulary.from_dict(v.to_dict()).entries == v.entries
     assert v.unknown(PEOPLE) == [] and RelationVocabulary.parse("married: wife").unknown(PEOPLE) == ["married"]
+    # a relation name holding ':' (an IRI, a prefixed name) ends at ": "; without a space the first ':' ends it
+    iris = RelationVocabulary.parse("http://schema.org/spouse: wife, husband\nex:born: born in\nmarried:wed\n")
+    assert iris.entries == {"http://schema.org/spouse": ["wife", "husband"], "ex:born": ["born in"], "married": ["wed"]}
+    assert RelationVocabulary.parse(iris.to_text()).entries == iris.entries
 
 
 def test_plan_rule_is_shared_by_dog_and_reads():
@@ -495,6 +499,11 @@ def test_once_a_relation_is_told_the_first_look_is_told_the_names_of_every_relat
     for vocabulary in (None, RelationVocabulary.parse("capital: seat of government")):  # nothing of these walks told
         assert unlisted_prompt("q", ["Ann"], vocabulary, plans, every=True).head == \
             unlisted_prompt("q", ["Ann"], None, plans).head
+    iri = KnowledgeGraph.from_triplets([("Ann", "http://schema.org/spouse", "Bob"), ("Ann", "ex:born", "Delft")],
+                                       name="iris")
+    named = unlisted_prompt("q", ["Ann"], RelationVocabulary.parse("http://schema.org/spouse: wife"),
+                            relation_paths(iri, ["Ann"], max_hops=1), every=True).head
+    assert "mean:\nex:born\nhttp://schema.org/spouse: wife\n\n" in named  # a name with ':' keeps its meaning
     # the listed look's prompt lists every walk anyway: it keeps the told relations alone
     assert "place_of_birth" not in plan_prompt("q", ["Ann"], told, plans).head
 
