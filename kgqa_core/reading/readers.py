@@ -786,14 +786,13 @@ def _relations_told(vocabulary: RelationVocabulary | None, plans: Sequence[Relat
     for "what illness is X prescribed for", where without the paragraph it gave `treats` its place among the rest.
     """
     relations = sorted({h.relation for p in plans for h in p.hops})
-    lines = vocabulary.describe(relations) if vocabulary else []
-    if not lines:
+    said = {r: vocabulary.describe([r]) for r in relations} if vocabulary else {}  # [] or ["relation: words"]
+    if not any(said.values()):
         return ""
-    if every:  # one line a relation, in the same order; a name may hold ':' itself (an IRI, "schema:name")
-        said = {r: vocabulary.describe([r]) for r in relations}
+    if every:
         lines = [said[r][0] if said[r] else r for r in relations]
         return "The walks' relations, and what some of them mean:\n" + "\n".join(lines) + "\n\n"
-    return "What the relations mean:\n" + "\n".join(lines) + "\n\n"
+    return "What the relations mean:\n" + "\n".join(said[r][0] for r in relations if said[r]) + "\n\n"
 
 
 def plan_prompt(question: str, topics: Sequence[str], vocabulary: RelationVocabulary | None,
@@ -840,8 +839,8 @@ def _flag(value: Any) -> bool:
 READER_OPTIONS = {"max_hops": int, "permutations": int, "listed": _flag, "max_options": int, "align": float,
                   "quick": float, "quick_options": int, "phrase_gain": float, "cover": float, "joint": _flag,
                   "meet": float, "shorter": float, "joint_model": float, "aligned_share": float, "order": float,
-                  "stop": float, "agree": _flag, "distinct": _flag, "examples": int, "horizon": _flag, "kind": float, "every": _flag, "one_arrow": _flag,
-                  "spread": float}
+                  "stop": float, "agree": _flag, "distinct": _flag, "examples": int, "horizon": _flag, "kind": float,
+                  "every": _flag, "one_arrow": _flag, "spread": float}
 
 
 def make_reader(name: str, model: Any = None, vocabulary: RelationVocabulary | None = None) -> Any:

@@ -5,8 +5,8 @@ that ``spouse`` is a wife; no list written from one benchmark's questions
 can know that for every graph.  A vocabulary is a small text file, one
 relation a line: the relation's name as the graph spells it, a colon, and
 the words people use for it, separated by commas (a name that holds a colon
-itself, an IRI or ``schema:name``, ends at the first colon followed by a space).  Blank lines and lines
-starting with ``#`` are skipped.  The readers add these words to the
+itself, an IRI or ``schema:name``, ends at the first colon followed by a
+space).  Blank lines and lines starting with ``#`` are skipped.  The readers add these words to the
 relation's own name (`kgqa_core.reading.readers`), and the model's path
 choice is told them; the vocabulary is saved with every run that used it.
 
