@@ -140,7 +140,7 @@ from ..decoding.query_subgraph import QueryCentricSubgraph
 from ..graph.readings import is_reversed, reading_of, triplet_of
 from ..parameters import param
 from ..reading.guidance import (agree_param, cover_param, describe_param, distinct_param, domain_words_param, horizon_param,
-                               answer_kind_param, every_relation_param, joint_param, listed_param, meet_param, order_param, phrase_param, quick_param, read_question,
+                               answer_kind_param, every_relation_param, one_arrow_param, joint_param, listed_param, meet_param, order_param, phrase_param, quick_param, read_question,
                                reader_param, step_budget, stop_param, sure_param)
 from ..reading.reading import QuestionReading
 from ..trace.faithfulness import check_chains, ground_chain
@@ -272,6 +272,7 @@ class DogParams(PromptParams):
     reading_order: float = order_param()
     reading_answer_kind: float = answer_kind_param()
     reading_every_relation: bool = every_relation_param()
+    reading_one_arrow: bool = one_arrow_param()
     reading_stop_weight: float = stop_param()
     reading_agree: bool = agree_param()
     reading_distinct: bool = distinct_param()

@@ -126,6 +126,16 @@ def every_relation_param() -> Any:
                  "false: only the described relations are named.", advanced=True)
 
 
+def one_arrow_param() -> Any:
+    from .readers import ONE_ARROW
+
+    return param(ONE_ARROW, "paths reader: its first look writes a hop walked backwards as 'A -relation (reverse)-> "
+                 "B' instead of 'A <-relation- B', so every walk starts with the same arrow and the model's choice "
+                 "falls on the relation's name, not on the arrow (with the default, the model's first token, '-' "
+                 "or '<', already parts the walks: a forward walk can take almost all the probability before any "
+                 "relation is read). false (the default): the two arrows.", advanced=True)
+
+
 def stop_param() -> Any:
     from .readers import STOP_WEIGHT
 
@@ -205,6 +215,7 @@ def reader_spec(params: Any) -> str:
                                                      ("order", getattr(params, "reading_order", None)),
                                                      ("kind", getattr(params, "reading_answer_kind", None)),
                                                      ("every", getattr(params, "reading_every_relation", None)),
+                                                     ("one_arrow", getattr(params, "reading_one_arrow", None)),
                                                      ("stop", getattr(params, "reading_stop_weight", None)),
                                                      ("agree", getattr(params, "reading_agree", None)),
                                                      ("distinct", getattr(params, "reading_distinct", None)),
