@@ -140,7 +140,7 @@ EVERY_RELATION = True
 # (`reply_text`), so the walks part at the relation's name, not at the arrow: where one walk alone went forwards,
 # the model's liking for the forward arrow went to it ("what unwanted reactions can Drovex Medica's medicines cause"
 # read as `headquartered_in`, 99.5% sure).  On since measured with DoG (docs/benchmarks.md, "One arrow"): 109 of
-# 142 dev questions of six graphs against 107, no answer lost.
+# 124 dev questions of six graphs against 107, no answer lost.
 ONE_ARROW = True
 # Worked questions of the user's graph before the first look's question (`examples.graph_examples`, LPKG's idea);
 # 0: none (the first look as measured everywhere else).
