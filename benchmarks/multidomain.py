@@ -51,9 +51,9 @@ RUNS = {"main": (["dog", "direct", "reads", "rok"], {}), "paper": (["dog"], {"pr
         "nomeet": (["dog"], {"meet_topics": False}), "list8": (["dog"], {"reading_listed": 8}),
         "drafted": (["dog"], {}), "kind": (["dog"], {"reading_answer_kind": 2.0}),
         "told": (["dog"], {"reading_every_relation": False}),
-        "arrow": (["dog"], {"reading_one_arrow": True})}
-# "arrow": DoG whose reading's first look writes a hop walked backwards with the forward arrow and "(reverse)"
-# (the reader option one_arrow, off by default): the A/B that decides that default
+        "arrow": (["dog"], {"reading_one_arrow": False})}
+# "arrow": DoG whose reading's first look writes a hop walked backwards with its own arrow, 'A <-r- B' (the reader
+# option one_arrow off; on by default since measured): the A/B for that default
 # "told": DoG whose reading's first look names only the relations it was told the meaning of (reading_every_relation
 # off: the prompt before it), the A/B for that default
 # "kind": DoG whose reading also weighs the answer's kind from the entity a walk reaches (reading_answer_kind=2;
