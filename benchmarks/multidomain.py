@@ -51,7 +51,10 @@ RUNS = {"main": (["dog", "direct", "reads", "rok"], {}), "paper": (["dog"], {"pr
         "nomeet": (["dog"], {"meet_topics": False}), "list8": (["dog"], {"reading_listed": 8}),
         "drafted": (["dog"], {}), "kind": (["dog"], {"reading_answer_kind": 2.0}),
         "told": (["dog"], {"reading_every_relation": False}),
-        "arrow": (["dog"], {"reading_one_arrow": False})}
+        "arrow": (["dog"], {"reading_one_arrow": False}),
+        "pieces": (["dog"], {"describe_other_languages": False})}
+# "pieces": DoG that describes only the relation names the sentence embedder knows in pieces, not those of another
+# language it holds whole ('nord', 'ville': describe_other_languages off): the A/B for that default
 # "arrow": DoG whose reading's first look writes a hop walked backwards with its own arrow, 'A <-r- B' (the reader
 # option one_arrow off; on by default since measured): the A/B for that default
 # "told": DoG whose reading's first look names only the relations it was told the meaning of (reading_every_relation

@@ -246,9 +246,13 @@ def reading_lines(trace: Trace) -> tuple[list[str], list[str]]:
     if isinstance(described, dict) and isinstance(described.get("entries"), dict) and described["entries"]:
         words.append("Described by the model (relation names the sentence embedder cannot read):")
         back = described.get("from_disk") if isinstance(described.get("from_disk"), list) else []
+        other = described.get("other_language") if isinstance(described.get("other_language"), dict) else {}
         for r, aliases in list(described["entries"].items())[:20]:
             shown = ", ".join(str(a) for a in aliases) if isinstance(aliases, list) else str(aliases)
-            words.append(f"{r}: {shown}" + (f" {READ_BACK}" if r in back else ""))
+            why = ""
+            if isinstance(other.get(r), list) and other[r]:
+                why = f" (named in another language: {', '.join(str(w) for w in other[r])})"
+            words.append(f"{r}: {shown}{why}" + (f" {READ_BACK}" if r in back else ""))
         if len(described["entries"]) > 20:
             words.append(f"... and {len(described['entries']) - 20} more relation(s)")
     return read, words

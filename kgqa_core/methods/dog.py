@@ -139,7 +139,7 @@ from ..decoding.prompt_budget import guided_context, meeting_triplets, sure_cont
 from ..decoding.query_subgraph import QueryCentricSubgraph
 from ..graph.readings import is_reversed, reading_of, triplet_of
 from ..parameters import param
-from ..reading.guidance import (agree_param, cover_param, describe_param, distinct_param, domain_words_param, horizon_param,
+from ..reading.guidance import (agree_param, cover_param, describe_languages_param, describe_param, distinct_param, domain_words_param, horizon_param,
                                answer_kind_param, every_relation_param, one_arrow_param, joint_param, listed_param, meet_param, order_param, phrase_param, quick_param, read_question,
                                reader_param, step_budget, stop_param, sure_param)
 from ..reading.reading import QuestionReading
@@ -279,6 +279,7 @@ class DogParams(PromptParams):
     reading_listed: int = listed_param()
     reading_domain_words: bool = domain_words_param()
     describe_relations: bool = describe_param()
+    describe_other_languages: bool = describe_languages_param()
     prompt_examples: str = param(
         "bare", "bare: the prompt's three examples write their triplets and the answer line with no commentary "
         "or step number between them, and the instructions say so (fewer tokens written); terse: the same with "
@@ -327,7 +328,8 @@ class DogParams(PromptParams):
         "repeat_triplets": True, "reverse_readings": False, "skip_restatements": False, "unsure_relations": 0.0,
         "unsure_depth": 0.0, "context_pool": 0,
         "prompt_examples": "paper", "free_text_cap": 0, "sure_context_triplets": 0, "meeting_context": False,
-        "sure_context_pool": 0, "guided_context_triplets": 0, "describe_relations": False}}
+        "sure_context_pool": 0, "guided_context_triplets": 0, "describe_relations": False,
+        "describe_other_languages": False}}
 
 
 def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:

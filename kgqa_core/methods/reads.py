@@ -45,7 +45,7 @@ from ..reads.constraints import (
 from ..reads.options import NONE_OPTION, answer_options, rank_pool, search_options
 from ..reads.prompts import answer_prompt, prune_prompt, search_prompt
 from ..reads.scoring import LENGTH_NORMS, Chooser, Decision, ModelChooser, decision_from_scores, with_penalty
-from ..reading.guidance import (agree_param, cover_param, describe_param, distinct_param, domain_words_param, horizon_param,
+from ..reading.guidance import (agree_param, cover_param, describe_languages_param, describe_param, distinct_param, domain_words_param, horizon_param,
                                answer_kind_param, every_relation_param, one_arrow_param, joint_param, listed_param, meet_param, order_param, phrase_param, quick_param, read_question,
                                reader_param, stop_param, sure_param)
 from ..reading.reading import MAX_HOPS as READER_HORIZON
@@ -104,12 +104,13 @@ class ReadsParams(MethodParams):
     reading_listed: int = listed_param()
     reading_domain_words: bool = domain_words_param()
     describe_relations: bool = describe_param()
+    describe_other_languages: bool = describe_languages_param()
     preset: str = preset_param()
 
     # the paper's search / prune / answer, scored by joint log-probabilities in the order listed
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {"paper": {
         "auto_search_steps": False, "question_relations": False, "hop_order": False, "reader": "none",
-        "stop_penalty": 0.0, "meet_topics": False, "describe_relations": False}}
+        "stop_penalty": 0.0, "meet_topics": False, "describe_relations": False, "describe_other_languages": False}}
 
 
 _MAX_LISTED_ENTITIES = 200

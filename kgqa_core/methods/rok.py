@@ -31,7 +31,7 @@ from ..graph.knowledge_graph import KnowledgeGraph
 from ..graph.linking import normalize_name, resolve_entity
 from ..models.generation import GenerationConfig
 from ..parameters import MethodParams, param, preset_param
-from ..reading.guidance import (agree_param, cover_param, describe_param, distinct_param, domain_words_param, horizon_param,
+from ..reading.guidance import (agree_param, cover_param, describe_languages_param, describe_param, distinct_param, domain_words_param, horizon_param,
                                answer_kind_param, every_relation_param, one_arrow_param, joint_param, listed_param, meet_param, order_param, phrase_param, quick_param, read_question,
                                reader_param, stop_param, sure_param)
 from ..rok import prompts
@@ -87,9 +87,10 @@ class RokParams(MethodParams):
     reading_listed: int = listed_param()
     reading_domain_words: bool = domain_words_param()
     describe_relations: bool = describe_param()
+    describe_other_languages: bool = describe_languages_param()
     preset: str = preset_param()
 
-    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {"paper": {"auto_hops": False, "reader": "none", "describe_relations": False}}
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {"paper": {"auto_hops": False, "reader": "none", "describe_relations": False, "describe_other_languages": False}}
 
 
 MAX_PATH_CANDIDATES_SHOWN = 60  # candidates listed in the PageRank step (all ids are in extra.paths)

@@ -229,12 +229,16 @@ class RelationDescriptions:
     vocabulary: RelationVocabulary | None
     used: dict[str, list[str]] = field(default_factory=dict)
     unread: list[str] = field(default_factory=list)
+    # of `unread`: the relations held whole by the embedder but named in another language, with those words
+    other_language: dict[str, list[str]] = field(default_factory=dict)
+    languages: dict[str, str] = field(default_factory=dict)  # relation -> the language its words are likeliest of
     drafted_now: list[str] = field(default_factory=list)
     from_disk: list[str] = field(default_factory=list)  # of drafted_now, those read from an earlier process's answer
     costs: DraftCosts = field(default_factory=DraftCosts)
 
     def to_dict(self) -> dict[str, Any]:
         return {"entries": {r: list(a) for r, a in self.used.items()}, "unread": list(self.unread),
+                "other_language": {r: list(w) for r, w in self.other_language.items()},
                 "drafted_now": list(self.drafted_now), "from_disk": list(self.from_disk),
                 "tokens_written": self.costs.tokens_written,
                 "seconds": round(self.costs.seconds, 3)}
@@ -245,8 +249,18 @@ class RelationDescriptions:
             return ""
         said = "; ".join(f"{r} = {', '.join(a)}" for r, a in self.used.items())
         left = [r for r in self.unread if r not in self.used]
+        pieces = len(self.unread) - len(self.other_language)
+        why = []
+        if pieces:
+            why.append(f"{pieces} with words it knows only in pieces")
+        if self.other_language:
+            named = ", ".join(f"{r} ({self.languages.get(r, 'another language')})"
+                              for r in list(self.other_language)[:6])
+            more = " ..." if len(self.other_language) > 6 else ""
+            why.append(f"{len(self.other_language)} with words of another language that it would take for English "
+                       f"look-alikes: {named}{more}")
         text = (f"The sentence embedder cannot read {len(self.unread)} relation name(s) of this question's walks "
-                f"(words it knows only in pieces), so the model described them in English from their facts")
+                f"({'; '.join(why)}), so the model described them in English from their facts")
         text += f": {said}" if said else ", and said nothing their names do not"
         if left and said:
             text += f" (nothing for {', '.join(left[:8])}{' ...' if len(left) > 8 else ''})"
@@ -270,6 +284,22 @@ def unread_relations(relations: Iterable[str], embedder: Any) -> list[str]:
         unknown = embedder.unknown_words(relation_words(r) or r)
         if unknown:
             out.append(r)
+    return out
+
+
+def other_language_relations(relations: Iterable[str], skip: Iterable[str] = ()) -> dict[str, list[Any]]:
+    """The relations (not in `skip`) with a word of another language than English that the embedder may hold
+    whole (``nord``, ``ville``: `language.foreign_words`), each with those words, in order."""
+    from .language import foreign_words
+
+    skipped = set(skip)
+    out: dict[str, list[Any]] = {}
+    for r in dict.fromkeys(relations):
+        if r in skipped:
+            continue
+        words = foreign_words(relation_words(r) or r)
+        if words:
+            out[r] = words
     return out
 
 
@@ -301,17 +331,24 @@ def _graph_facts(graph: Any, plans: Sequence[Any]) -> dict[str, list[tuple[str, 
 
 
 def describe_relations(model: Any, graph: Any, plans: Sequence[Any], vocabulary: RelationVocabulary | None,
-                       embedder: Any) -> RelationDescriptions:
+                       embedder: Any, other_languages: bool = False) -> RelationDescriptions:
     """Describe, with the model, the relations of `plans` the embedder cannot read and the user did not describe.
 
     Each relation is described once per process for a graph and model (its description does not depend on the
     question), so a question's reading is the same whatever was asked before it.  A graph whose relation names the
-    embedder reads whole (plain English) gets nothing, and reads as before.
+    embedder reads whole (plain English) gets nothing, and reads as before.  `other_languages`: also the relations
+    named with words of another language the embedder holds whole as English tokens (``nord``, ``est``: see
+    `language`), which it would read as their English look-alikes.
     """
     relations = [h.relation for p in plans for h in p.hops]
     mine = set(vocabulary.entries) if vocabulary else set()
     unread = [r for r in unread_relations(relations, embedder) if r not in mine]
-    out = RelationDescriptions(vocabulary, unread=unread)
+    foreign = other_language_relations(relations, skip=set(unread) | mine) if other_languages else {}
+    order = {r: i for i, r in enumerate(dict.fromkeys(relations))}
+    unread = sorted([*unread, *foreign], key=order.__getitem__)
+    out = RelationDescriptions(vocabulary, unread=unread,
+                               other_language={r: [w.word for w in ws] for r, ws in foreign.items()},
+                               languages={r: ws[0].language_name for r, ws in foreign.items()})
     if not unread or model is None:
         return out
     # a store's question neighbourhoods share their store's descriptions (`methods.on_store`)

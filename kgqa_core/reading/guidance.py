@@ -168,6 +168,14 @@ def describe_param() -> Any:
                  "they are (the paper; not in it).", advanced=True)
 
 
+def describe_languages_param() -> Any:
+    return param(True, "With describe_relations: also describe the relations named with words of another language "
+                 "that the sentence embedder holds whole as English look-alikes (nord, est, ville, père: a word "
+                 "far commoner in French, German, Spanish, Italian, Portuguese or Dutch than in English, and rare "
+                 "in English, by the wordfreq word lists), which it would otherwise read as English tokens. A "
+                 "graph named in English gets none. false: only the names it knows in pieces.", advanced=True)
+
+
 def distinct_param() -> Any:
     from .readers import DISTINCT
 
@@ -257,7 +265,7 @@ def read_question(request: Any, params: Any, rec: Any, topics: Sequence[str]) ->
     described = None
     if getattr(params, "describe_relations", False) and getattr(request, "model", None) is not None \
             and not isinstance(given, QuestionReading):
-        described = _describe(request, topics, vocabulary)
+        described = _describe(request, params, topics, vocabulary)
         vocabulary = described.vocabulary
         if described.unread:
             rec.trace.extra["described_relations"] = described.to_dict()
@@ -288,7 +296,7 @@ def read_question(request: Any, params: Any, rec: Any, topics: Sequence[str]) ->
     return reading
 
 
-def _describe(request: Any, topics: Sequence[str], vocabulary: Any) -> Any:
+def _describe(request: Any, params: Any, topics: Sequence[str], vocabulary: Any) -> Any:
     """The model's English for the relations of the question's walks the embedder cannot read (`describe_relations`)."""
     from ..graph.embeddings import load_embedder
     from .drafting import describe_relations
@@ -296,7 +304,8 @@ def _describe(request: Any, topics: Sequence[str], vocabulary: Any) -> Any:
 
     progress.stage("describing the relation names the sentence embedder cannot read")
     plans = relation_paths(request.graph, topics, MAX_HOPS)
-    return describe_relations(request.model, request.graph, plans, vocabulary, load_embedder())
+    return describe_relations(request.model, request.graph, plans, vocabulary, load_embedder(),
+                              other_languages=bool(getattr(params, "describe_other_languages", False)))
 
 
 # readings already made, so the methods of one question (an evaluation, Compare) read it once; greedy
