@@ -73,17 +73,20 @@ def _fact(head: str, relation: str, tail: str) -> str:
     return f"({head}, {relation}, {tail})"
 
 
-def gloss_prompt(relation: str, facts: Sequence[tuple[str, str]]) -> str:
+def gloss_prompt(relation: str, facts: Sequence[tuple[str, str]], language: str = "") -> str:
     """The user turn for one relation: the instruction, the made-up examples, then the relation and its facts.
 
     Everything before the relation is the same for every relation, so a backend that keeps its prompt cache reads
-    it once per draft.
+    it once per draft.  `language` ("French"): the language the relation's name is judged to be in
+    (`language.name_language`), said after its name, as a small model otherwise reads ``est`` as English "est."
+    (established) rather than French "east".
     """
     lines = [INSTRUCTION, ""]
     for name, ex_facts, gloss in EXAMPLES:
         lines += [f"Relation: {name}", "Facts: " + "; ".join(_fact(h, name, t) for h, t in ex_facts),
                   f"Meaning: {gloss}", ""]
-    lines += [f"Relation: {relation}", "Facts: " + "; ".join(_fact(h, relation, t) for h, t in facts)]
+    told = f" ({language})" if language else ""
+    lines += [f"Relation: {relation}{told}", "Facts: " + "; ".join(_fact(h, relation, t) for h, t in facts)]
     return "\n".join(lines)
 
 
@@ -170,19 +173,19 @@ def drafted_source(model: Any) -> str:
 
 
 def gloss_relation(model: Any, relation: str, facts: Sequence[tuple[str, str]], costs: DraftCosts,
-                   store: Any = None) -> list[str]:
+                   store: Any = None, language: str = "") -> list[str]:
     """The model's English words for one relation (greedy: the same every time for a model and facts);
     `store` (a `description_store.DescriptionStore`): read from it when this very prompt was answered before, and
-    saved to it when not."""
+    saved to it when not; `language`: the language its name is in, when judged (`gloss_prompt`)."""
     config = GenerationConfig(max_new_tokens=MAX_GLOSS_TOKENS, stop_strings=("\n",))
-    text = model.chat_prompt(gloss_prompt(relation, list(facts)[:EXAMPLE_TRIPLETS])) + "Meaning:"
+    text = model.chat_prompt(gloss_prompt(relation, list(facts)[:EXAMPLE_TRIPLETS], language)) + "Meaning:"
     saved = store.get(text) if store is not None else None
     if saved is not None:
         costs.saved += 1
         return saved
     # the instruction and the examples are the same for every relation: a backend that reuses what it read keeps
     # them (`PromptText`), so each relation after the first reads only its own lines
-    prompt = PromptText(text, text[: text.rindex(f"Relation: {relation}\nFacts:")])
+    prompt = PromptText(text, text[: text.rindex(f"Relation: {relation}")])
     gen = model.generate(prompt, config)
     costs.relations += 1
     costs.prompt_tokens += gen.prompt_tokens
@@ -231,7 +234,7 @@ class RelationDescriptions:
     unread: list[str] = field(default_factory=list)
     # of `unread`: the relations held whole by the embedder but named in another language, with those words
     other_language: dict[str, list[str]] = field(default_factory=dict)
-    languages: dict[str, str] = field(default_factory=dict)  # relation -> the language its words are likeliest of
+    languages: dict[str, str] = field(default_factory=dict)  # relation -> the language the model was told it is in
     drafted_now: list[str] = field(default_factory=list)
     from_disk: list[str] = field(default_factory=list)  # of drafted_now, those read from an earlier process's answer
     costs: DraftCosts = field(default_factory=DraftCosts)
@@ -346,14 +349,19 @@ def describe_relations(model: Any, graph: Any, plans: Sequence[Any], vocabulary:
     foreign = other_language_relations(relations, skip=set(unread) | mine) if other_languages else {}
     order = {r: i for i, r in enumerate(dict.fromkeys(relations))}
     unread = sorted([*unread, *foreign], key=order.__getitem__)
+    # with the switch, the model is told each name's language where the word lists judge one (pieces or whole)
+    from .language import name_language
+
+    languages = {r: lang for r in unread if (lang := name_language(relation_words(r) or r))} if other_languages else {}
     out = RelationDescriptions(vocabulary, unread=unread,
                                other_language={r: [w.word for w in ws] for r, ws in foreign.items()},
-                               languages={r: ws[0].language_name for r, ws in foreign.items()})
+                               languages=languages)
     if not unread or model is None:
         return out
     # a store's question neighbourhoods share their store's descriptions (`methods.on_store`)
     owner = getattr(graph, "descriptions_key", "") or getattr(graph, "fingerprint", "") or id(graph)
-    key = (owner, getattr(model, "name", ""), getattr(model, "backend", ""), id(model))
+    # with the switch a name's language is said in its prompt, so its description may differ: kept apart
+    key = (owner, getattr(model, "name", ""), getattr(model, "backend", ""), id(model), bool(other_languages))
     with _DESCRIBED_LOCK:
         known = dict(_DESCRIBED.get(key, {}))
     todo = [r for r in unread if r not in known]
@@ -364,7 +372,7 @@ def describe_relations(model: Any, graph: Any, plans: Sequence[Any], vocabulary:
         store = DescriptionStore.for_model(model)  # what an earlier process asked of this model, on this machine
         for r in todo:  # one by one, no batch-wide rule: a description never depends on which others were asked
             before = out.costs.saved
-            known[r] = gloss_relation(model, r, facts.get(r, []), out.costs, store)
+            known[r] = gloss_relation(model, r, facts.get(r, []), out.costs, store, out.languages.get(r, ""))
             if out.costs.saved > before:
                 out.from_disk.append(r)
         with _DESCRIBED_LOCK:

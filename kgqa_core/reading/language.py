@@ -75,3 +75,21 @@ def foreign_words(text: str) -> list[ForeignWord]:
 def available() -> bool:
     """Whether the language judgement can be made here (wordfreq is installed)."""
     return _zipf() is not None
+
+
+def name_language(text: str) -> str:
+    """The language a relation name (as words) is in, by its words judged not English: the language most of them
+    are likeliest of, ties to the first word's ("" when none is judged, or without wordfreq).
+
+    >>> name_language("nom subdivision mère")  # doctest: +SKIP
+    'French'
+    """
+    words = foreign_words(text)
+    if not words:
+        return ""
+    counts: dict[str, int] = {}
+    for w in words:
+        counts[w.language] = counts.get(w.language, 0) + 1
+    best = max(counts.values())
+    first = next(w.language for w in words if counts[w.language] == best)
+    return LANGUAGE_NAMES.get(first, first)

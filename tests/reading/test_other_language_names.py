@@ -17,7 +17,8 @@ from kgqa_core.graph import KnowledgeGraph
 from kgqa_core.graph.hub_caps import relation_words
 from kgqa_core.methods.base import MethodRequest, run_method
 from kgqa_core.reading import language
-from kgqa_core.reading.drafting import describe_relations, other_language_relations, unread_relations
+from kgqa_core.reading.drafting import (describe_relations, gloss_prompt, other_language_relations,
+                                       unread_relations)
 from kgqa_core.reading.paths import relation_paths
 from kgqa_ui.trace_tables import reading_lines
 
@@ -96,3 +97,25 @@ def test_dog_records_the_switch_and_the_reading_names_the_language(embedder, bac
 def test_relation_words_keep_the_accents_the_judgement_needs():
     assert relation_words("nomSubdivisionMère") == "nom subdivision mère"
     assert [w.word for w in language.foreign_words(relation_words("nomSubdivisionMère"))] == ["nom", "mère"]
+
+
+def test_the_model_is_told_the_language_of_a_name_the_word_lists_judge():
+    assert language.name_language("nom subdivision mère") == "French"
+    assert language.name_language("place of birth") == "" and language.name_language("P26") == ""
+    facts = [("Avesnes-le-Comte", "Hauteville")]
+    told = gloss_prompt("est", facts, "French")
+    assert told.endswith("Relation: est (French)\nFacts: (Avesnes-le-Comte, est, Hauteville)")
+    assert told[: told.rindex("Relation: est")] == gloss_prompt("est", facts)[: told.rindex("Relation: est")], \
+        "the prefix every relation shares is unchanged"
+
+
+def test_with_the_switch_every_described_name_judged_foreign_carries_its_language(embedder, llama_model):
+    g = KnowledgeGraph("mixed")
+    for h, r, t in [*COMPASS, ("Hassi Khalifa", "prédécesseur", "Gottaï")]:
+        g.add(h, r, t)
+    plans = relation_paths(g, ["Gottaï"])
+    out = describe_relations(llama_model, g, plans, None, embedder, other_languages=True)
+    assert out.languages == {"nord": "French", "ville": "French", "prédécesseur": "French"}
+    assert "prédécesseur" in out.unread and "prédécesseur" not in out.other_language, "known in pieces: judged so"
+    plain = describe_relations(llama_model, g, plans, None, embedder)
+    assert plain.languages == {} and plain.unread == ["prédécesseur"]
