@@ -11,6 +11,10 @@ Only models whose weights have a fixed identity are kept (a packaged model's che
 time); a model server (whose weights the workbench cannot see) or an unversioned local folder is asked each time.
 ``KGQA_DESCRIPTION_CACHE=0`` turns the store off; a folder's path there keeps it in that folder instead of the
 workbench's cache folder (`files.cache_root`).
+
+The store is kept to `MAX_ENTRIES` descriptions: the first time a process opens a folder, the entries least
+recently read or written beyond that are removed (a read touches its entry), so a machine that met many graphs
+does not keep every description it ever asked for; a removed one is only asked again.
 """
 
 from __future__ import annotations
@@ -26,6 +30,34 @@ from ..files import atomic_write_bytes, cache_root
 
 # a description is a handful of short aliases; anything larger is not one of ours
 MAX_ENTRY_BYTES = 4096
+# ~100 bytes each: 20,000 relation descriptions are a few megabytes on disk, and one scan a process
+MAX_ENTRIES = 20_000
+_PRUNED: set[str] = set()  # folders this process has pruned already
+
+
+def prune(folder: Path, keep: int = MAX_ENTRIES) -> int:
+    """Remove the entries of `folder` beyond the `keep` most recently used (by modification time, which a read
+    touches); returns how many were removed.  Failures are ignored: the store is only a saving."""
+    try:
+        entries = []
+        for path in folder.glob("??/*.json"):
+            try:
+                entries.append((path.stat().st_mtime, str(path)))
+            except OSError:
+                continue
+    except OSError:
+        return 0
+    if len(entries) <= keep:
+        return 0
+    entries.sort(reverse=True)
+    removed = 0
+    for _, path in entries[keep:]:
+        try:
+            os.remove(path)
+            removed += 1
+        except OSError:
+            pass
+    return removed
 
 
 def _folder() -> Path | None:
@@ -60,6 +92,9 @@ class DescriptionStore:
         identity, folder = model_identity(model), _folder()
         if not identity or folder is None:
             return None
+        if str(folder) not in _PRUNED:
+            _PRUNED.add(str(folder))
+            prune(folder, MAX_ENTRIES)
         return cls(folder, identity)
 
     def _path(self, prompt: str) -> Path:
@@ -78,6 +113,10 @@ class DescriptionStore:
         aliases = data.get("aliases") if isinstance(data, dict) else None
         if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
             return None
+        try:
+            os.utime(path)  # read now: the last to be pruned
+        except OSError:
+            pass
         return list(aliases)
 
     def put(self, prompt: str, aliases: list[str]) -> None:

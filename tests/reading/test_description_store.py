@@ -114,3 +114,35 @@ def test_the_second_ask_on_the_command_line_reads_the_first_ones_descriptions(tm
     assert second["from_disk"] == second["drafted_now"] == first["drafted_now"]
     assert second["tokens_written"] == 0 and second["entries"] == first["entries"]
     assert "read back rather than asked again" in second_trace["steps"][0]["note"]
+
+
+def test_the_store_keeps_the_most_recently_used_entries(tmp_path):
+    from kgqa_core.reading import description_store
+
+    store = DescriptionStore(tmp_path / "d", "identity")
+    prompts = [f"prompt {i}" for i in range(5)]
+    for i, p in enumerate(prompts):
+        store.put(p, [f"alias {i}"])
+        os.utime(store._path(p), (1_000_000 + i, 1_000_000 + i))  # written one after another, oldest first
+    assert store.get(prompts[0]) == ["alias 0"], "a read makes the oldest entry the newest"
+    assert description_store.prune(tmp_path / "d", keep=3) == 2
+    assert [store.get(p) for p in prompts] == [["alias 0"], None, None, ["alias 3"], ["alias 4"]]
+    assert description_store.prune(tmp_path / "d", keep=3) == 0 and description_store.prune(tmp_path / "none") == 0
+
+
+def test_a_process_prunes_a_folder_once_when_it_opens_it(tmp_path, monkeypatch, llama_model):
+    from kgqa_core.reading import description_store
+
+    folder = tmp_path / "descriptions"
+    monkeypatch.setenv("KGQA_DESCRIPTION_CACHE", str(folder))
+    monkeypatch.setattr(description_store, "MAX_ENTRIES", 2)
+    monkeypatch.setattr(description_store, "_PRUNED", set())
+    seeded = DescriptionStore(folder, "someone else's model")
+    for i in range(4):
+        seeded.put(f"old {i}", ["x"])
+    opened = DescriptionStore.for_model(llama_model)
+    assert opened is not None and len(list(folder.glob("??/*.json"))) <= 2
+    for i in range(3):
+        opened.put(f"new {i}", ["y"])
+    assert DescriptionStore.for_model(llama_model) is not None
+    assert len(list(folder.glob("??/*.json"))) >= 4, "pruned once per process, not on every opening"
