@@ -55,9 +55,7 @@ def test_no_relation_of_a_graph_named_in_english_is_flagged(path):
 
 
 def test_names_held_whole_are_described_only_with_the_switch(embedder, backend_model):
-    g = KnowledgeGraph("compass")
-    for h, r, t in COMPASS:
-        g.add(h, r, t)
+    g = KnowledgeGraph.from_triplets(COMPASS, name="compass")
     plans = relation_paths(g, ["Gottaï"])
     assert unread_relations(["nord", "ville"], embedder) == [], "the embedder holds these whole: its test misses them"
     before = backend_model.counter.tokens_out
@@ -73,9 +71,7 @@ def test_names_held_whole_are_described_only_with_the_switch(embedder, backend_m
 
 
 def test_dog_records_the_switch_and_the_reading_names_the_language(embedder, backend_model):
-    g = KnowledgeGraph("compass")
-    for h, r, t in COMPASS:
-        g.add(h, r, t)
+    g = KnowledgeGraph.from_triplets(COMPASS, name="compass")
     question = "which city is to the north of Gottaï?"
     params = {"beam_size": 1, "max_steps": 2}
     trace = run_method("dog", MethodRequest(g, question, backend_model, ["Gottaï"], params=params))
@@ -110,9 +106,7 @@ def test_the_model_is_told_the_language_of_a_name_the_word_lists_judge():
 
 
 def test_with_the_switch_every_described_name_judged_foreign_carries_its_language(embedder, llama_model):
-    g = KnowledgeGraph("mixed")
-    for h, r, t in [*COMPASS, ("Hassi Khalifa", "prédécesseur", "Gottaï")]:
-        g.add(h, r, t)
+    g = KnowledgeGraph.from_triplets([*COMPASS, ("Hassi Khalifa", "prédécesseur", "Gottaï")], name="mixed")
     plans = relation_paths(g, ["Gottaï"])
     out = describe_relations(llama_model, g, plans, None, embedder, other_languages=True)
     assert out.languages == {"nord": "French", "ville": "French", "prédécesseur": "French"}
