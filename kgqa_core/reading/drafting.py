@@ -242,6 +242,7 @@ class RelationDescriptions:
     def to_dict(self) -> dict[str, Any]:
         return {"entries": {r: list(a) for r, a in self.used.items()}, "unread": list(self.unread),
                 "other_language": {r: list(w) for r, w in self.other_language.items()},
+                "languages": dict(self.languages),
                 "drafted_now": list(self.drafted_now), "from_disk": list(self.from_disk),
                 "tokens_written": self.costs.tokens_written,
                 "seconds": round(self.costs.seconds, 3)}

@@ -110,6 +110,7 @@ def test_with_the_switch_every_described_name_judged_foreign_carries_its_languag
     plans = relation_paths(g, ["Gottaï"])
     out = describe_relations(llama_model, g, plans, None, embedder, other_languages=True)
     assert out.languages == {"nord": "French", "ville": "French", "prédécesseur": "French"}
+    assert out.to_dict()["languages"] == out.languages, "the trace says what the model was told"
     assert "prédécesseur" in out.unread and "prédécesseur" not in out.other_language, "known in pieces: judged so"
     plain = describe_relations(llama_model, g, plans, None, embedder)
     assert plain.languages == {} and plain.unread == ["prédécesseur"]
