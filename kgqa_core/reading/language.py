@@ -52,7 +52,7 @@ def _zipf():
 def foreign_word(word: str) -> ForeignWord | None:
     """`word` as a word of another language than English, or None (English, unknown everywhere, or no wordfreq).
 
-    >>> [w.word for w in map(foreign_word, ["nord", "est", "genre", "country", "P26"]) if w]  # doctest: +SKIP
+    >>> [w.word for w in map(foreign_word, ["nord", "est", "genre", "country", "P26"]) if w]
     ['nord', 'est']
     """
     zipf = _zipf()
@@ -81,7 +81,7 @@ def name_language(text: str) -> str:
     """The language a relation name (as words) is in, by its words judged not English: the language most of them
     are likeliest of, ties to the first word's ("" when none is judged, or without wordfreq).
 
-    >>> name_language("nom subdivision mère")  # doctest: +SKIP
+    >>> name_language("nom subdivision mère")
     'French'
     """
     words = foreign_words(text)
