@@ -38,6 +38,7 @@ from ..graph.hub_caps import relation_words
 from ..graph.words import STOP_WORDS
 from ..models.generation import GenerationConfig
 from ..models.interface import PromptText
+from .language import foreign_words, words_language
 from .vocabulary import RelationVocabulary
 
 # The made-up examples the prompt shows (no dataset's relation): another language, an abbreviation, a code.
@@ -292,10 +293,9 @@ def unread_relations(relations: Iterable[str], embedder: Any) -> list[str]:
 
 
 def other_language_relations(relations: Iterable[str], skip: Iterable[str] = ()) -> dict[str, list[Any]]:
-    """The relations (not in `skip`) with a word of another language than English that the embedder may hold
-    whole (``nord``, ``ville``: `language.foreign_words`), each with those words, in order."""
-    from .language import foreign_words
-
+    """The relations (not in `skip`) with a word of another language than English (``nord``, ``ville``,
+    ``prédécesseur``: `language.foreign_words`), whether the embedder holds it whole or in pieces, each with those
+    words, in order."""
     skipped = set(skip)
     out: dict[str, list[Any]] = {}
     for r in dict.fromkeys(relations):
@@ -347,13 +347,13 @@ def describe_relations(model: Any, graph: Any, plans: Sequence[Any], vocabulary:
     relations = [h.relation for p in plans for h in p.hops]
     mine = set(vocabulary.entries) if vocabulary else set()
     unread = [r for r in unread_relations(relations, embedder) if r not in mine]
-    foreign = other_language_relations(relations, skip=set(unread) | mine) if other_languages else {}
+    # with the switch every name's words are judged once: those held whole join `unread`, and the model is told
+    # the language of each name judged so (known in pieces or whole)
+    judged = other_language_relations(relations, skip=mine) if other_languages else {}
+    foreign = {r: ws for r, ws in judged.items() if r not in unread}
     order = {r: i for i, r in enumerate(dict.fromkeys(relations))}
     unread = sorted([*unread, *foreign], key=order.__getitem__)
-    # with the switch, the model is told each name's language where the word lists judge one (pieces or whole)
-    from .language import name_language
-
-    languages = {r: lang for r in unread if (lang := name_language(relation_words(r) or r))} if other_languages else {}
+    languages = {r: words_language(judged[r]) for r in unread if r in judged}
     out = RelationDescriptions(vocabulary, unread=unread,
                                other_language={r: [w.word for w in ws] for r, ws in foreign.items()},
                                languages=languages)

@@ -84,7 +84,11 @@ def name_language(text: str) -> str:
     >>> name_language("nom subdivision mère")
     'French'
     """
-    words = foreign_words(text)
+    return words_language(foreign_words(text))
+
+
+def words_language(words: list[ForeignWord]) -> str:
+    """The language most of `words` (judged not English) are likeliest of, ties to the first word's ("" for none)."""
     if not words:
         return ""
     counts: dict[str, int] = {}
