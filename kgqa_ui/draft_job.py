@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from kgqa_core.reading.drafting import (DraftCosts, drafted_source, drop_shared_aliases, gloss_relation,
-                                       relation_facts)
+                                       languages_comment, relation_facts, relation_language)
 from kgqa_core.reading.vocabulary import RelationVocabulary
 
 from .run_job import Job
@@ -34,8 +34,9 @@ class DraftJob(Job):
     """Drafts `relations` of `graph` with the model `model_name` (loaded by `load_model`)."""
 
     def __init__(self, graph: Any, relations: list[str], model_name: str,
-                 load_model: Callable[[str, Callable[[str], None]], Any]) -> None:
+                 load_model: Callable[[str, Callable[[str], None]], Any], languages: bool = True) -> None:
         super().__init__()
+        self.languages = languages  # tell the model a name's language when judged not English (as the CLI's draft)
         self.graph = graph
         self.graph_fingerprint = getattr(graph, "fingerprint", "")
         self.relations = list(relations)
@@ -55,6 +56,9 @@ class DraftJob(Job):
         try:
             model = self._load(self._load_model, self.model_name, "Vocabulary draft")
             facts = relation_facts(iter(self.graph))
+            from kgqa_core.reading.description_store import DescriptionStore
+
+            store = DescriptionStore.for_model(model)  # what the readers or a draft already asked this model file
             with self._lock:
                 self._phase = "drafting"
                 self._drafted = RelationVocabulary({}, drafted_source(model))
@@ -64,7 +68,10 @@ class DraftJob(Job):
                     break
                 with self._lock:
                     self._current = relation
-                aliases = gloss_relation(model, relation, facts.get(relation, []), self.costs)
+                language = relation_language(relation) if self.languages else ""
+                if language:
+                    self.costs.languages[relation] = language
+                aliases = gloss_relation(model, relation, facts.get(relation, []), self.costs, store, language)
                 with self._lock:
                     self._done_count += 1
                     if aliases:
@@ -92,7 +99,8 @@ class DraftJob(Job):
                                  log=tuple(self._log))
 
 
-def merged_text(text: str, drafted: RelationVocabulary, relations_asked: int) -> str:
+def merged_text(text: str, drafted: RelationVocabulary, relations_asked: int,
+                languages: dict[str, str] | None = None) -> str:
     """`text` (the user's vocabulary, unchanged) with the drafted relations it lacks appended under a comment.
 
     The user's own lines win: a relation the text already describes is never overwritten.
@@ -107,6 +115,7 @@ def merged_text(text: str, drafted: RelationVocabulary, relations_asked: int) ->
         return text
     head = (f"# {drafted.source or 'drafted by the model'}: {len(new)} of {relations_asked} relation(s) described; "
             "check and correct before relying on it\n")
+    head += languages_comment({r: lang for r, lang in (languages or {}).items() if r in new})
     body = "".join(f"{r}: {', '.join(a)}\n" for r, a in new.items())
     sep = "" if not text or text.endswith("\n") else "\n"
     return f"{text}{sep}{head}{body}"

@@ -102,11 +102,15 @@ def _take_draft(graph: Any) -> None:
         return
     drafted = job.result()
     text = str(st.session_state.get(state.VOCABULARY_TEXT_KEY) or "")
-    merged = merged_text(text, drafted, p.relations_done)
+    # the job is done (its worker no longer writes them); only the names the draft describes
+    languages = {r: lang for r, lang in job.costs.languages.items() if r in drafted.entries}
+    merged = merged_text(text, drafted, p.relations_done, languages)
     st.session_state[state.VOCABULARY_TEXT_KEY] = merged
     st.session_state.pop(UPLOADED_KEY, None)  # the text is no longer the file as uploaded
     note = (f"The model described {len(drafted.entries)} of {p.relations_done} relation(s)"
             + (" (stopped early)" if p.stopped else "") + "; its lines are at the end of the text. "
+            + (f"It was told that {len(languages)} name(s) are in another language (the comment above them says "
+               "which). " if languages else "") +
             "Read and correct them: they are a draft.")
     st.session_state[DRAFT_NOTE_KEY] = job.note = (merged, note)
 

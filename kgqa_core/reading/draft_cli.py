@@ -15,7 +15,7 @@ import os
 import sys
 from pathlib import Path
 
-from .drafting import DraftCosts, draft_vocabulary, relation_facts
+from .drafting import DraftCosts, draft_vocabulary, languages_comment, relation_facts
 from .vocabulary import RelationVocabulary, VocabularyError
 
 
@@ -35,6 +35,9 @@ def add_vocabulary_parser(subparsers: "argparse._SubParsersAction") -> argparse.
                    help="only these relations, separated by commas (default: every relation of the graph)")
     p.add_argument("--keep", default=None, metavar="FILE",
                    help="an existing vocabulary: its relations are kept as written and not drafted again")
+    p.add_argument("--languages", action=argparse.BooleanOptionalAction, default=True,
+                   help="tell the model the language of a relation name judged not English ('est (French)'), as "
+                        "the readers' own descriptions do (default: on; --no-languages gives every name bare)")
     p.set_defaults(func=run_vocabulary_command)
     return p
 
@@ -75,10 +78,12 @@ def run_vocabulary_command(args: argparse.Namespace) -> int:
     def shown(i: int, n: int, relation: str) -> None:
         print(f"  [{i + 1}/{n}] {relation}", file=sys.stderr)
 
-    drafted = draft_vocabulary(model, relation_facts(iter(graph)), relations, on_relation=shown, costs=costs)
+    drafted = draft_vocabulary(model, relation_facts(iter(graph)), relations, on_relation=shown, costs=costs,
+                               languages=args.languages)
     merged = RelationVocabulary({**kept.entries, **drafted.entries}, drafted.source)
-    header = (f"# {drafted.source} from {Path(args.graph).name}: {len(drafted.entries)} of {costs.relations} "
-              f"relation(s) described; check and correct before relying on it\n")
+    header = (f"# {drafted.source} from {Path(args.graph).name}: {len(drafted.entries)} of "
+              f"{costs.relations + costs.saved} relation(s) described; check and correct before relying on it\n")
+    header += languages_comment(costs.languages)
     if kept:
         header += f"# kept as written in {args.keep}: {len(kept.entries)} relation(s)\n"
     text = header + merged.to_text()
@@ -89,6 +94,7 @@ def run_vocabulary_command(args: argparse.Namespace) -> int:
             Path(args.out).write_text(text, encoding="utf-8")
         except OSError as exc:
             return _fail(f"--out {args.out}: cannot be written ({exc.strerror or exc})")
-    print(f"{len(drafted.entries)} relation(s) described, {len(costs.dropped)} left to their own names; "
+    saved = f" ({costs.saved} read back from the description store)" if costs.saved else ""
+    print(f"{len(drafted.entries)} relation(s) described{saved}, {len(costs.dropped)} left to their own names; "
           f"{costs.tokens_written} tokens written in {costs.seconds:.0f} s", file=sys.stderr)
     return 0

@@ -38,7 +38,7 @@ from ..graph.hub_caps import relation_words
 from ..graph.words import STOP_WORDS
 from ..models.generation import GenerationConfig
 from ..models.interface import PromptText
-from .language import foreign_words, words_language
+from .language import foreign_words, name_language, words_language
 from .vocabulary import RelationVocabulary
 
 # The made-up examples the prompt shows (no dataset's relation): another language, an abbreviation, a code.
@@ -68,6 +68,7 @@ class DraftCosts:
     seconds: float = 0.0
     dropped: list[str] = field(default_factory=list)  # relations whose gloss only repeated their name
     saved: int = 0  # relations whose description was read from disk (`description_store`), not asked of the model
+    languages: dict[str, str] = field(default_factory=dict)  # relation -> the language its name was told to be in
 
 
 def _fact(head: str, relation: str, tail: str) -> str:
@@ -139,9 +140,15 @@ def relation_facts(triplets: Iterable[Any], per_relation: int = EXAMPLE_TRIPLETS
     return facts
 
 
+def relation_language(relation: str) -> str:
+    """The language `relation`'s name is judged to be in when not English (``est`` -> "French"; "" for English
+    names, or without wordfreq): what `gloss_prompt` tells the model after the name."""
+    return name_language(relation_words(relation) or relation)
+
+
 def draft_vocabulary(model: Any, facts: dict[str, list[tuple[str, str]]], relations: Sequence[str] | None = None,
                      on_relation: Callable[[int, int, str], None] | None = None,
-                     costs: DraftCosts | None = None) -> RelationVocabulary:
+                     costs: DraftCosts | None = None, languages: bool = True) -> RelationVocabulary:
     """The model's English words for each relation of `relations` (default: all of `facts`), as a vocabulary.
 
     Parameters
@@ -150,22 +157,56 @@ def draft_vocabulary(model: Any, facts: dict[str, list[tuple[str, str]]], relati
     facts : example (head, tail) pairs per relation (`relation_facts`).
     relations : which relations to gloss, in order.
     on_relation : called ``(done, total, relation)`` before each relation (a progress display).
-    costs : filled with what the draft cost.
+    costs : filled with what the draft cost (``saved``: relations read from the description store, as the readers
+        described or drafted them before with this model file), and the language each name was told to be in
+        (``costs.languages``).
+    languages : tell the model the language of a name judged not English (`relation_language`), as the readers'
+        own descriptions do with ``describe_other_languages``: the same prompt, so the same words, for a name both
+        describe.  Off: every name is given bare, as before.
 
     Returns
     -------
     RelationVocabulary whose ``source`` says the model drafted it; relations whose gloss adds nothing are left out.
     """
+    from .description_store import DescriptionStore
+
     costs = costs if costs is not None else DraftCosts()
     chosen = list(relations if relations is not None else facts)
     entries: dict[str, list[str]] = {}
+    store = DescriptionStore.for_model(model)  # shared with the readers' descriptions: one prompt, one answer
     for i, relation in enumerate(chosen):
         if on_relation is not None:
             on_relation(i, len(chosen), relation)
-        aliases = gloss_relation(model, relation, facts.get(relation, []), costs)
+        language = relation_language(relation) if languages else ""
+        if language:
+            costs.languages[relation] = language
+        aliases = gloss_relation(model, relation, facts.get(relation, []), costs, store, language)
         if aliases:
             entries[relation] = aliases
     return drop_shared_aliases(RelationVocabulary(entries, drafted_source(model)))
+
+
+def languages_comment(languages: dict[str, str], limit: int = 12) -> str:
+    """The vocabulary file's comment line naming the relations the model was told are named in another language
+    ("" for none), so the expert reading the draft knows which words came from a translation.
+
+    >>> languages_comment({"est": "French", "nord": "French", "verfasser": "German"})
+    '# named in another language (told to the model): est, nord (French); verfasser (German)\\n'
+    """
+    if not languages:
+        return ""
+    by: dict[str, list[str]] = {}
+    for r, lang in languages.items():
+        by.setdefault(lang, []).append(r)
+    parts, shown = [], 0
+    for lang, names in by.items():
+        take = names[: max(0, limit - shown)]
+        shown += len(take)
+        if take:
+            parts.append(f"{', '.join(take)} ({lang})")
+    more = len(languages) - shown
+    return ("# named in another language (told to the model): " + "; ".join(parts)
+            + (f"; and {more} more" if more > 0 else "") + "\n")
 
 
 def drafted_source(model: Any) -> str:
@@ -183,6 +224,8 @@ def gloss_relation(model: Any, relation: str, facts: Sequence[tuple[str, str]], 
     saved = store.get(text) if store is not None else None
     if saved is not None:
         costs.saved += 1
+        if not saved:
+            costs.dropped.append(relation)
         return saved
     # the instruction and the examples are the same for every relation: a backend that reuses what it read keeps
     # them (`PromptText`), so each relation after the first reads only its own lines

@@ -146,3 +146,23 @@ def test_a_process_prunes_a_folder_once_when_it_opens_it(tmp_path, monkeypatch, 
         opened.put(f"new {i}", ["y"])
     assert DescriptionStore.for_model(llama_model) is not None
     assert len(list(folder.glob("??/*.json"))) >= 4, "pruned once per process, not on every opening"
+
+
+def test_a_drafted_name_and_the_readers_description_of_it_are_one_prompt(embedder, llama_model, store_dir):
+    """The draft (``vocabulary draft``, the Ask page's button) and the readers' own descriptions
+    (``describe_other_languages``) tell the model the same about a name, so the readers find the draft's answer on
+    disk and ask nothing: the two never disagree about what a relation means."""
+    from kgqa_core.reading import language
+    from kgqa_core.reading.drafting import draft_vocabulary, relation_facts
+
+    if not language.available():
+        pytest.skip("wordfreq (requirements.txt) is not installed")
+    g = _graph()
+    plans = relation_paths(g, ["Faust (traduction)"])
+    relations = sorted({h.relation for p in plans for h in p.hops})
+    draft_vocabulary(llama_model, relation_facts(iter(g)), relations)
+    forget_descriptions()
+    before = llama_model.counter.tokens_out
+    read = describe_relations(llama_model, g, plans, None, embedder, other_languages=True)
+    assert read.unread and read.languages, "the graph has names judged French"
+    assert read.from_disk == read.drafted_now == read.unread and llama_model.counter.tokens_out == before

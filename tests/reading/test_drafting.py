@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from kgqa_core.graph import KnowledgeGraph
-from kgqa_core.reading.drafting import (DraftCosts, draft_vocabulary, gloss_prompt, parse_gloss, relation_facts)
+from kgqa_core.reading import language
+from kgqa_core.reading.drafting import (DraftCosts, draft_vocabulary, gloss_prompt, languages_comment, parse_gloss,
+                                        relation_facts, relation_language)
 from kgqa_core.reading.vocabulary import RelationVocabulary
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -75,6 +77,8 @@ def test_vocabulary_draft_writes_a_file_that_ask_takes_and_keeps_the_users_lines
     assert done.returncode == 0, done.stderr
     text = out.read_text(encoding="utf-8")
     assert text.startswith("# drafted by smollm2-135m from novels.tsv:") and "kept as written in" in text
+    if language.available():  # the expert reads which names the model was told are French
+        assert "# named in another language (told to the model): traducteur (French)" in text
     drafted = RelationVocabulary.read(out)
     assert drafted.aliases("auteur") == ["author", "writer"], "the user's line is kept as written"
     assert "[1/3] birthPlace" in done.stderr and "auteur" not in done.stderr.split("relation(s) described")[0]
@@ -110,3 +114,50 @@ def test_pieces_that_copy_a_fact_or_repeat_the_relations_words_are_dropped():
     assert parse_gloss("lowest point of", own_words="lowest point") == []
     assert parse_gloss("height; elevation, height", own_words="elevation") == ["height"]
     assert parse_gloss("the, of", own_words="x") == []
+
+
+class _Prompts:
+    """The 135M model, recording the text of every prompt it is given (what the model was told)."""
+
+    def __init__(self, model) -> None:
+        self._model, self.texts = model, []
+
+    def __getattr__(self, name):
+        return getattr(self._model, name)
+
+    def generate(self, prompt, config):
+        self.texts.append(getattr(prompt, "text", prompt))
+        return self._model.generate(prompt, config)
+
+
+@pytest.mark.skipif(not language.available(), reason="wordfreq (requirements.txt) is not installed")
+def test_the_draft_tells_the_model_a_names_language_unless_asked_not_to(llama_model):
+    facts = relation_facts(iter(_graph()))
+    assert relation_language("traducteur") == "French" and relation_language("birthPlace") == ""
+    assert relation_language("nw") == ""
+    told, costs = _Prompts(llama_model), DraftCosts()
+    draft_vocabulary(told, facts, ["traducteur", "nw"], costs=costs)
+    assert costs.languages == {"traducteur": "French"}
+    assert "Relation: traducteur (French)\nFacts:" in told.texts[0] and "Relation: nw\nFacts:" in told.texts[1]
+    bare, costs = _Prompts(llama_model), DraftCosts()
+    draft_vocabulary(bare, facts, ["traducteur", "nw"], costs=costs, languages=False)
+    assert costs.languages == {} and "Relation: traducteur\nFacts:" in bare.texts[0]
+    assert "(French)" not in "".join(bare.texts)
+
+
+def test_the_languages_comment_names_each_language_once_and_stops_at_a_limit():
+    assert languages_comment({}) == ""
+    many = {f"r{i}": "French" for i in range(15)}
+    line = languages_comment(many, limit=3)
+    assert line == "# named in another language (told to the model): r0, r1, r2 (French); and 12 more\n"
+    assert RelationVocabulary.parse(line + "r0: east\n").entries == {"r0": ["east"]}, "a comment the file format skips"
+
+
+def test_vocabulary_draft_no_languages_gives_every_name_bare(tmp_path, llama_model):
+    graph = tmp_path / "novels.tsv"
+    graph.write_text("".join(f"{h}\t{r}\t{t}\n" for h, r, t in TRIPLETS), encoding="utf-8")
+    out = tmp_path / "drafted.txt"
+    done = _cli("vocabulary", "draft", "--graph", str(graph), "--model", "smollm2-135m", "--backend", "llama.cpp",
+                "--relations", "traducteur", "--no-languages", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "named in another language" not in out.read_text(encoding="utf-8")

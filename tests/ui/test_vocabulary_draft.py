@@ -194,3 +194,27 @@ def test_a_reload_after_the_draft_offers_its_lines_once_after_the_users(runs_dir
     again.run()
     _ok(again)
     assert again.text_area(key="ask_vocab_text").value == text, "the draft is not merged twice"
+
+
+def test_a_merged_draft_says_which_names_the_model_was_told_are_in_another_language():
+    drafted = RelationVocabulary({"est": ["east"], "born_in": ["birthplace"]}, "drafted by m")
+    text = merged_text("", drafted, 2, {"est": "French", "ville": "French"})
+    assert text.splitlines()[1] == "# named in another language (told to the model): est (French)"
+    assert RelationVocabulary.parse(text).entries == drafted.entries, "the comment is one the file format skips"
+    assert "another language" not in merged_text("est: east\n", drafted, 2, {"est": "French"})
+
+
+def test_the_draft_job_tells_the_model_a_names_language(llama_model):
+    """The Ask page's job (no Streamlit): the same prompts as ``vocabulary draft``, the languages kept for the note."""
+    from kgqa_core.graph import KnowledgeGraph
+    from kgqa_core.reading import language
+
+    if not language.available():
+        pytest.skip("wordfreq (requirements.txt) is not installed")
+    g = KnowledgeGraph.from_triplets([("Avion", "est", "Méricourt"), ("Avion", "birthPlace", "Lens")], name="fr")
+    job = DraftJob(g, ["est", "birthPlace"], "smollm2-135m", lambda name, progress: llama_model)
+    assert job.start().wait(300), "the draft did not finish in time"
+    assert job.progress().error == "" and job.costs.languages == {"est": "French"}
+    bare = DraftJob(g, ["est"], "smollm2-135m", lambda name, progress: llama_model, languages=False)
+    assert bare.start().wait(300), "the draft did not finish in time"
+    assert bare.costs.languages == {}
