@@ -344,7 +344,9 @@ class ChainBeam:
         kept = tokens_before(model, free.ids, answer_sentence_start(free.text))  # free tokens before the cut
         kept = min(kept, len(state.ids) - start)
         kept_text = model.decode(free.ids[:kept])
-        model.rewind(state, start + kept, state.logits)  # the logits are replaced by the step below
+        # no logits kept: the step below replaces them (and a model server's sequence holds none to read: reading
+        # them there failed the question, "no full next-token distribution")
+        model.rewind(state, start + kept, None)
         space = "" if kept_text.endswith((" ", "\n")) or not kept_text else " "
         written = space + (f"{len(beam.chain) + 1}." if self.step_numbers else OPENER)
         written_ids = model.encode(written)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+from pathlib import Path
 
 import pytest
 
@@ -670,3 +671,24 @@ def test_a_forced_line_that_names_nothing_chooses_among_the_chain_entities_over_
     assert local.chosen_among and remote.chosen_among
     assert remote.text == local.text and remote.ids == local.ids, (local.text, remote.text)
     assert states[0] == states[1] and local.text.removeprefix(" Therefore, the answer is * ") in names
+
+
+def test_an_answer_taken_back_goes_on_over_the_server_as_in_process(server_model, llama_model):
+    """DoG takes back an answer line written before the reading's depth and goes on (`ChainBeam._walk_on`); over a
+    server that step read the sequence's logits, which a server does not return, and the question failed with "a
+    model server returns no full next-token distribution" (seen in `benchmarks/cold_warm.py --server`, two of 20).
+    The MetaQA question whose 135M chain answers after one hop of its two, with its whole sample graph."""
+    from kgqa_core.eval.dataset import load_dataset
+    from kgqa_core.reading import guidance
+
+    path = Path(__file__).resolve().parents[2] / "datasets/metaqa_sample/metaqa_dev_50.jsonl"
+    q = next(q for q in load_dataset(path) if q.question == "which film did Luke Wilson write the story for")
+    traces = []
+    for m in (llama_model, server_model):
+        guidance.clear_readings()
+        traces.append(run_method("dog", MethodRequest(graph=q.graph(), question=q.question, model=m,
+                                                      topic_entities=q.topic_entities)))
+    local, remote = traces
+    assert not local.error and not remote.error, remote.error
+    assert remote.raw_output == local.raw_output and remote.answers[0].text == local.answers[0].text
+    assert remote.extra.get("answers_taken_back", 0) >= 1, "the chain took an answer back and went on"
