@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from kgqa_core.reading.drafting import (DraftCosts, drafted_source, drop_shared_aliases, gloss_relation,
-                                       languages_comment, relation_facts, relation_language)
+from kgqa_core.reading.drafting import (DraftCosts, draft_relation, drafted_source, drop_shared_aliases,
+                                       languages_comment, relation_facts)
 from kgqa_core.reading.vocabulary import RelationVocabulary
 
 from .run_job import Job
@@ -68,10 +68,7 @@ class DraftJob(Job):
                     break
                 with self._lock:
                     self._current = relation
-                language = relation_language(relation) if self.languages else ""
-                if language:
-                    self.costs.languages[relation] = language
-                aliases = gloss_relation(model, relation, facts.get(relation, []), self.costs, store, language)
+                aliases = draft_relation(model, relation, facts, self.costs, store, self.languages)
                 with self._lock:
                     self._done_count += 1
                     if aliases:

@@ -177,13 +177,20 @@ def draft_vocabulary(model: Any, facts: dict[str, list[tuple[str, str]]], relati
     for i, relation in enumerate(chosen):
         if on_relation is not None:
             on_relation(i, len(chosen), relation)
-        language = relation_language(relation) if languages else ""
-        if language:
-            costs.languages[relation] = language
-        aliases = gloss_relation(model, relation, facts.get(relation, []), costs, store, language)
+        aliases = draft_relation(model, relation, facts, costs, store, languages)
         if aliases:
             entries[relation] = aliases
     return drop_shared_aliases(RelationVocabulary(entries, drafted_source(model)))
+
+
+def draft_relation(model: Any, relation: str, facts: dict[str, list[tuple[str, str]]], costs: DraftCosts,
+                   store: Any = None, languages: bool = True) -> list[str]:
+    """One relation of a draft (`draft_vocabulary`, the Ask page's `DraftJob`): its words, the name's language told
+    when judged not English and `languages` is on (recorded in ``costs.languages``)."""
+    language = relation_language(relation) if languages else ""
+    if language:
+        costs.languages[relation] = language
+    return gloss_relation(model, relation, facts.get(relation, []), costs, store, language)
 
 
 def languages_comment(languages: dict[str, str], limit: int = 12) -> str:

@@ -104,13 +104,13 @@ def gate(monkeypatch):
     from kgqa_ui import draft_job
 
     opened = threading.Event()
-    real = draft_job.gloss_relation
+    real = draft_job.draft_relation
 
     def gated(*args, **kwargs):
         opened.wait(timeout=300)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(draft_job, "gloss_relation", gated)
+    monkeypatch.setattr(draft_job, "draft_relation", gated)
     yield opened
     opened.set()  # never leave a worker waiting (no_run_outlives_its_test waits for it to end)
 
