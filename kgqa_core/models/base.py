@@ -244,26 +244,12 @@ class ModelBase:
             state, own = self._state_for(prompt, state)
             try:
                 prompt_ids = list(state.ids)
-                first = torch.log_softmax(state.logits, dim=-1)
                 option_ids = [self.continuation_ids(prompt_ids, prompt, c) for c in continuations]
                 results: list[ContinuationScore] = []
-                scoring = progress.activity(progress.SCORE, f"scoring {len(option_ids)} options", len(option_ids))
-                with scoring as act:
-                    rests = []
-                    for start in range(0, len(option_ids), batch_size):
-                        rests.append(self._score_batch(state, option_ids[start : start + batch_size]))
-                        act.advance(len(rests[-1]))
-                for start, rest in zip(range(0, len(option_ids), batch_size), rests):
-                    chunk = option_ids[start : start + batch_size]
-                    for i, ids in enumerate(chunk):
-                        lps = ([float(first[ids[0]])] if ids else []) + rest[i]
-                        total = float(sum(lps)) if lps else float("-inf")
-                        results.append(
-                            ContinuationScore(
-                                text=continuations[start + i], token_ids=list(ids), token_logprobs=lps,
-                                total=total, mean=total / len(lps) if lps else float("-inf"),
-                            )
-                        )
+                for text, ids, lps in zip(continuations, option_ids, self.option_logprobs(state, option_ids, batch_size)):
+                    total = float(sum(lps)) if lps else float("-inf")
+                    results.append(ContinuationScore(text=text, token_ids=list(ids), token_logprobs=lps, total=total,
+                                                     mean=total / len(lps) if lps else float("-inf")))
             finally:
                 if own:
                     self.release(state)
@@ -272,6 +258,25 @@ class ModelBase:
             scores.forward_passes = self.counter.forward_passes - before
             scores.seconds = time.perf_counter() - started
             return scores
+
+    def option_logprobs(self, state: Sequence, options: Seq[Seq[int]], batch_size: int = 16) -> list[list[float]]:
+        """The log-prob of every token of every option after `state`: the first from the prompt's logits, the rest
+        `batch_size` options to a `_score_batch` call.
+
+        Shared by `score_continuations` and the workbench's own model server
+        (`llama_server`, its exact-scoring route), so an option scored over
+        that server gets the numbers it gets in process.
+        """
+        first = torch.log_softmax(state.logits, dim=-1)
+        options = [list(o) for o in options]
+        out: list[list[float]] = []
+        with progress.activity(progress.SCORE, f"scoring {len(options)} options", len(options)) as act:
+            for start in range(0, len(options), batch_size):
+                chunk = options[start : start + batch_size]
+                rest = self._score_batch(state, chunk)
+                out += [([float(first[ids[0]])] if ids else []) + rest[i] for i, ids in enumerate(chunk)]
+                act.advance(len(chunk))
+        return out
 
     def _score_batch(self, state: Sequence, options: list[list[int]]) -> list[list[float]]:
         """Log-probs of tokens 2.. of each option after `state` (generic: forks and one `extend_many`)."""

@@ -21,6 +21,19 @@ one before is read again from the last whole batch (``--n_batch``) before
 the parting, as a new server would read it; a request that only goes on
 from the one before (DoG's next triplet) reads only its new tokens.
 ``KGQA_LLAMA_EXACT=0`` keeps llama-cpp-python's reuse.
+
+And it scores given continuations the way the in-process backend does
+(``POST /extras/kgqa/token_logprobs``, `exact_scoring`): llama-cpp-python's
+server has no aligned prompt log-probs at a usable cost (its ``echo`` sorts
+the whole vocabulary at every prompt token: 15 s for a 448-token prompt with
+the 135M), so a client forces each continuation token by token and reads a
+final end-of-sequence token from the top 20 log-probs, which hold it only
+when it is likely (else only a bound: 11 nats off on a question's reading).
+The route reads the prompt and the options with the in-process backend's
+own code (`LlamaCppModel`, the same file, in this process) and returns every
+option token's log-prob, end-of-sequence included: the numbers an in-process
+model gives, in one request.  `server_caps` finds the route; other servers
+keep the forced scoring.
 """
 
 from __future__ import annotations
@@ -69,9 +82,26 @@ def _exact_reads() -> None:
     Llama.generate = generate_exact
 
 
+def _scoring_route() -> None:
+    """Add ``POST /extras/kgqa/token_logprobs`` to every app the server builds (see `exact_scoring`)."""
+    from llama_cpp.server import app as module
+
+    from .exact_scoring import add_scoring_route
+
+    create_app = module.create_app
+
+    def create_app_with_scoring(*args, **kwargs):
+        app = create_app(*args, **kwargs)
+        add_scoring_route(app, module)
+        return app
+
+    module.create_app = create_app_with_scoring
+
+
 def main() -> None:
     _no_repacking()
     _exact_reads()
+    _scoring_route()
     from llama_cpp.server.__main__ import main as serve
 
     serve()

@@ -51,6 +51,7 @@ class ServerCapabilities:
     token_grammar: bool = False  # ``<[id]>`` terminals, log-probs returned unconstrained
     stop_reason: bool = False
     constrained_logprobs_raw: bool = False  # log-probs under logit_bias/allowed_token_ids are unconstrained ones
+    exact_scoring: bool = False  # the workbench server's scoring route (`exact_scoring`): in-process numbers
     tokenize_path: str = ""
     prefix_caching: str = "unknown"
     notes: list[str] = field(default_factory=list)
@@ -74,8 +75,8 @@ class ServerCapabilities:
             "logprobs": self.generated_logprobs,
             "constraint": self.logit_bias or self.allowed_token_ids or self.token_grammar,
             "triplet": bool(self.triplet_strategy),
-            "scoring": self.generated_logprobs and (self.prompt_logprobs or self.grammar or self.logit_bias
-                                                    or self.token_grammar),
+            "scoring": self.exact_scoring or self.generated_logprobs and (self.prompt_logprobs or self.grammar
+                                                                          or self.logit_bias or self.token_grammar),
         }[what]
         if not ok:
             need = {
@@ -168,6 +169,7 @@ def detect(client: ServerClient, wanted_model: str | None, encode: Any = None) -
                                             "allowed_token_ids": [target[0]]}))
             caps.allowed_token_ids = allowed is not None and allowed.get("text") == " London" and not (
                 caps.kind == "llama-cpp-python")
+        caps.exact_scoring = _exact_scoring(client, caps.model, ids)
     grammar = _choice(_try(client, {**base, "prompt": PROBE_PROMPT, "max_tokens": 4, "grammar": 'root ::= " Rome."'}))
     caps.grammar = grammar is not None and grammar.get("text") == " Rome."
     if caps.grammar and caps.generated_logprobs and encode is not None:
@@ -256,6 +258,18 @@ def _token_grammar(client: ServerClient, base: dict[str, Any], encode: Any, gree
     if not raw:
         caps.notes.append("log-probs under a token grammar are renormalised: the token grammar is not used")
     return raw
+
+
+def _exact_scoring(client: ServerClient, model: str, ids: list[int]) -> bool:
+    """Whether the server has the workbench launcher's scoring route (`exact_scoring`), checked on one option."""
+    from .exact_scoring import SCORING_PATH
+
+    if len(ids) < 2:
+        return False
+    got = _try(client, {"model": model, "prompt": ids[:-1], "options": [ids[-1:]]}, path=SCORING_PATH)
+    lps = got.get("token_logprobs") if isinstance(got, dict) else None
+    return isinstance(lps, list) and len(lps) == 1 and isinstance(lps[0], list) and len(lps[0]) == 1 and \
+        isinstance(lps[0][0], (int, float)) and lps[0][0] <= 0.0
 
 
 def _tokenize_path(client: ServerClient, model: str) -> str:

@@ -55,12 +55,20 @@ TOKENIZER_CHECK = "Which films did Ridley Scott direct? < Alien -> directed_by -
 
 
 class ServerSequence:
-    """Token ids a server will be sent as (or as the text of) a prompt; nothing is computed until a request."""
+    """Token ids a server will be sent as (or as the text of) a prompt; nothing is computed until a request.
 
-    __slots__ = ("ids",)
+    ``fixed`` and ``prefilled``: the method's fixed part of the prompt first
+    read and how many ids that read held (the rest stepped on after it), so
+    the workbench's server scores after it as the in-process backend would
+    have read it (`exact_scoring`).
+    """
 
-    def __init__(self, ids: list[int]) -> None:
+    __slots__ = ("ids", "fixed", "prefilled")
+
+    def __init__(self, ids: list[int], fixed: int = 0, prefilled: int = 0) -> None:
         self.ids = ids
+        self.fixed = fixed
+        self.prefilled = prefilled or len(ids)
 
     @property
     def logits(self) -> torch.Tensor:
@@ -69,7 +77,7 @@ class ServerSequence:
         )
 
     def fork(self) -> "ServerSequence":
-        return ServerSequence(list(self.ids))
+        return ServerSequence(list(self.ids), self.fixed, self.prefilled)
 
 
 @dataclass(eq=False)
@@ -108,7 +116,7 @@ class ServerBackend(BackendFields, ModelBase):
         if not ids:
             raise ValueError("cannot prefill an empty prompt")
         self._check_length(len(ids))
-        return ServerSequence(list(ids))
+        return ServerSequence(list(ids), fixed=max(0, int(fixed)))
 
     def step(self, state: ServerSequence, new_ids: Seq[int]) -> ServerSequence:
         state.ids.extend(int(i) for i in new_ids)
@@ -126,6 +134,7 @@ class ServerBackend(BackendFields, ModelBase):
     def rewind(self, state: ServerSequence, n: int, logits: Any = None) -> None:
         """Keep the first `n` ids (the server reads the whole text again with the next request)."""
         del state.ids[n:]
+        state.prefilled = min(state.prefilled, max(n, 1))
 
     def clear_prefix_cache(self) -> None:
         """The server keeps its own cache; nothing is held here."""
@@ -261,9 +270,14 @@ class ServerBackend(BackendFields, ModelBase):
         started = time.perf_counter()
         with self.lock:
             before = self.counter.forward_passes
-            prompt_ids = list(state.ids) if state is not None else self.encode(prompt)
+            if state is not None:
+                prompt_ids, fixed, prefilled = list(state.ids), state.fixed, state.prefilled
+            else:
+                prompt_ids = self.encode(prompt)
+                fixed, prefilled = self.fixed_tokens(getattr(prompt, "fixed", ""), prompt_ids), 0
             options = [self.continuation_ids(prompt_ids, prompt, c) for c in continuations]
-            lps = self.token_logprobs(prompt_ids, options, "scoring continuations")
+            lps = self.token_logprobs(prompt_ids, options, "scoring continuations", fixed=fixed,
+                                      prefilled=prefilled, batch_size=batch_size)
             results = []
             for text, ids, lp in zip(continuations, options, lps):
                 total = float(sum(lp)) if lp else float("-inf")
@@ -275,12 +289,41 @@ class ServerBackend(BackendFields, ModelBase):
             scores.seconds = time.perf_counter() - started
             return scores
 
-    def token_logprobs(self, prompt_ids: list[int], options: list[list[int]], purpose: str) -> list[list[float]]:
-        """Log-prob of every token of every option after `prompt_ids` (exact, full vocabulary)."""
+    def token_logprobs(self, prompt_ids: list[int], options: list[list[int]], purpose: str, fixed: int = 0,
+                       prefilled: int = 0, batch_size: int = 16) -> list[list[float]]:
+        """Log-prob of every token of every option after `prompt_ids` (full vocabulary; a final EOS outside the
+        top log-probs is a bound, except on the workbench's own server, whose route scores as in process).
+
+        `fixed`, `prefilled`, `batch_size`: how the in-process backend would read the prompt and batch the options
+        (`exact_scoring`; other servers ignore them).
+        """
+        if self.caps.exact_scoring:
+            return self._route_logprobs(prompt_ids, options, purpose, fixed, prefilled, batch_size)
         self.caps.needs("scoring", purpose)
         if self.caps.prompt_logprobs and self.caps.token_prompts and self.caps.batch_prompts:
             return self._echo_logprobs(prompt_ids, options, purpose)
         return [self._forced_logprobs(prompt_ids, ids, purpose) for ids in options]
+
+    def _route_logprobs(self, prompt_ids: list[int], options: list[list[int]], purpose: str, fixed: int,
+                        prefilled: int, batch_size: int) -> list[list[float]]:
+        """One request to the workbench server's scoring route (`exact_scoring`): in-process numbers, EOS exact."""
+        from .exact_scoring import SCORING_PATH
+
+        if not options:
+            return []
+        body = {"model": self.caps.model, "prompt": [int(t) for t in prompt_ids], "fixed": int(fixed),
+                "prefilled": int(prefilled), "options": [[int(t) for t in o] for o in options],
+                "batch_size": int(batch_size)}
+        cap = 4096 + 32 * sum(len(o) + 1 for o in options)
+        reply = self.client.post(SCORING_PATH, body, max_bytes=cap)
+        got = reply.get("token_logprobs") if isinstance(reply, dict) else None
+        if not isinstance(got, list) or len(got) != len(options) or any(
+                not isinstance(g, list) or len(g) != len(o) or not all(isinstance(v, (int, float)) for v in g)
+                for g, o in zip(got, options)):
+            raise ServerError(f"the model server at {self.url} returned malformed log-probs for {purpose}")
+        self.counter.forward_passes += 1
+        self.counter.tokens_in += len(prompt_ids)
+        return [[float(v) for v in g] for g in got]
 
     def _echo_logprobs(self, prompt_ids: list[int], options: list[list[int]], purpose: str) -> list[list[float]]:
         todo = [i for i, o in enumerate(options) if o]

@@ -124,7 +124,7 @@ def test_generation_and_scores_match_in_process(server_model, llama_model):
     assert [s.token_ids for s in a] == [s.token_ids for s in b]
     diffs = [abs(u - v) for x, y in zip(a, b) for u, v in zip(x.token_logprobs, y.token_logprobs)]
     assert max(diffs) < SCORE_TOL and sum(diffs) / len(diffs) < MEAN_TOL, diffs
-    assert b.forward_passes == len(options)  # one forcing request per option on this server
+    assert b.forward_passes == 1  # the workbench server's scoring route: one request for every option
     ga = llama_model.generate(prompt, GenerationConfig(max_new_tokens=12, stop_strings=["\n"]))
     gb = server_model.generate(prompt, GenerationConfig(max_new_tokens=12, stop_strings=["\n"]))
     assert ga.text == gb.text and gb.forward_passes == 1
@@ -585,6 +585,57 @@ def _first_token_logprobs(url: str, prompt: str) -> dict[str, float]:
                                                           "logprobs": 5}, timeout=120)
     reply.raise_for_status()
     return reply.json()["choices"][0]["logprobs"]["top_logprobs"][0]
+
+
+def test_the_launchers_scoring_route_gives_the_in_process_numbers(server_model, llama_model, monkeypatch):
+    """Issue 32 (`kgqa_core.models.exact_scoring`): over the workbench's server, options are scored with the in-process
+    backend's own reads, so every log-prob equals the in-process one to the last digit: the prompt's fixed part cut as
+    in process (a question's reading), READS' listing read on after a shared start, and an end-of-sequence token far
+    down the distribution, which llama-cpp-python's own server only bounds (from its top 20 log-probs)."""
+    from kgqa_core.models.interface import PromptText
+
+    assert server_model.caps.exact_scoring
+    head = llama_model.chat_prompt("Examples: " + " ".join(f"< film{i} -> directed_by -> person{i} >" for i in range(12))
+                                   + "\nName a film genre in one word.")
+    fixed = head[: head.index("Name a film")]
+    prompt = PromptText(head, fixed)
+    options = ["Western<|im_end|>", "Comedy<|im_end|>", "Drama is good<|im_end|>"]
+    for model in (llama_model, server_model):
+        model.clear_prefix_cache()
+    local = llama_model.score_continuations(prompt, options)
+    remote = server_model.score_continuations(prompt, options)
+    assert [s.token_logprobs for s in remote] == [s.token_logprobs for s in local]
+    assert remote.forward_passes == 1
+    assert local[0].token_logprobs[-1] < -12  # "Western" then the end: far outside the top 20
+    # READS: a shared start read first, the listing stepped on after it, then the options
+    ids = llama_model.encode(prompt)
+    cut = len(llama_model.encode(fixed)) - 1
+    scores = []
+    for model in (llama_model, server_model):
+        state = model.prefill(ids[:cut], fixed=cut - 3)
+        model.step(state, ids[cut:])
+        scores.append([s.token_logprobs for s in model.score_continuations(prompt, options, state=state)])
+        model.release(state)
+    assert scores[1] == scores[0]
+    # without the route (llama-cpp-python's own server): each option forced, the end token only bounded
+    monkeypatch.setattr(server_model.caps, "exact_scoring", False)
+    bounds = server_model.eos_bounds
+    forced = server_model.score_continuations(prompt, options)
+    assert server_model.eos_bounds > bounds and forced.forward_passes == len(options)
+    assert forced[0].token_logprobs[-1] > local[0].token_logprobs[-1] + 5
+
+
+def test_the_scoring_route_refuses_bad_requests_in_one_line(llama_server):
+    from kgqa_core.models.exact_scoring import SCORING_PATH
+
+    client = ServerClient(llama_server.url)
+    for body, expect in (({"prompt": [], "options": [[1]]}, "prompt: empty"),
+                         ({"prompt": [1, 2], "options": [["a"]]}, "options[0]: a list of token ids"),
+                         ({"prompt": [1, 10 ** 9], "options": []}, "outside the vocabulary"),
+                         ({"prompt": [1, 2], "options": [[3]], "fixed": -1}, "fixed: a whole number")):
+        with pytest.raises(ServerError, match="HTTP 400") as err:
+            client.post(SCORING_PATH, body)
+        assert expect in str(err.value)
 
 
 def test_launcher_reads_a_parting_prompt_as_a_new_server_does(gguf, tmp_path):
