@@ -78,7 +78,8 @@ class FaultProxy:
     """Forwards to `target`; from request number `after` on, misbehaves as `mode` says.
 
     modes: "500" (an internal server error), "slow" (answers after `delay` s),
-    "strip-logprobs" (every completion without log-probs), "pass".
+    "strip-logprobs" (every completion without log-probs, and no scoring route: a server that gives no
+    log-probs at all), "pass".
     """
 
     def __init__(self, target: str, mode: str = "pass", after: int = 0, delay: float = 5.0) -> None:
@@ -98,6 +99,8 @@ class FaultProxy:
                     return self._send(500, {"error": {"message": "injected failure", "type": "internal_server_error"}})
                 if bad and proxy.mode == "slow":
                     time.sleep(proxy.delay)
+                if bad and proxy.mode == "strip-logprobs" and self.path.startswith("/extras/kgqa/"):
+                    return self._send(404, {"detail": "Not Found"})
                 try:
                     resp = requests.request(verb, proxy.target + self.path, data=body,
                                             headers={"Content-Type": "application/json"}, timeout=600)
