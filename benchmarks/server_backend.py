@@ -51,7 +51,7 @@ def questions(limit: int) -> list[dict]:
     return mixed[:limit]
 
 
-def divergence(local, q: dict, method: str, raw_local: str, raw_remote: str, remote=None) -> str:
+def divergence(local, trace, raw_local: str, raw_remote: str, remote=None) -> str:
     """Where two outputs of one question part: the token each took and the log-prob margin there.
 
     The margin is the in-process log-prob of the in-process token minus that
@@ -61,20 +61,11 @@ def divergence(local, q: dict, method: str, raw_local: str, raw_remote: str, rem
     """
     import torch
 
-    from kgqa_core.decoding.context import prepare
-    from kgqa_core.methods.hop_budget import auto_step_budget
-    from kgqa_core.methods.base import method_spec
-    from kgqa_core.parameters import parse_params
-
     if raw_local == raw_remote:
         return "same output text (the answers differ after it: answer parsing/completion)"
-    graph = KnowledgeGraph.from_triplets(q["graph"], name=q["id"])
-    req = MethodRequest(graph=graph, question=q["question"], model=local, topic_entities=q["topic_entities"],
-                        params=dict(PARAMS))
-    params = parse_params(method_spec(method), dict(PARAMS))
-    if getattr(params, "auto_steps", False):
-        params = auto_step_budget(params, req, [])
-    prompt = prepare(req, method, params).prompt.text
+    prompt = (getattr(trace, "extra", None) or {}).get("prompt")
+    if not isinstance(prompt, str) or not prompt:
+        return "the in-process trace records no prompt (not a DoG run?)"
     a, b = local.encode(prompt + raw_local), local.encode(prompt + raw_remote)
     i = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
     if i >= min(len(a), len(b)):
@@ -110,7 +101,7 @@ def explain(folder: Path, limit: int, method: str) -> None:
             lt, rt = (load_trace(p) for p in paths)
             if lt.answer_texts != rt.answer_texts or lt.raw_output != rt.raw_output:
                 print(f"{q['id']}: answers {lt.answer_texts} vs {rt.answer_texts}; "
-                      f"{divergence(local, q, method, lt.raw_output, rt.raw_output, remote)}", flush=True)
+                      f"{divergence(local, lt, lt.raw_output, rt.raw_output, remote)}", flush=True)
     finally:
         server.stop()
 
@@ -158,7 +149,7 @@ def main() -> None:
                   + (f"  ERROR {rt.error}" if rt.error else ""), flush=True)
             if not same or lt.raw_output != rt.raw_output:
                 print(f"{'':>10} answers {lt.answer_texts} vs {rt.answer_texts}; "
-                      f"{divergence(local, q, args.method, lt.raw_output, rt.raw_output, remote)}", flush=True)
+                      f"{divergence(local, lt, lt.raw_output, rt.raw_output, remote)}", flush=True)
             if args.save:
                 args.save.mkdir(parents=True, exist_ok=True)
                 (args.save / f"{q['id']}.in-process.json").write_text(lt.to_json(), encoding="utf-8")

@@ -39,7 +39,10 @@ class ConnectionReport:
         no = [k for k in CAPABILITY_NAMES if not caps.get(k)]
         out = [self.message, f"server kind: {self.kind}", f"DoG triplet steps: {self.strategy or 'not possible here'}",
                f"can: {', '.join(yes) or 'nothing beyond text'}", f"cannot: {', '.join(no) or '-'}",
-               f"prefix caching: {caps.get('prefix_caching', 'unknown')}"]
+               f"prefix caching: {caps.get('prefix_caching', 'unknown')}",
+               "option scoring: " + ("as in process (the workbench server's scoring route)" if caps.get("exact_scoring")
+                                     else "option by option through completions (an unlikely end-of-turn token "
+                                          "is only bounded)")]
         out += [f"note: {n}" for n in caps.get("notes", [])]
         return out
 

@@ -421,6 +421,7 @@ def test_app_connection_test_reports_capabilities_or_one_line(llama_server):
     assert report.ok and backend is not None and report.strategy == "walk"
     text = "\n".join(report.lines())
     assert "DoG triplet steps: walk" in text and "cannot: " in text and "prompt_logprobs" in text
+    assert "option scoring: as in process" in text  # the launcher's scoring route
     key = model_key(llama_server.url, report.model)
     assert is_server_key(key) and parse_key(key)["url"] == llama_server.url
     bad, none = connection_test(f"http://127.0.0.1:{free_port()}")
