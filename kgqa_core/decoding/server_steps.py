@@ -107,22 +107,22 @@ class RemoteDecoding:
         if hit is not None:
             k, part, cut = hit
             if cut is not None:
-                model.step(state, body[: k - 1])
+                model.step(state, body[: k - 1], generated=True)
                 return self._done(FreeText(part[:cut], body[:k], "stop"), before)
-            model.step(state, body[:k])
+            model.step(state, body[:k], generated=True)
             return self._done(drop_run(model, state, FreeText(part, body[:k], "repeat"), in_process=False), before)
         visible = model.decode(body)
         if opened and answer_written(visible):  # as in process: the answer line ends where a triplet would open
-            model.step(state, body)
+            model.step(state, body, generated=True)
             return self._done(FreeText(visible, body, "stop"), before)
         if opened and not allow_open:
-            model.step(state, body)
+            model.step(state, body, generated=True)
             return self._done(FreeText(visible, body, "limit"), before)
         if opened:
             opener_ids = [opener_id] if opener_id is not None else model.encode(opener)
-            model.step(state, body + opener_ids)
+            model.step(state, body + opener_ids, generated=True)
             return self._done(FreeText(visible + opener[:-1], body + opener_ids, "open", opener, opener_ids), before)
-        model.step(state, body)
+        model.step(state, body, generated=True)
         reason = "length" if choice.get("finish_reason") == "length" else "eos"
         return self._done(FreeText(visible, body, reason), before)
 
@@ -209,7 +209,7 @@ class RemoteDecoding:
         cursor = oracle.root()
         if width == 1:
             hyp = greedy_triplet(oracle, cursor, guide)
-            model.step(state, hyp.token_ids)
+            model.step(state, hyp.token_ids, generated=True)
             hyp.state = state
             hyps = [hyp]
         else:

@@ -41,6 +41,7 @@ import os
 from collections import OrderedDict
 from typing import Sequence
 
+N_BATCH = 256  # tokens per decode call of the llama.cpp backend (and the launcher's --n_batch): where reads cut
 EXACT_EXT = "kvx"  # saved prefixes read exactly (an emptied cache, whole batches)
 
 

@@ -41,13 +41,12 @@ import torch
 from .. import progress
 from .backend_fields import BackendFields
 from .base import ModelBase, common_prefix
-from .exact_reuse import EXACT_EXT, ExactStates, batch_cuts, exact_reuse_default, plain_cuts, whole_batches
+from .exact_reuse import EXACT_EXT, N_BATCH, ExactStates, batch_cuts, exact_reuse_default, plain_cuts, whole_batches
 from .interface import PromptTooLongError
 from .option_trie import OptionTrie
 from .prompt_cache import PromptStateStore
 
 DEFAULT_N_CTX = 8192  # prompt (at most half) + beams + cached prefixes; KGQA_LLAMA_CTX overrides
-N_BATCH = 256  # tokens per decode call: the attention scratch buffer grows with it
 N_SEQ_MAX = 64
 N_OUTPUTS = 64  # logits rows per decode call: llama.cpp keeps a buffer of this many vocab-sized rows
 SEEN_PROMPTS = 32  # recent prompts whose ids (not cells) are kept to find a method's fixed part (`_save_seen_prefix`)

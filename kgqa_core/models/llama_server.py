@@ -22,6 +22,10 @@ the parting, as a new server would read it; a request that only goes on
 from the one before (DoG's next triplet) reads only its new tokens.
 ``KGQA_LLAMA_EXACT=0`` keeps llama-cpp-python's reuse.
 
+It takes a prompt of token ids (``"prompt": [ids]``), which llama-cpp-python's
+server declares it does not (`_token_id_prompts`), so a request continues the
+very ids the in-process model holds, not a re-tokenisation of their text.
+
 And it scores given continuations the way the in-process backend does
 (``POST /extras/kgqa/token_logprobs``, `exact_scoring`): llama-cpp-python's
 server has no aligned prompt log-probs at a usable cost (its ``echo`` sorts
@@ -37,6 +41,8 @@ keep the forced scoring.
 """
 
 from __future__ import annotations
+
+import contextvars
 
 
 def _no_repacking() -> None:
@@ -58,8 +64,12 @@ def _no_repacking() -> None:
     raw.llama_model_default_params = params
 
 
+# where the client's in-process reads of a request's ids end their batches (``kgqa_cuts``; None: not given)
+WANTED_CUTS: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("kgqa_cuts", default=None)
+
+
 def _exact_reads() -> None:
-    """Read a prompt that parts from the previous request's from its last whole batch (see the module docstring)."""
+    """Read a prompt that parts from the previous request's from a cut both reads share (see the module docstring)."""
     from llama_cpp import llama as module
 
     from .base import common_prefix
@@ -68,40 +78,131 @@ def _exact_reads() -> None:
     if not exact_reuse_default():
         return
     Llama = module.Llama
-    generate = Llama.generate
+    generate, evaluate = Llama.generate, Llama.eval
+
+    def eval_recorded(self, tokens):
+        """`Llama.eval`, keeping where each batch ended (the cells' read, from the first)."""
+        start = self.n_tokens
+        cuts = [c for c in getattr(self, "_kgqa_cuts", []) if c <= start]
+        evaluate(self, tokens)
+        if len(tokens):
+            cuts += list(range(start + self.n_batch, start + len(tokens), self.n_batch)) + [start + len(tokens)]
+        self._kgqa_cuts = cuts
 
     def generate_exact(self, tokens, *args, **kwargs):
         tokens = list(tokens)
+        wanted = WANTED_CUTS.get()
         kept = common_prefix(list(self.input_ids[: self.n_tokens]), tokens)
         # parted from the tokens read before, or the same prompt again (whose logits a new server computes afresh):
-        # keep only whole batches, so the rest is read in the batches a new server reads it in
+        # keep only cells read as a new read of these tokens reads them, so the rest is read in its batches
         if kept < self.n_tokens or kept >= len(tokens):
-            self.n_tokens = whole_batches(min(kept, len(tokens) - 1), self.n_batch)
+            limit = min(kept, len(tokens) - 1)
+            if wanted is None:
+                self.n_tokens = whole_batches(limit, self.n_batch)
+            else:
+                self.n_tokens = shared_cut(getattr(self, "_kgqa_cuts", []), wanted, limit)
+        if wanted:  # end a batch at every cut the client's reads end one (a method's fixed part, a stepped text)
+            for cut in sorted(c for c in set(wanted) if self.n_tokens < c < len(tokens)):
+                self.eval(tokens[self.n_tokens:cut])
         return generate(self, tokens, *args, **kwargs)
 
+    Llama.eval = eval_recorded
     Llama.generate = generate_exact
 
 
-def _scoring_route() -> None:
-    """Add ``POST /extras/kgqa/token_logprobs`` to every app the server builds (see `exact_scoring`)."""
+def shared_cut(recorded: list[int], wanted: list[int], limit: int) -> int:
+    """The last position up to `limit` where both reads end a batch and end the same batches before it (else 0).
+
+    `recorded`: where the server's reads of its cells ended batches;
+    `wanted`: where the client's reads of the new request's ids do.
+
+    >>> shared_cut([256, 512, 700, 701], [256, 512, 650, 906], 900)
+    512
+    >>> shared_cut([256, 300], [256, 512], 600)
+    256
+    >>> shared_cut([100], [256], 400)
+    0
+    """
+    mine, theirs = sorted(set(recorded)), sorted(set(wanted))
+    best = 0
+    for i, (a, b) in enumerate(zip(mine, theirs)):
+        if a != b or a > limit:
+            break
+        best = a
+    return best
+
+
+def _routes() -> None:
+    """Every app the server builds takes token-id prompts and has the scoring route (see the module docstring).
+
+    ``KGQA_SERVER_ROUTES=0``: neither (llama-cpp-python's own routes, as ``python -m llama_cpp.server`` has them).
+    """
+    import os
+
     from llama_cpp.server import app as module
+
+    if os.environ.get("KGQA_SERVER_ROUTES", "1").strip().lower() in ("0", "false", "no", "off"):
+        return
 
     from .exact_scoring import add_scoring_route
 
     create_app = module.create_app
 
-    def create_app_with_scoring(*args, **kwargs):
+    def create_app_with_routes(*args, **kwargs):
         app = create_app(*args, **kwargs)
+        _token_id_prompts(app, module)
         add_scoring_route(app, module)
         return app
 
-    module.create_app = create_app_with_scoring
+    module.create_app = create_app_with_routes
+
+
+def _token_id_prompts(app, module) -> None:
+    """``/v1/completions`` takes a prompt of token ids too (``"prompt": [1, 2, 3]``), as `Llama` itself does.
+
+    Why: llama-cpp-python's server declares text prompts only, so a client
+    sent the text of its ids and the server tokenised it again, which can
+    merge tokens differently at the end (a chain's ``" <"`` after a full
+    stop): the server then continued another sequence than the in-process
+    model (measured: a 0.04-nat near tie where in process the same step had
+    a 3-nat margin).  Here a list of ints is given to the server's own
+    handler as its one prompt, which hands it to `Llama` as ids.
+    """
+    from typing import List, Optional, Union
+
+    from fastapi import Depends, Request
+    from pydantic import Field
+
+    class TokenIdCompletionRequest(module.CreateCompletionRequest):
+        prompt: Union[str, List[str], List[int]] = Field(default="", description="Text, or token ids.")
+        kgqa_cuts: Optional[List[int]] = Field(default=None, description="Where the client's reads end batches.")
+
+    async def create_completion(request: Request, body: TokenIdCompletionRequest):
+        fields = {name: getattr(body, name) for name in module.CreateCompletionRequest.model_fields}
+        if isinstance(body.prompt, list) and body.prompt and all(isinstance(t, int) for t in body.prompt):
+            fields["prompt"] = [body.prompt]  # the handler takes a one-prompt list's only prompt: these ids
+        inner = module.CreateCompletionRequest.model_construct(**fields)
+        token = WANTED_CUTS.set([int(c) for c in body.kgqa_cuts if c > 0] if body.kgqa_cuts is not None else None)
+        try:
+            return await module.create_completion(request, inner)
+        finally:
+            WANTED_CUTS.reset(token)
+
+    # this module's annotations are strings (``from __future__``): FastAPI reads the endpoint's types from here
+    create_completion.__annotations__ = {"request": Request, "body": TokenIdCompletionRequest}
+
+    app.router.add_api_route("/v1/completions", create_completion, methods=["POST"], summary="Completion",
+                      dependencies=[Depends(module.authenticate)], tags=["OpenAI V1"], include_in_schema=False,
+                      route_class_override=module.RouteErrorHandler,  # errors answered as the server's own
+                      response_model=Union[module.llama_cpp.CreateCompletionResponse, str])  # as the server's own
+    # first, so it answers before the server's own route (in the router it includes, which stays for its schema)
+    app.router.routes.insert(0, app.router.routes.pop())
 
 
 def main() -> None:
     _no_repacking()
     _exact_reads()
-    _scoring_route()
+    _routes()
     from llama_cpp.server.__main__ import main as serve
 
     serve()

@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import contextlib
 import time
-from dataclasses import dataclass
+import weakref
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Sequence as Seq
 
@@ -39,6 +40,7 @@ import torch
 from ..bounds import timeout_option
 from .backend_fields import BackendFields
 from .base import ModelBase
+from .exact_reuse import N_BATCH, batch_cuts
 from .generation import GenerationConfig
 from .interface import (
     BackendCapabilityError,
@@ -63,12 +65,15 @@ class ServerSequence:
     have read it (`exact_scoring`).
     """
 
-    __slots__ = ("ids", "fixed", "prefilled")
+    __slots__ = ("ids", "fixed", "prefilled", "cuts", "__weakref__")
 
-    def __init__(self, ids: list[int], fixed: int = 0, prefilled: int = 0) -> None:
+    def __init__(self, ids: list[int], fixed: int = 0, prefilled: int = 0, cuts: list[int] | None = None) -> None:
         self.ids = ids
         self.fixed = fixed
         self.prefilled = prefilled or len(ids)
+        # where an in-process read of these ids ends its batches (`exact_reuse.batch_cuts`, then each step's);
+        # the workbench's server reads a request's ids with the same cuts (``kgqa_cuts``, `llama_server`)
+        self.cuts = list(cuts) if cuts is not None else batch_cuts(len(ids), fixed, N_BATCH) + [len(ids)]
 
     @property
     def logits(self) -> torch.Tensor:
@@ -77,7 +82,7 @@ class ServerSequence:
         )
 
     def fork(self) -> "ServerSequence":
-        return ServerSequence(list(self.ids), self.fixed, self.prefilled)
+        return ServerSequence(list(self.ids), self.fixed, self.prefilled, self.cuts)
 
 
 @dataclass(eq=False)
@@ -93,6 +98,7 @@ class ServerBackend(BackendFields, ModelBase):
     retokenised: int = 0  # text prompts whose re-tokenisation differs from the ids we hold
     eos_bounds: int = 0  # EOS log-probs outside the server's top 20: scored at their upper bound
     _token_chars: int = 0  # the longest token's length in characters (bounds a reply's text)
+    _sequences: weakref.WeakSet = field(default_factory=weakref.WeakSet, repr=False)
 
     backend = "server"
 
@@ -116,11 +122,37 @@ class ServerBackend(BackendFields, ModelBase):
         if not ids:
             raise ValueError("cannot prefill an empty prompt")
         self._check_length(len(ids))
-        return ServerSequence(list(ids), fixed=max(0, int(fixed)))
+        return self._track(ServerSequence(list(ids), fixed=max(0, int(fixed)) if 0 < fixed < len(ids) else 0))
 
-    def step(self, state: ServerSequence, new_ids: Seq[int]) -> ServerSequence:
+    def step(self, state: ServerSequence, new_ids: Seq[int], generated: bool = False) -> ServerSequence:
+        """Append ids; `generated`: the server wrote them one at a time (free text, a triplet walk), so their reads
+        end after each (as the server's own), else they are read as batches from here, as in process."""
+        start = len(state.ids)
         state.ids.extend(int(i) for i in new_ids)
+        end = len(state.ids)
+        if end > start:
+            state.cuts += list(range(start + 1, end + 1)) if generated else \
+                list(range(start + N_BATCH, end, N_BATCH)) + [end]
+        return self._track(state)
+
+    def _track(self, state: ServerSequence) -> ServerSequence:
+        """Keep the sequence (weakly) so a request that goes on from its ids is sent its cuts (`_cuts_for`)."""
+        self._sequences.add(state)
         return state
+
+    def _cuts_for(self, ids: list[int]) -> list[int] | None:
+        """The batch cuts below len(ids) of the longest tracked sequence whose ids begin `ids` (the workbench's
+        server only; None elsewhere or when no sequence matches)."""
+        if not self.caps.exact_scoring:
+            return None
+        best = None
+        for seq in list(self._sequences):
+            n = len(seq.ids)
+            if n <= len(ids) and (best is None or n > len(best.ids)) and seq.ids == ids[:n]:
+                best = seq
+        if best is None:
+            return None
+        return [c for c in best.cuts if c < len(ids)]
 
     def extend(self, state: Any, new_ids: Seq[int]) -> torch.Tensor:
         raise BackendCapabilityError(
@@ -135,6 +167,7 @@ class ServerBackend(BackendFields, ModelBase):
         """Keep the first `n` ids (the server reads the whole text again with the next request)."""
         del state.ids[n:]
         state.prefilled = min(state.prefilled, max(n, 1))
+        state.cuts = [c for c in state.cuts if c < n] + [n]
 
     def clear_prefix_cache(self) -> None:
         """The server keeps its own cache; nothing is held here."""
@@ -179,6 +212,9 @@ class ServerBackend(BackendFields, ModelBase):
         ids = list(ids)
         body = {"model": self.caps.model, "prompt": self.prompt_field(ids), "temperature": 0.0,
                 **greedy_fields(self.caps.kind), **fields}
+        cuts = self._cuts_for(ids)
+        if cuts is not None:
+            body["kgqa_cuts"] = cuts
         reply, choices = self._post_completion(body, Expect.of(purpose, fields, len(ids)))
         self._count(reply, len(ids))
         choice = dict(choices[0])

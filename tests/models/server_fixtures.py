@@ -33,12 +33,12 @@ class LlamaServer:
     greedy texts split at near ties on an AVX2 CPU (LPKG's plan for the Heat question).
     """
 
-    def __init__(self, gguf: Path, log: Path) -> None:
+    def __init__(self, gguf: Path, log: Path, env: dict[str, str] | None = None) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         root = str(Path(__file__).resolve().parents[2])  # the launcher is the workbench's own module
         env = {**os.environ, "OMP_NUM_THREADS": "1",
-               "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH", "")]))}
+               "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH", "")])), **(env or {})}
         self._log = open(log, "wb")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "kgqa_core.models.llama_server", "--model", str(gguf), "--host", "127.0.0.1",

@@ -92,8 +92,9 @@ def test_capabilities_are_probed_at_connect(server_model):
     assert caps.generated_logprobs and caps.top_logprobs >= 5
     assert caps.logit_bias and caps.grammar
     assert caps.token_grammar  # llama.cpp's <[id]> terminals: the walk follows the canonical trie exactly
-    # llama-cpp-python takes one text prompt per request and its echo log-probs are shifted by a token
-    assert not caps.token_prompts and not caps.batch_prompts and not caps.prompt_logprobs
+    # llama-cpp-python takes one prompt per request and its echo log-probs are shifted by a token; the workbench's
+    # launcher lets it take token ids and adds the scoring route
+    assert caps.token_prompts and not caps.batch_prompts and not caps.prompt_logprobs and caps.exact_scoring
     assert any("shifted" in n for n in caps.notes)
     assert caps.tokenize_path == "/extras/tokenize"
     assert caps.triplet_strategy == "walk"
@@ -624,6 +625,56 @@ def test_the_launchers_scoring_route_gives_the_in_process_numbers(server_model, 
     forced = server_model.score_continuations(prompt, options)
     assert server_model.eos_bounds > bounds and forced.forward_passes == len(options)
     assert forced[0].token_logprobs[-1] > local[0].token_logprobs[-1] + 5
+
+
+def test_llama_cpp_pythons_own_server_is_used_through_text_prompts_and_forced_scores(gguf, llama_model, tmp_path):
+    """llama-cpp-python's own server (the launcher with ``KGQA_SERVER_ROUTES=0`` and ``KGQA_LLAMA_EXACT=0``: only its
+    weights loaded as the file has them, as ``python -m llama_cpp.server`` crashes at its first completion on this
+    project's CPUs): text prompts (re-tokenised), each option forced with an end-of-turn token read from the top
+    log-probs, no batch cuts sent; a method still answers as in process on the fixture question."""
+    stock = LlamaServer(gguf, tmp_path / "stock.log", env={"KGQA_SERVER_ROUTES": "0", "KGQA_LLAMA_EXACT": "0"})
+    try:
+        model = connect_server(stock.url)
+        caps = model.caps
+        assert not caps.token_prompts and not caps.exact_scoring
+        assert any("text prompts only" in n for n in caps.notes)
+        prompt = llama_model.chat_prompt("Which city is the capital of France? Answer with the city only.")
+        a = llama_model.score_continuations(prompt, ["Paris<|im_end|>", "Lyon<|im_end|>"])
+        b = model.score_continuations(prompt, ["Paris<|im_end|>", "Lyon<|im_end|>"])
+        assert b.forward_passes == 2  # one forcing request per option
+        diffs = [abs(u - v) for x, y in zip(a, b) for u, v in zip(x.token_logprobs, y.token_logprobs)]
+        assert max(diffs) < SCORE_TOL, diffs
+        assert model._cuts_for(model.encode(prompt)) is None
+        local, remote = _run("dog", llama_model, DOG_PARAMS), _run("dog", model, DOG_PARAMS)
+        assert not remote.error and remote.answer_texts == local.answer_texts
+    finally:
+        stock.stop()
+
+
+def test_a_server_chain_is_read_in_the_batches_of_the_in_process_one(server_model, llama_model):
+    """Issue 32: the launcher ends a request's batches where the in-process reads end theirs (``kgqa_cuts``: a
+    method's fixed part, the prompt before the chain's opening words), so the server's first triplet is the
+    in-process one where a plain read of the same ids chose another (MetaQA "what were the release dates of Josette
+    Day acted films": a fresh read gives " Jos" -2.19 and " Beauty" -2.24, the in-process reads 2.99 nats apart)."""
+    import json as _json
+
+    from kgqa_core.graph.knowledge_graph import KnowledgeGraph as KG
+
+    rows = [_json.loads(line) for line in (Path(__file__).resolve().parents[2] / "datasets" / "metaqa_sample" /
+                                          "metaqa_dev_50.jsonl").read_text(encoding="utf-8").splitlines() if line]
+    q = next(r for r in rows if r["question"] == "what were the release dates of Josette Day acted films")
+    traces = []
+    for model in (llama_model, server_model):
+        from kgqa_core.reading import guidance
+
+        guidance.clear_readings()
+        req = MethodRequest(graph=KG.from_triplets(q["graph"], name=q["id"]), question=q["question"], model=model,
+                            topic_entities=q["topic_entities"])
+        traces.append(run_method("dog", req))
+    local, remote = traces
+    assert not remote.error
+    assert remote.raw_output == local.raw_output
+    assert remote.answer_texts == local.answer_texts
 
 
 def test_the_scoring_route_refuses_bad_requests_in_one_line(llama_server):
