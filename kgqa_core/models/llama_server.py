@@ -24,7 +24,11 @@ from the one before (DoG's next triplet) reads only its new tokens.
 
 It takes a prompt of token ids (``"prompt": [ids]``), which llama-cpp-python's
 server declares it does not (`_token_id_prompts`), so a request continues the
-very ids the in-process model holds, not a re-tokenisation of their text.
+very ids the in-process model holds, not a re-tokenisation of their text; and
+``"kgqa_cuts"``: where the client's in-process reads of those ids end their
+batches (a method's fixed part, a text stepped on, each generated token), so
+the server ends its batches there too and, where a request parts from the one
+before, keeps only cells read as both reads read them (`shared_cut`).
 
 And it scores given continuations the way the in-process backend does
 (``POST /extras/kgqa/token_logprobs``, `exact_scoring`): llama-cpp-python's
