@@ -70,6 +70,8 @@ def _no_repacking() -> None:
 
 # where the client's in-process reads of a request's ids end their batches (``kgqa_cuts``; None: not given)
 WANTED_CUTS: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("kgqa_cuts", default=None)
+# the tokens a request's generation sampled, each with whether it ends the text (for the reply's ``stop_reason``)
+SAMPLED: contextvars.ContextVar[list[tuple[int, bool]] | None] = contextvars.ContextVar("kgqa_sampled", default=None)
 
 
 def _exact_reads() -> None:
@@ -112,6 +114,21 @@ def _exact_reads() -> None:
 
     Llama.eval = eval_recorded
     Llama.generate = generate_exact
+
+
+def _stop_reason(choice: dict, stops: list[str], seen: list[tuple[int, bool]]) -> str | None:
+    """The stop string that ended a choice, None when the text ended (EOS) or ran to its length (as vLLM says).
+
+    Why: llama-cpp-python answers "stop" for both, and its count of generated
+    tokens cannot tell them apart where the stop string makes one token with
+    the text's last character (``"."`` and ``"<"``): "... the answer is * X."
+    ended by EOS was read as a triplet's opening and lost its period.
+    """
+    if choice.get("finish_reason") != "stop" or not stops:
+        return None
+    if seen and seen[-1][1]:
+        return None  # the last token sampled ends the text
+    return next((s for s in stops if s), None)  # one of them (the workbench asks with one)
 
 
 def shared_cut(recorded: list[int], wanted: list[int], limit: int) -> int:
@@ -174,8 +191,25 @@ def _token_id_prompts(app, module) -> None:
     """
     from typing import List, Optional, Union
 
+    import json
+
     from fastapi import Depends, Request
+    from fastapi.responses import JSONResponse
     from pydantic import Field
+
+    import llama_cpp
+    from llama_cpp import llama as llama_module
+
+    generate = llama_module.Llama.generate
+
+    def generate_seen(self, *args, **kwargs):
+        seen = SAMPLED.get()
+        for tok in generate(self, *args, **kwargs):
+            if seen is not None:
+                seen.append((int(tok), bool(llama_cpp.llama_token_is_eog(self._model.vocab, tok))))
+            yield tok
+
+    llama_module.Llama.generate = generate_seen
 
     class TokenIdCompletionRequest(module.CreateCompletionRequest):
         prompt: Union[str, List[str], List[int]] = Field(default="", description="Text, or token ids.")
@@ -187,10 +221,20 @@ def _token_id_prompts(app, module) -> None:
             fields["prompt"] = [body.prompt]  # the handler takes a one-prompt list's only prompt: these ids
         inner = module.CreateCompletionRequest.model_construct(**fields)
         token = WANTED_CUTS.set([int(c) for c in body.kgqa_cuts if c > 0] if body.kgqa_cuts is not None else None)
+        seen: list[tuple[int, bool]] = []
+        sampled = SAMPLED.set(seen)
         try:
-            return await module.create_completion(request, inner)
+            reply = await module.create_completion(request, inner)
         finally:
             WANTED_CUTS.reset(token)
+            SAMPLED.reset(sampled)
+        if not isinstance(reply, dict):
+            return reply  # a stream
+        stops = [body.stop] if isinstance(body.stop, str) else list(body.stop or [])
+        for choice in reply.get("choices") or []:
+            choice["stop_reason"] = _stop_reason(choice, stops, seen)
+        # as JSON here: the server's response model would drop the field (its log-probs are numpy floats)
+        return JSONResponse(content=json.loads(json.dumps(reply, default=float)))
 
     # this module's annotations are strings (``from __future__``): FastAPI reads the endpoint's types from here
     create_completion.__annotations__ = {"request": Request, "body": TokenIdCompletionRequest}
@@ -198,7 +242,7 @@ def _token_id_prompts(app, module) -> None:
     app.router.add_api_route("/v1/completions", create_completion, methods=["POST"], summary="Completion",
                       dependencies=[Depends(module.authenticate)], tags=["OpenAI V1"], include_in_schema=False,
                       route_class_override=module.RouteErrorHandler,  # errors answered as the server's own
-                      response_model=Union[module.llama_cpp.CreateCompletionResponse, str])  # as the server's own
+                      response_model=None)
     # first, so it answers before the server's own route (in the router it includes, which stays for its schema)
     app.router.routes.insert(0, app.router.routes.pop())
 

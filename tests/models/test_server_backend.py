@@ -95,6 +95,7 @@ def test_capabilities_are_probed_at_connect(server_model):
     # llama-cpp-python takes one prompt per request and its echo log-probs are shifted by a token; the workbench's
     # launcher lets it take token ids and adds the scoring route
     assert caps.token_prompts and not caps.batch_prompts and not caps.prompt_logprobs and caps.exact_scoring
+    assert caps.stop_reason  # the launcher says which stop string ended a text (None: the text ended)
     assert any("shifted" in n for n in caps.notes)
     assert caps.tokenize_path == "/extras/tokenize"
     assert caps.triplet_strategy == "walk"
@@ -636,7 +637,7 @@ def test_llama_cpp_pythons_own_server_is_used_through_text_prompts_and_forced_sc
     try:
         model = connect_server(stock.url)
         caps = model.caps
-        assert not caps.token_prompts and not caps.exact_scoring
+        assert not caps.token_prompts and not caps.exact_scoring and not caps.stop_reason
         assert any("text prompts only" in n for n in caps.notes)
         prompt = llama_model.chat_prompt("Which city is the capital of France? Answer with the city only.")
         a = llama_model.score_continuations(prompt, ["Paris<|im_end|>", "Lyon<|im_end|>"])
@@ -651,18 +652,22 @@ def test_llama_cpp_pythons_own_server_is_used_through_text_prompts_and_forced_sc
         stock.stop()
 
 
-def test_a_server_chain_is_read_in_the_batches_of_the_in_process_one(server_model, llama_model):
+@pytest.mark.parametrize("question", ["what were the release dates of Josette Day acted films",
+                                      "who directed the film Halls of Montezuma"])
+def test_a_server_chain_is_read_in_the_batches_of_the_in_process_one(server_model, llama_model, question):
     """Issue 32: the launcher ends a request's batches where the in-process reads end theirs (``kgqa_cuts``: a
     method's fixed part, the prompt before the chain's opening words), so the server's first triplet is the
     in-process one where a plain read of the same ids chose another (MetaQA "what were the release dates of Josette
-    Day acted films": a fresh read gives " Jos" -2.19 and " Beauty" -2.24, the in-process reads 2.99 nats apart)."""
+    Day acted films": a fresh read gives " Jos" -2.19 and " Beauty" -2.24, the in-process reads 2.99 nats apart).
+    And the launcher says what ended a text (``stop_reason``), so an answer line ended by EOS right after its period
+    ("... * The General Died at Dawn.") is not taken for a triplet's opening ("." and "<" make one token)."""
     import json as _json
 
     from kgqa_core.graph.knowledge_graph import KnowledgeGraph as KG
 
     rows = [_json.loads(line) for line in (Path(__file__).resolve().parents[2] / "datasets" / "metaqa_sample" /
                                           "metaqa_dev_50.jsonl").read_text(encoding="utf-8").splitlines() if line]
-    q = next(r for r in rows if r["question"] == "what were the release dates of Josette Day acted films")
+    q = next(r for r in rows if r["question"] == question)
     traces = []
     for model in (llama_model, server_model):
         from kgqa_core.reading import guidance
