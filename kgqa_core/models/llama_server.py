@@ -28,7 +28,8 @@ very ids the in-process model holds, not a re-tokenisation of their text; and
 ``"kgqa_cuts"``: where the client's in-process reads of those ids end their
 batches (a method's fixed part, a text stepped on, each generated token), so
 the server ends its batches there too and, where a request parts from the one
-before, keeps only cells read as both reads read them (`shared_cut`).
+before, keeps only cells read as both reads read them (`shared_cut`).  Its
+replies say which stop string ended a text (``stop_reason``, `_stop_reason`).
 
 And it scores given continuations the way the in-process backend does
 (``POST /extras/kgqa/token_logprobs``, `exact_scoring`): llama-cpp-python's
