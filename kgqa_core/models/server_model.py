@@ -252,6 +252,8 @@ class ServerBackend(BackendFields, ModelBase):
             before = self.counter.forward_passes
             ids = list(state.ids) if state is not None else self.encode(prompt)
             self._check_length(len(ids))
+            # read as in process: the prompt's fixed part a batch of its own (its cuts go with the request)
+            read = state if state is not None else self.prefill(ids, self.fixed_tokens(getattr(prompt, "fixed", ""), ids))
             stops = list(config.stop_strings)
             fields: dict[str, Any] = {"max_tokens": config.max_new_tokens}
             if stops:
@@ -264,7 +266,8 @@ class ServerBackend(BackendFields, ModelBase):
                 text = self.decode(head) + str(choice.get("text", ""))
             out_ids = head + self.encode(str(choice.get("text", "")))
             if state is not None:
-                state.ids.extend(out_ids)
+                self.step(state, out_ids, generated=True)
+            del read
             return Generation(
                 text=text, token_ids=out_ids, prompt_tokens=len(ids), output_tokens=len(out_ids),
                 forward_passes=self.counter.forward_passes - before, seconds=time.perf_counter() - started,

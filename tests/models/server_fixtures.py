@@ -33,7 +33,7 @@ class LlamaServer:
     greedy texts split at near ties on an AVX2 CPU (LPKG's plan for the Heat question).
     """
 
-    def __init__(self, gguf: Path, log: Path, env: dict[str, str] | None = None) -> None:
+    def __init__(self, gguf: Path, log: Path, env: dict[str, str] | None = None, threads: int = 1) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         root = str(Path(__file__).resolve().parents[2])  # the launcher is the workbench's own module
@@ -42,7 +42,7 @@ class LlamaServer:
         self._log = open(log, "wb")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "kgqa_core.models.llama_server", "--model", str(gguf), "--host", "127.0.0.1",
-             "--port", str(self.port), "--n_ctx", "8192", "--n_threads", "1", "--n_threads_batch", "1",
+             "--port", str(self.port), "--n_ctx", "8192", "--n_threads", str(threads), "--n_threads_batch", str(threads),
              "--n_batch", str(N_BATCH), "--n_ubatch", str(N_BATCH), "--flash_attn", "true"],
             stdout=self._log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
         )
