@@ -147,7 +147,7 @@ def shared_cut(recorded: list[int], wanted: list[int], limit: int) -> int:
     """
     mine, theirs = sorted(set(recorded)), sorted(set(wanted))
     best = 0
-    for i, (a, b) in enumerate(zip(mine, theirs)):
+    for a, b in zip(mine, theirs):
         if a != b or a > limit:
             break
         best = a
@@ -183,12 +183,12 @@ def _token_id_prompts(app, module) -> None:
     """``/v1/completions`` takes a prompt of token ids too (``"prompt": [1, 2, 3]``), as `Llama` itself does.
 
     Why: llama-cpp-python's server declares text prompts only, so a client
-    sent the text of its ids and the server tokenised it again, which can
-    merge tokens differently at the end (a chain's ``" <"`` after a full
-    stop): the server then continued another sequence than the in-process
-    model (measured: a 0.04-nat near tie where in process the same step had
-    a 3-nat margin).  Here a list of ints is given to the server's own
-    handler as its one prompt, which hands it to `Llama` as ids.
+    sent the text of its ids and the server tokenised it again: ids a model
+    wrote need not be the ones its text encodes to, and the batch cuts a
+    request carries (``kgqa_cuts``) are positions in the client's ids.  Here
+    a list of ints is given to the server's own handler as its one prompt,
+    which hands it to `Llama` as ids.  The route also says which stop string
+    ended a text (`_stop_reason`).
     """
     from typing import List, Optional, Union
 
