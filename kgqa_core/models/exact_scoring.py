@@ -26,7 +26,6 @@ runs beside a completion.
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 from typing import Any
 
 SCORING_PATH = "/extras/kgqa/token_logprobs"
@@ -41,17 +40,12 @@ class ExactScorer:
         self._lock = threading.Lock()
 
     def model_for(self, path: str, threads: int) -> Any:
-        from .llama_model import LlamaCppModel
-        from .manager import gguf_tokenizer
+        from .manager import _load_llama
 
         key = (str(path), int(threads))
         with self._lock:
             if key not in self._models:
-                p = Path(path)
-                revision = f"{p.stat().st_size}-{int(p.stat().st_mtime)}"
-                tok = gguf_tokenizer(p, f"{p.stem}-{revision}", None)
-                self._models[key] = LlamaCppModel(name=p.name, path=p, tokenizer=tok, revision=revision,
-                                                  source=str(p), threads=int(threads))
+                self._models[key] = _load_llama(str(path), None, threads=int(threads))
             return self._models[key]
 
     def score(self, model: Any, body: dict[str, Any]) -> dict[str, Any]:

@@ -364,7 +364,7 @@ def _pad(tok):
     return tok
 
 
-def _load_llama(name_or_path: str, progress: ProgressFn | None):
+def _load_llama(name_or_path: str, progress: ProgressFn | None, threads: int = 0):
     from .llama_model import LlamaCppModel
 
     if name_or_path in PACKAGED_MODELS:
@@ -379,6 +379,8 @@ def _load_llama(name_or_path: str, progress: ProgressFn | None):
     tok = gguf_tokenizer(path, f"{Path(path).stem}-{revision}", progress)
     n_ctx = os.environ.get("KGQA_LLAMA_CTX", "")
     kwargs = {"n_ctx": int(n_ctx)} if n_ctx.isdigit() and int(n_ctx) >= 512 else {}
+    if threads > 0:
+        kwargs["threads"] = threads
     return LlamaCppModel(name=name, path=Path(path), tokenizer=tok, revision=revision, source=str(path), **kwargs)
 
 
