@@ -26,6 +26,7 @@ GUIDANCE_TERMS = ("reader", "reading_quick_at", "reading_phrase_gain", "reading_
                   "sure_context_triplets", "guided_context_triplets",
                   "auto_steps", "walk_to_depth", "walk_out_first", "stay_at_depth", "past_horizon", "question_relations", "hop_order",
                   "conclude_at_depth", "answer_among_reached", "complete_answers", "chain_answers_first", "meet_topics",
+                  "plan_leads_answers",
                   "preset")
 GLOSSARY_TITLE = "What the guidance terms mean"
 RERUN_LABEL = "Run again without guidance (paper preset)"

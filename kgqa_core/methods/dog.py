@@ -117,6 +117,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from .. import progress
+from ..answers.plan_lead import PLAN_MARGIN, lead_by_plan
 from ..decoding.beam import token_view
 from ..decoding.chain_beam import BeamCandidate, BeamRound, ChainBeam, FinishedChain, SearchedChain, TakenBack
 from ..decoding.step_filters import (ConcludeAtDepth, Narrowed, NoRestatement, PlannedRelations, WalkOut,
@@ -249,6 +250,11 @@ class DogParams(PromptParams):
         "chain's path reaches and those its chain wrote (not the question's own), under their names' trie (it "
         "ends with the name: no period, no line end, no name the chain did not reach); false: the model writes "
         "it freely. Not in the paper; noted.", advanced=True)
+    plan_leads_answers: float = param(
+        PLAN_MARGIN, "When the chain walked the question reading's likeliest plan to its end and the model's first "
+        "answer is the end of another plan the reading judged less likely by at least this much (probability), "
+        "the likeliest plan's ends come first and the model's answers follow (noted); 0: the model's order (the "
+        "paper; not in it). kgqa_core.answers.plan_lead.", min=0.0, max=1.0, advanced=True)
     meet_topics: bool = param(
         True, "When the question names two or more graph entities, the answers with a triplet to more of them "
         "lead; answers the graph added (complete_answers) with fewer are left out, and so are the model's own "
@@ -328,7 +334,7 @@ class DogParams(PromptParams):
         "repeat_triplets": True, "reverse_readings": False, "skip_restatements": False, "unsure_relations": 0.0,
         "unsure_depth": 0.0, "context_pool": 0,
         "prompt_examples": "paper", "free_text_cap": 0, "sure_context_triplets": 0, "meeting_context": False,
-        "sure_context_pool": 0, "guided_context_triplets": 0, "describe_relations": False,
+        "sure_context_pool": 0, "guided_context_triplets": 0, "describe_relations": False, "plan_leads_answers": 0.0,
         "describe_other_languages": False}}
 
 
@@ -349,6 +355,8 @@ def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
             if isinstance(rec.trace.parameters, dict):
                 rec.trace.parameters["max_steps"] = budget
     guidance = DogGuidance.from_reading(reading, params)
+    if params.plan_leads_answers > 0 and reading.read and len(reading.plans) > 1:
+        guidance.plans, guidance.plan_margin = list(reading.plans), params.plan_leads_answers
     if guidance.depth_note:
         rec.trace.notes.append(guidance.depth_note)
     if guidance.past_horizon:
@@ -453,6 +461,8 @@ class DogGuidance:
     conclude: ConcludeAtDepth | None = None  # answer where the chain's path completes a sure plan
     not_the_topic: bool = False  # an answer that is the question's own entity gives way to the path's end
     depth_note: str = ""  # an unsure reading's depth guides the chain (`unsure_depth`): why, for the trace
+    plans: list = field(default_factory=list)  # the reading's plans, when the likeliest may lead the answers
+    plan_margin: float = 0.0  # how much likelier it must be than the model's (`plan_leads_answers`)
 
     @classmethod
     def from_reading(cls, reading: QuestionReading, params: "DogParams") -> "DogGuidance":
@@ -736,6 +746,12 @@ class _DogRun:
                                                             for e in (t.head, t.tail)],
                                             question=self.request.question, meet_topics=self.params.meet_topics,
                                             not_the_topic=g.not_the_topic)
+            if g.plans:
+                trace.answers, lead = lead_by_plan(trace.answers, graph.triplets_by_ids(best.chain), g.plans,
+                                                   g.plan_margin)
+                if lead is not None:
+                    trace.notes.append(lead.sentence())
+                    trace.extra["plan_lead"] = dataclasses.asdict(lead)
             trace.raw_output = self.ctx.prompt.assistant_prefix + best.text
             trace.extra["best_beam"] = best.beam_id
             trace.extra["stop"] = best.stop
