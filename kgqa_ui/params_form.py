@@ -196,12 +196,16 @@ def _widget(f: FormField, default: Any, key: str, several: bool) -> Any:
     help_text = f"{info.help} Default {info.describe_default()}; {info.allowed()}. Used by {', '.join(f.methods)}."
     if info.kind == "bool":
         return st.checkbox(label, value=bool(default), key=key, help=help_text, persist_state="session")
+    # a bound a parameter does not declare is left open (None), not a crash of the page
+    lo, hi = info.minimum, info.maximum
     if info.kind == "int":
-        return int(st.number_input(label, min_value=int(info.minimum), max_value=int(info.maximum),
+        return int(st.number_input(label, min_value=None if lo is None else int(lo),
+                                   max_value=None if hi is None else int(hi),
                                    value=int(default), step=1, key=key, help=help_text, persist_state="session"))
     if info.kind == "float":
-        step = 0.01 if (info.maximum or 0) <= 1 else 0.1
-        return float(st.number_input(label, min_value=float(info.minimum), max_value=float(info.maximum),
+        step = 0.01 if hi is not None and hi <= 1 else 0.1
+        return float(st.number_input(label, min_value=None if lo is None else float(lo),
+                                     max_value=None if hi is None else float(hi),
                                      value=float(default), step=step, key=key, help=help_text, persist_state="session"))
     if info.kind == "choice":
         return st.selectbox(label, list(info.choices), index=list(info.choices).index(default), key=key,

@@ -74,3 +74,31 @@ def test_the_ask_page_offers_what_the_chosen_methods_read(runs_dir):
     at.multiselect(key="ask_methods").set_value(["dog", "rok"]).run()
     keys = _keys(at, "number_input")
     assert {"ask_beam", "ask_steps", "ask_hops", "ask_budget"} <= keys
+
+
+def test_a_number_declared_without_bounds_gets_an_open_widget_not_an_error(monkeypatch):
+    """A method's float or int parameter may declare no min/max (a user's own method, a new switch): the form
+    leaves that side open instead of failing the page (it once raised float(None) for the whole Ask page)."""
+    def script():
+        import dataclasses
+
+        import streamlit as st
+
+        from kgqa_core.methods.base import MethodSpec, method_spec
+        from kgqa_core.parameters import MethodParams, param
+        from kgqa_ui.params_form import parameter_form
+
+        @dataclasses.dataclass(frozen=True)
+        class Open(MethodParams):
+            weight: float = param(0.5, "A weight with no bounds declared.")
+            count: int = param(3, "A count with no bounds declared.")
+
+        dog = method_spec("dog")
+        spec = MethodSpec("open", dog.run, Open, "a method whose numbers declare no bounds")
+        st.session_state["out"] = parameter_form([spec], defaults=None, keys={})
+
+    at = AppTest.from_function(script, default_timeout=60).run()
+    assert not at.exception and not at.error
+    assert at.session_state["out"]["open"] == {"weight": 0.5, "count": 3}
+    at.number_input(key="ask_param_weight").set_value(7.25).run()
+    assert at.session_state["out"]["open"]["weight"] == 7.25
