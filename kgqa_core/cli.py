@@ -256,13 +256,15 @@ def _print_setup(trace) -> None:
     if isinstance(reading, dict) and reading.get("explanation"):
         print(f"question reading ({one_line(str(reading.get('reader', '?')))}): {one_line(str(reading['explanation']))}")
     from .answers.meeting import NOTE_HEAD
+    from .answers.plan_lead import NOTE_HEAD as PLAN_HEAD
 
-    for head in ("prompt budget:", "meeting_context:", "past_horizon:", "conclude_at_depth:", NOTE_HEAD):
+    for head in ("prompt budget:", "meeting_context:", "past_horizon:", "conclude_at_depth:", NOTE_HEAD, PLAN_HEAD):
         # how many graph triplets the prompt showed, and why (DoG's smaller prompt for a sure reading); a reading
         # that saw no further than its hops, so they do not decide which answers lead (DoG's past_horizon); a chain
         # that answered where its path completed the reading (conclude_at_depth); the triplets where a two-entity
         # reading's walks meet, shown first (meeting_context); the
-        # answers that meet more of the question's entities, which lead (meet_topics)
+        # answers that meet more of the question's entities, which lead (meet_topics); the reading's likeliest
+        # plan's ends, put before the model's answer (plan_leads_answers)
         note = next((n for n in trace.notes if isinstance(n, str) and n.startswith(head)), None)
         if note:
             print(one_line(note))

@@ -32,6 +32,7 @@ from typing import Any, Sequence
 
 from ..trace.schema import Answer
 
+NOTE_HEAD = "plan_leads_answers:"  # how the trace's note about a reordering starts (the CLI prints it)
 PLAN_MARGIN = 0.15  # how much likelier (probability) the walked plan must be than the one the model answered on
 
 
@@ -47,10 +48,11 @@ class PlanLead:
 
     def sentence(self) -> str:
         names = ", ".join(self.moved[:5]) + (" ..." if len(self.moved) > 5 else "")
-        return (f"plan_leads_answers: the chain walked the question reading's likeliest plan ({self.plan}, "
+        verb = "comes" if len(self.moved) == 1 else "come"
+        return (f"{NOTE_HEAD} the chain walked the question reading's likeliest plan ({self.plan}, "
                 f"{self.confidence:.0%}) to {names}, but the model's first answer was the end of a plan the reading "
                 f"judged less likely ({self.answered_plan}, {self.answered_confidence:.0%}), so {names} "
-                "come first; the model's own answers follow")
+                f"{verb} first; the model's own answers follow")
 
 
 def walked_ends(chain: Sequence[Any], topic: str, hops: Sequence[tuple[str, bool]]) -> list[str]:

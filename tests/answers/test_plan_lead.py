@@ -89,3 +89,12 @@ def test_the_replay_script_applies_the_rule_to_saved_traces(tmp_path):
                          capture_output=True, text=True, check=True).stdout
     assert "gained: 'who is the sibling ...': 'Geb' -> 'Seth'" in out
     assert out.strip().endswith("1 DoG questions, changed 1, gained 1, lost 0")
+
+
+def test_the_cli_prints_why_a_saved_run_put_the_plans_end_first():
+    """`kgqa_core show` (and `ask`, which prints the same lines) says what plan_leads_answers did, as the trace
+    recorded it (a real DoG run with the 1.5B on the DBpedia dev graph: tests/answers/data/isis_plan_lead.json)."""
+    out = subprocess.run([sys.executable, "-m", "kgqa_core", "show", str(ROOT / "tests/answers/data/isis_plan_lead.json")],
+                         capture_output=True, text=True, check=True, cwd=ROOT).stdout
+    line = next(x for x in out.splitlines() if x.startswith("plan_leads_answers:"))
+    assert "shipNamesake -> fratrie, 46%" in line and "so Seth comes first" in line
