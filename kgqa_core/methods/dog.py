@@ -74,6 +74,11 @@ documented deviations; a sure one adds:
   relations of the reading's plan, each at most as often as planned, each
   hop its own relation; a step where none is left is offered everything
   (never a dead end).
+* ``plan_leads_answers``: where the chain walked the reading's likeliest
+  plan to its end and the model answered at the end of a plan the reading
+  judged at least the margin less likely, that plan's ends lead the
+  answers (`answers.plan_lead`; any reading, sure or not: it only reorders
+  what the chain reached).  A "plan_leads_answers:" note says so.
 
 Fewer tokens per question (issue 32), each off in the paper preset:
 ``prompt_examples`` "bare" shows the three examples' chains without the
