@@ -78,7 +78,8 @@ documented deviations; a sure one adds:
   plan to its end and the model answered at the end of a plan the reading
   judged at least the margin less likely, that plan's ends lead the
   answers (`answers.plan_lead`; any reading, sure or not: it only reorders
-  what the chain reached).  A "plan_leads_answers:" note says so.
+  what the chain reached; a question naming one entity: two entities' answers
+  are ranked by ``meet_topics``).  A "plan_leads_answers:" note says so.
 
 Fewer tokens per question (issue 32), each off in the paper preset:
 ``prompt_examples`` "bare" shows the three examples' chains without the
@@ -259,7 +260,8 @@ class DogParams(PromptParams):
         PLAN_MARGIN, "When the chain walked the question reading's likeliest plan to its end and the model's first "
         "answer is the end of another plan the reading judged less likely by at least this much (probability), "
         "the likeliest plan's ends come first and the model's answers follow (noted); 0: the model's order (the "
-        "paper; not in it). kgqa_core.answers.plan_lead.", min=0.0, max=1.0, advanced=True)
+        "paper; not in it). For a question naming one graph entity (two or more: meet_topics ranks the answers). "
+        "kgqa_core.answers.plan_lead.", min=0.0, max=1.0, advanced=True)
     meet_topics: bool = param(
         True, "When the question names two or more graph entities, the answers with a triplet to more of them "
         "lead; answers the graph added (complete_answers) with fewer are left out, and so are the model's own "
@@ -360,8 +362,8 @@ def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
             if isinstance(rec.trace.parameters, dict):
                 rec.trace.parameters["max_steps"] = budget
     guidance = DogGuidance.from_reading(reading, params)
-    if params.plan_leads_answers > 0 and reading.read and len(reading.plans) > 1:
-        guidance.plans, guidance.plan_margin = list(reading.plans), params.plan_leads_answers
+    guidance.plans = leading_plans(reading, params, topics)
+    guidance.plan_margin = params.plan_leads_answers
     if guidance.depth_note:
         rec.trace.notes.append(guidance.depth_note)
     if guidance.past_horizon:
@@ -383,6 +385,15 @@ def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
         _DogRun(request, ctx, rec, guidance).decode()
     if walk is not None and walk.cuts:
         rec.trace.notes.append(walk.cut_note())
+
+
+def leading_plans(reading: QuestionReading, params: DogParams, topics: list[str]) -> list:
+    """The reading's plans whose likeliest may lead the answers (`plan_leads_answers`), or [] where it does not
+    apply: switched off, nothing read, one plan only (nothing to prefer it to), or a question naming two or more
+    entities, whose answers are ranked by meeting them (`meet_topics`)."""
+    if params.plan_leads_answers <= 0 or not reading.read or len(reading.plans) < 2 or len(topics) > 1:
+        return []
+    return list(reading.plans)
 
 
 def _context_is_the_chain_s(params: DogParams) -> bool:

@@ -98,3 +98,16 @@ def test_the_cli_prints_why_a_saved_run_put_the_plans_end_first():
                          capture_output=True, text=True, check=True, cwd=ROOT).stdout
     line = next(x for x in out.splitlines() if x.startswith("plan_leads_answers:"))
     assert "shipNamesake -> fratrie, 46%" in line and "so Seth comes first" in line
+
+
+def test_dog_hands_the_plans_on_for_one_entitys_question_only():
+    from kgqa_core.methods.dog import leading_plans
+    from kgqa_core.reading.reading import QuestionReading
+
+    reading = QuestionReading(reader="paths", hops=2, confidence=0.46, plans=list(PLANS))
+    on = DogParams()
+    assert leading_plans(reading, on, ["HMS Isis"]) == PLANS
+    assert leading_plans(reading, on, ["Oslo Philharmonic", "oboe"]) == [], "two entities: meet_topics ranks"
+    assert leading_plans(reading, DogParams(plan_leads_answers=0.0), ["HMS Isis"]) == []
+    assert leading_plans(QuestionReading(reader="paths", hops=2, plans=PLANS[:1]), on, ["HMS Isis"]) == []
+    assert leading_plans(QuestionReading.unread(), on, ["HMS Isis"]) == []
