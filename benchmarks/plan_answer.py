@@ -22,10 +22,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from kgqa_core.answers.plan_lead import PLAN_MARGIN, lead_by_plan  # noqa: E402
+from kgqa_core.graph.readings import REVERSE_SUFFIX as REVERSE  # noqa: E402
 from kgqa_core.graph.triplet import Triplet  # noqa: E402
 from kgqa_core.trace.schema import Answer  # noqa: E402
-
-REVERSE = " (reverse)"
 
 
 def plan_of(text: str, confidence: float, topics: list[str]) -> SimpleNamespace | None:

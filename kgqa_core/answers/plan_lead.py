@@ -89,24 +89,25 @@ def lead_by_plan(answers: Sequence[Answer], chain: Sequence[Any], plans: Sequenc
     """
     if not answers or not chain or not plans:
         return list(answers), None
-    walked = [(p, ends) for p in plans for ends in [walked_ends(chain, p.topic, _hops(p))] if ends]
+    walked = [(p, hops, ends) for p in plans for hops in [_hops(p)]
+              for ends in [walked_ends(chain, p.topic, hops)] if ends]
     if not walked:
         return list(answers), None
-    best, best_ends = max(walked, key=lambda w: w[0].confidence)
+    best, best_hops, best_ends = max(walked, key=lambda w: w[0].confidence)
     first = answers[0].entity or answers[0].text
     if first in best_ends:
         return list(answers), None
-    mine = [p for p, ends in walked if first in ends]
+    mine = [(p, hops) for p, hops, ends in walked if first in ends]
     if not mine:
         return list(answers), None
-    best_hops = _hops(best)
-    if any(best_hops[: len(p.hops)] == _hops(p) or _hops(p)[: len(best_hops)] == best_hops for p in mine):
+    if any(best_hops[: len(hops)] == hops or hops[: len(best_hops)] == best_hops for _, hops in mine):
         return list(answers), None  # answered on the likeliest plan's way, or past its end: nothing to prefer
-    answered = max(mine, key=lambda p: p.confidence)
+    answered = max((p for p, _ in mine), key=lambda p: p.confidence)
     if best.confidence - answered.confidence < margin:
         return list(answers), None
     known = {(a.entity or a.text): a for a in answers}
     lead = [known.get(e) or Answer(text=e, entity=e, in_graph=True, completed_from_graph=True, match="exact")
             for e in best_ends]
-    rest = [a for a in answers if (a.entity or a.text) not in set(best_ends)]
+    leading = set(best_ends)
+    rest = [a for a in answers if (a.entity or a.text) not in leading]
     return lead + rest, PlanLead(best.text, best.confidence, answered.text, answered.confidence, list(best_ends))

@@ -363,7 +363,6 @@ def run(request: MethodRequest, params: DogParams, rec: TraceRecorder) -> None:
                 rec.trace.parameters["max_steps"] = budget
     guidance = DogGuidance.from_reading(reading, params)
     guidance.plans = leading_plans(reading, params, topics)
-    guidance.plan_margin = params.plan_leads_answers
     if guidance.depth_note:
         rec.trace.notes.append(guidance.depth_note)
     if guidance.past_horizon:
@@ -478,7 +477,6 @@ class DogGuidance:
     not_the_topic: bool = False  # an answer that is the question's own entity gives way to the path's end
     depth_note: str = ""  # an unsure reading's depth guides the chain (`unsure_depth`): why, for the trace
     plans: list = field(default_factory=list)  # the reading's plans, when the likeliest may lead the answers
-    plan_margin: float = 0.0  # how much likelier it must be than the model's (`plan_leads_answers`)
 
     @classmethod
     def from_reading(cls, reading: QuestionReading, params: "DogParams") -> "DogGuidance":
@@ -764,7 +762,7 @@ class _DogRun:
                                             not_the_topic=g.not_the_topic)
             if g.plans:
                 trace.answers, lead = lead_by_plan(trace.answers, graph.triplets_by_ids(best.chain), g.plans,
-                                                   g.plan_margin)
+                                                   self.params.plan_leads_answers)
                 if lead is not None:
                     trace.notes.append(lead.sentence())
                     trace.extra["plan_lead"] = dataclasses.asdict(lead)
