@@ -15,7 +15,14 @@ two-entity sets (questions naming two entities, generated on the geography and M
 ``dog`` runs with the workbench defaults, ``dog-paper`` with ``preset=paper`` (a second eval folder).
 The report prints one table: per domain and method, n, Hits@1, F1, ill-triplet rate, p50 seconds,
 and the medians of the prompt tokens the model read beyond its cached prefix and of the tokens it wrote
-(from each trace's cost breakdown, `Trace.costs`), the per-domain rows first, then per hop.
+(from each trace's cost breakdown, `Trace.costs`), the per-domain rows first, then per hop, then a
+"held out" row per method pooling every question of the domains other than MetaQA (the questions no reader or
+rule was written from; its medians are over those questions, not a median of the domains' medians).
+``--saved`` reports what the run folders hold and runs nothing (runs of different ``--per-type`` side by side);
+``--also DIR`` (repeatable) reads a domain's run from DIR when ``--out`` does not hold it, so two earlier runs
+(e.g. DBpedia's 40 per type in one folder, geography's and Wikidata's 20 in another) report as one table:
+
+    .venv/bin/python benchmarks/multidomain.py --saved --out runs/eval/base --also runs/eval/base2 --runs main --methods dog
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 from kgqa_core.datasets.multidomain import DEV_DOMAINS, TWO_ENTITY_SETS  # noqa: E402
 
 from kgqa_core.eval.dataset import load_dataset  # noqa: E402
-from kgqa_core.eval.runner import load_results, run_eval  # noqa: E402
+from kgqa_core.eval.runner import load_results, run_eval, summarize_records  # noqa: E402
 from kgqa_core.reading.vocabulary import RelationVocabulary  # noqa: E402
 
 DOMAINS = {name: ROOT / path for name, path in (DEV_DOMAINS | TWO_ENTITY_SETS).items()}
@@ -90,6 +97,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="folder of <domain>.txt vocabularies for the 'drafted' run")
     ap.add_argument("--tag", default="",
                     help="the 'drafted' run's folder and rows are drafted-TAG (two drafts of a domain side by side)")
+    ap.add_argument("--also", type=Path, action="append", default=[],
+                    help="a folder of an earlier run to read a domain's run from when --out lacks it")
+    ap.add_argument("--saved", action="store_true",
+                    help="print the table of what the run folders hold; run nothing")
     ap.add_argument("--report", action="store_true",
                     help="after the shards: print the table (runs whatever is still missing, unsharded)")
     args = ap.parse_args(argv)
@@ -97,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown or not args.types.strip(","):
         ap.error(f"--types {args.types!r}: choose from {', '.join(ALL_TYPES)}")
     rows = []
+    held_out: dict[str, list[tuple[dict, dict | None]]] = {}
     for domain in [d for d in args.domains.split(",") if d]:
         types = [t for t in args.types.split(",") if t in load_dataset(DOMAINS[domain]).types]
         if not types:  # the two-entity sets hold 2i questions only, the domains none
@@ -115,16 +127,31 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 vocabulary = RelationVocabulary.read(path)
             folder = f"{run}-{args.tag}" if run == "drafted" and args.tag else run
-            summary = run_eval(DOMAINS[domain], methods, args.model, args.out / domain / folder, params=params or None,
-                               vocabulary=vocabulary,
-                               progress=False, per_type=args.per_type, types=types,
-                               shard=None if args.report else _shard(args.shard),
-                               workers=1 if args.report or args.shard else args.workers)
-            costs = _costs(args.out / domain / folder)
-            for g in summary.by_type + summary.overall:
+            out = args.out
+            if not (out / domain / folder / "results.jsonl").is_file():
+                out = next((a for a in args.also if (a / domain / folder / "results.jsonl").is_file()), out)
+            if args.saved:
+                records = [r for r in load_results(out / domain / folder) if r.get("method") in methods]
+                if not records:
+                    continue
+                overall, by_type = summarize_records(records, [m for m in methods if any(r["method"] == m for r in records)])
+            else:
+                summary = run_eval(DOMAINS[domain], methods, args.model, out / domain / folder, params=params or None,
+                                   vocabulary=vocabulary,
+                                   progress=False, per_type=args.per_type, types=types,
+                                   shard=None if args.report else _shard(args.shard),
+                                   workers=1 if args.report or args.shard else args.workers)
+                overall, by_type = summary.overall, summary.by_type
+            costs = _costs(out / domain / folder)
+            for g in by_type + overall:
                 name = g.method if run == "main" else f"{g.method}-{folder}"
                 rows.append((domain, g.type or "all", name, g, _medians(costs, g.method, g.type)))
-    print(f"{args.model}, --per-type {args.per_type}")
+            if domain != HELD_IN:
+                for r in load_results(out / domain / folder):
+                    if r.get("method") in methods:
+                        name = r["method"] if run == "main" else f"{r['method']}-{folder}"
+                        held_out.setdefault(name, []).append((r, _trace_costs(out / domain / folder, r)))
+    print(f"{args.model}, " + ("the runs saved" if args.saved else f"--per-type {args.per_type}"))
     print("| domain | type | method | n | Hits@1 | F1 | ill% | p50 s | prompt tokens read | tokens written |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     order = {"dog": 0, "dog-previous": 1, "dog-unsure": 1.5, "dog-nomeet": 1.7, "dog-list8": 1.8, "dog-drafted": 1.9, "dog-kind": 1.95, "dog-told": 1.96,
@@ -137,17 +164,50 @@ def main(argv: list[str] | None = None) -> int:
         ill = f"{100 * g.ill_triplet_rate.value:.0f}" if g.ill_triplet_rate else "-"
         print(f"| {domain} | {qtype} | {name} | {g.n} | {hits} | {f1} | {ill} | {g.seconds_p50:.0f} | {read} | "
               f"{written} |")
+    for name, pairs in sorted(held_out.items(), key=lambda kv: order.get(kv[0], 9)):
+        print(pooled_row(name, pairs))
     return 0
+
+
+HELD_IN = "metaqa"  # the domain the first readers were written from: left out of the pooled "held out" row
+
+
+def pooled_row(name: str, pairs: list[tuple[dict, dict | None]]) -> str:
+    """One table row over every question of the held-out domains: Hits@1 and F1 means, medians of the rest.
+
+    Why pooled rather than a mean of the domains' figures: the issues' goals are medians per question on held-out
+    graphs, and a domain of 80 questions should weigh four times one of 20.
+
+    >>> r = {"metrics": {"hits1": 1.0, "f1": 0.5, "seconds": 4.0, "ill_triplets": 0, "cited_triplets": 2}}
+    >>> pooled_row("dog", [(r, {"prompt_tokens_read": 100, "tokens_written": 30}),
+    ...                    (dict(r, metrics=dict(r["metrics"], hits1=0.0, seconds=8.0)), None)])
+    '| held out | all | dog | 2 | 0.50 | 0.50 | 0 | 6 | 100 | 30 |'
+    """
+    metrics = [r.get("metrics") or {} for r, _ in pairs]
+    costs = [c for _, c in pairs if c]
+    cited = sum(m.get("cited_triplets", 0) or 0 for m in metrics)
+    ill = f"{100 * sum(m.get('ill_triplets', 0) or 0 for m in metrics) / cited:.0f}" if cited else "-"
+    read = f"{statistics.median(c.get('prompt_tokens_read', 0) for c in costs):.0f}" if costs else "-"
+    written = f"{statistics.median(c.get('tokens_written', 0) for c in costs):.0f}" if costs else "-"
+    mean = lambda key: sum(m.get(key, 0.0) or 0.0 for m in metrics) / len(metrics)  # noqa: E731
+    seconds = statistics.median(m.get("seconds", 0.0) or 0.0 for m in metrics)
+    return (f"| held out | all | {name} | {len(pairs)} | {mean('hits1'):.2f} | {mean('f1'):.2f} | {ill} | "
+            f"{seconds:.0f} | {read} | {written} |")
+
+
+def _trace_costs(out: Path, r: dict) -> dict | None:
+    """The cost breakdown of one result's trace (None without a trace or a breakdown)."""
+    path = out / str(r.get("trace") or "")
+    if not r.get("trace") or not path.is_file():
+        return None
+    return json.loads(path.read_text()).get("costs") or None
 
 
 def _costs(out: Path) -> list[tuple[str, str, dict]]:
     """(method, question type, the trace's cost breakdown) for every answered pair of an eval folder."""
     found = []
     for r in load_results(out):
-        path = out / str(r.get("trace") or "")
-        if not r.get("trace") or not path.is_file():
-            continue
-        costs = json.loads(path.read_text()).get("costs")
+        costs = _trace_costs(out, r)
         if costs:
             found.append((r.get("method", ""), r.get("type", ""), costs))
     return found
