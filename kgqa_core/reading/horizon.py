@@ -13,6 +13,13 @@ with that hop added the word is matched to it and every other hop keeps its
 word.  Otherwise the reading stays as it was (open-ended at the horizon, as
 before).
 
+A hop the alignment gave a word it hardly names (no closer than unrelated
+words are, under `alignment.COVER_AT`) was named by nothing: every hop takes
+the word closest to it, and a hop the question leaves unsaid ("the country
+where Pepe Reina's *sport* originates" walks through his position first)
+takes whatever word is left, "capital" at 0.16.  Such a word is free for the
+new hop, and such a hop need not keep it.
+
 Examples
 --------
 >>> from kgqa_core.graph.knowledge_graph import KnowledgeGraph
@@ -26,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
-from .alignment import PHRASE_GAIN, plan_words
+from .alignment import COVER_AT, PHRASE_GAIN, _similarities, plan_words
 from .paths import Walks, plan_ends, step_out
 from .reading import PlanHop, RelationPlan
 from .vocabulary import RelationVocabulary
@@ -81,7 +88,10 @@ def horizon_hop(question: str, topics: Sequence[str], graph: Any, plan: Relation
                                spread=spread)
     named = [x for _, w, x in matches if w]
     floor = max(at, min(named)) if named else at
-    for word, relation, closeness in sorted(left, key=lambda x: -x[2]):
+    weak = [w for _, w, x in matches if w and x < COVER_AT]  # a hop took it, but the word hardly names that hop
+    plain = [w if x >= COVER_AT else None for _, w, x in matches]  # the hops the question plainly names: kept
+    for word, relation, closeness in sorted(left + _closest(question, topics, weak, among, vocabulary, embedder,
+                                                            phrase_gain, spread), key=lambda x: -x[2]):
         if relation not in among or closeness < floor:
             continue
         for hop, walks in offered.items():
@@ -92,6 +102,24 @@ def horizon_hop(question: str, topics: Sequence[str], graph: Any, plan: Relation
                              twin_of="")
             again, _ = plan_words(question, topics, longer, vocabulary, embedder, among=among,
                                   phrase_gain=phrase_gain, spread=spread)
-            if again[-1][1] == word and [w for _, w, _ in again[:-1]] == [w for _, w, _ in matches]:
+            if again[-1][1] == word and all(k is None or a[1] == k for a, k in zip(again[:-1], plain)):
                 return HorizonHop(longer, word, closeness)
     return None
+
+
+def _closest(question: str, topics: Sequence[str], words: Sequence[str], among: Sequence[str],
+             vocabulary: RelationVocabulary | None, embedder: Any, phrase_gain: float,
+             spread: float | None) -> list[tuple[str, str, float]]:
+    """Each of `words` with the relation of `among` closest to it and their closeness (as `plan_words` leaves them)."""
+    if not words or not among:
+        return []
+    found, m = _similarities(question, topics, among, vocabulary, embedder, phrase_gain, spread)
+    if m is None:
+        return []
+    out = []
+    for word in words:
+        if word in found:
+            j = found.index(word)
+            best = int(m[:, j].argmax())
+            out.append((word, among[best], float(m[best, j])))
+    return out
