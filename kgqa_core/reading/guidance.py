@@ -149,6 +149,16 @@ def stop_param() -> Any:
                  min=0.0, max=1.0, advanced=True)
 
 
+def read_back_param() -> Any:
+    from .readers import READ_BACK
+
+    return param(READ_BACK, "paths reader: when its reading of a one-entity question is under 90% sure, its three "
+                 "likeliest walks are weighed also by how likely the model finds the question's own words written "
+                 "after each walk (log P(question | walk), times this weight): a walk that leaves part of the "
+                 "question unsaid makes those words unlikely. 0: off (one model call less).",
+                 min=0.0, max=4.0, advanced=True)
+
+
 def agree_param() -> Any:
     from .readers import AGREE
 
@@ -226,6 +236,7 @@ def reader_spec(params: Any) -> str:
                                                      ("every", getattr(params, "reading_every_relation", None)),
                                                      ("one_arrow", getattr(params, "reading_one_arrow", None)),
                                                      ("stop", getattr(params, "reading_stop_weight", None)),
+                                                     ("read_back", getattr(params, "reading_read_back", None)),
                                                      ("agree", getattr(params, "reading_agree", None)),
                                                      ("distinct", getattr(params, "reading_distinct", None)),
                                                      ("spread", _spread(getattr(params, "reading_domain_words", None))))

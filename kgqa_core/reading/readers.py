@@ -145,6 +145,16 @@ ONE_ARROW = True
 # Worked questions of the user's graph before the first look's question (`examples.graph_examples`, LPKG's idea);
 # 0: none (the first look as measured everywhere else).
 EXAMPLES = 0
+# An unsure reading of a one-entity question (its best walk under READ_BACK_UNDER) weighs each of its READ_BACK_WALKS
+# likeliest walks also by how likely the model finds the question's own words written after that walk (the noisy
+# channel: log P(question | walk), times READ_BACK): a walk that leaves part of the question unsaid makes those words
+# unlikely, which the reader's look from the question to the walk cannot see ("which subdivision does the south of
+# the birth place of X belong to" read as birthPlace -> south, 62%).  0: off.  Measured in docs/benchmarks.md, "The
+# question read back from its walks".
+READ_BACK = 0.5
+READ_BACK_WALKS = 3
+READ_BACK_UNDER = QUICK_SURE_AT
+READ_BACK_HEAD = "Each walk through a knowledge graph below is followed by the question it answers.\n\n"
 
 
 def lexicon_scores(question: str, topics: Sequence[str], plans: Sequence[RelationPlan],
@@ -450,8 +460,9 @@ class ModelPathReader:
                  joint_model: float = JOINT_MODEL_WEIGHT, aligned_share: float = ALIGNED_SHARE,
                  order: float = ORDER_COST, stop: float = STOP_WEIGHT, agree: bool = AGREE,
                  distinct: bool = DISTINCT, examples: int = EXAMPLES, kind: float = ENTITY_KIND_WEIGHT,
-                 every: bool = EVERY_RELATION, one_arrow: bool = ONE_ARROW) -> None:
+                 every: bool = EVERY_RELATION, one_arrow: bool = ONE_ARROW, read_back: float = READ_BACK) -> None:
         self.model = model
+        self.read_back = read_back  # the question read back from each likely walk weighs it (`weigh_read_back`)
         # the first look's replies write every hop with the same forward arrow (`reply_text`)
         self.one_arrow = one_arrow
         # the first look's prompt names every relation of the walks once some of them are told (`_relations_told`)
@@ -590,6 +601,14 @@ class ModelPathReader:
                 if self.meet:
                     how += (", walks that reach no entity in common ranked as unlikely (the question asks for "
                             "what its entities share, `reading_meet`)")
+        backs: dict[str, float] = {}  # log P(question | walk) of the likeliest walks, when read back
+        if self.read_back and one_entity and not joined and len(ranked) >= 2 and ranked[0][0] < READ_BACK_UNDER:
+            walks = [plan for _, plan in ranked[:READ_BACK_WALKS]]
+            read, back_call = read_back(self.model, question, walks)
+            backs = {plan.text: b for plan, b in zip(walks, read)}
+            before_back = ranked[0][1]
+            ranked = weigh_read_back(ranked, read, self.read_back)
+            looks.append((_Looked([back_call], back_call.forward_passes), ranked, how))
         past = None  # one more hop, named by a word of the question, past the longest walk planned
         if self.horizon and not joined and ranked and len(ranked[0][1].hops) >= self.lexicon.max_hops:
             past = horizon_hop(question, topics, graph, ranked[0][1], self.lexicon.vocabulary,
@@ -597,6 +616,14 @@ class ModelPathReader:
             if past is not None:
                 ranked = [(ranked[0][0], past.plan), *ranked[1:]]
         reading = reading_from_plans(self.name, ranked, topics, how)
+        if backs:
+            reading.explanation += (
+                f"; the reading was under {READ_BACK_UNDER:.0%} sure, so the question was read back from its "
+                f"{len(backs)} likeliest walks (how likely the model finds the question's words written after each "
+                f"walk: a walk that leaves part of the question unsaid makes those words unlikely), each walk's "
+                f"probability weighed by that, x{self.read_back:g} (`reading_read_back`): " + ", ".join(
+                    f"{plan.text} {backs[plan.text]:.1f}" for _, plan in ranked[:len(backs)])
+                + ("" if ranked[0][1] == before_back else f"; before it, {before_back.text} was the likeliest"))
         if looks and stop != 1.0 and any(o.startswith((p + " -", p + " <-")) for p in options for o in options):
             how_much = "half" if stop == 0.5 else f"{stop:g} of"
             reading.explanation += (f"; where one walk is another cut short, the model's choice between ending the "
@@ -762,6 +789,69 @@ def _unlisted_choice(model: Any, question: str, topics: Sequence[str], vocabular
     return decision
 
 
+class _Looked:
+    """What a look that is not a choice (the read-back) adds to the reading's calls and forward passes."""
+
+    def __init__(self, calls: list[Any], forward_passes: int) -> None:
+        self.calls, self.forward_passes = calls, forward_passes
+
+
+def read_back(model: Any, question: str, plans: Sequence[RelationPlan]) -> tuple[list[float], Any]:
+    """log P(question | walk) for each of `plans`: the question's tokens scored after ``Walk: <plan>``, one batch.
+
+    Why the question after the walk, and not the walk after the question (as the reader's looks score it): a walk
+    that leaves a relation of the question unsaid still reads as a fine reply to it, but the question's words for
+    that relation are unlikely after it.  The walks share the fixed first line (read once, `PromptText`).
+
+    Returns
+    -------
+    The log-probabilities, in the order of `plans`, and the model call's trace record.
+    """
+    head = PromptText(READ_BACK_HEAD, READ_BACK_HEAD)
+    asked = model.encode(" " + question)
+    continuations = [f"Walk: {plan.text}\nQuestion: {question}" for plan in plans]
+    with model.lock:
+        before = model.counter.snapshot()
+        scores = model.score_continuations(head, continuations)
+        after = model.counter.snapshot()
+    backs = []
+    for plan, score in zip(plans, scores):
+        n = len(asked)
+        if list(score.token_ids[-n:]) == list(asked):
+            backs.append(float(sum(score.token_logprobs[-n:])))
+        else:  # the question's first token merged with what precedes it: score it after its own prompt
+            alone = model.score_continuations(PromptText(READ_BACK_HEAD + f"Walk: {plan.text}\nQuestion:",
+                                                         READ_BACK_HEAD), [" " + question])
+            backs.append(float(alone[0].total))
+    call = model.call_record("reads.reading (the question read back from its walks)", scores, head)
+    call.forward_passes = after[0] - before[0]
+    return backs, call
+
+
+def weigh_read_back(ranked: list[tuple[float, RelationPlan]], backs: Sequence[float],
+                    weight: float) -> list[tuple[float, RelationPlan]]:
+    """`ranked` with its first ``len(backs)`` walks weighed by the question read back from them, best first.
+
+    Each walk's log-probability gains ``weight`` x its read-back log-probability; the walks share the probability
+    they held together before (the rest of the ranking keeps theirs), so only their order and split change.
+
+    >>> from kgqa_core.reading.reading import PlanHop
+    >>> a, b, c = (RelationPlan("X", (PlanHop(r),)) for r in ("south", "west", "north"))
+    >>> out = weigh_read_back([(0.6, a), (0.3, b), (0.1, c)], [-20.0, -16.0], 0.5)
+    >>> [(round(p, 3), plan.relations[0]) for p, plan in out]
+    [(0.708, 'west'), (0.192, 'south'), (0.1, 'north')]
+    """
+    k = len(backs)
+    top = ranked[:k]
+    mass = sum(p for p, _ in top)
+    logs = [math.log(max(p, 1e-300)) + weight * b for (p, _), b in zip(top, backs)]
+    peak = max(logs)
+    raw = [math.exp(v - peak) for v in logs]
+    total = sum(raw)
+    weighed = sorted(((mass * r / total, plan) for r, (_, plan) in zip(raw, top)), key=lambda x: -x[0])
+    return weighed + list(ranked[k:])
+
+
 def reply_text(plan: RelationPlan) -> str:
     """The walk as the first look's reply with `ONE_ARROW`: ``Ann -spouse-> Bob -place_of_birth (reverse)-> Delft``.
 
@@ -843,7 +933,7 @@ READER_OPTIONS = {"max_hops": int, "permutations": int, "listed": _flag, "max_op
                   "quick": float, "quick_options": int, "phrase_gain": float, "cover": float, "joint": _flag,
                   "meet": float, "shorter": float, "joint_model": float, "aligned_share": float, "order": float,
                   "stop": float, "agree": _flag, "distinct": _flag, "examples": int, "horizon": _flag, "kind": float,
-                  "every": _flag, "one_arrow": _flag, "spread": float}
+                  "every": _flag, "one_arrow": _flag, "spread": float, "read_back": float}
 
 
 def make_reader(name: str, model: Any = None, vocabulary: RelationVocabulary | None = None) -> Any:

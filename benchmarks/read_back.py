@@ -1,0 +1,67 @@
+"""The question read back from its likeliest walks (`reading_read_back`): on the questions it can change, in one run.
+
+The paths reader weighs an unsure reading's likeliest walks (a one-entity question read under 90% sure) also by
+how likely the model finds the question's own words after each walk (`readers.read_back`, the noisy channel).
+Only such readings can change, so this asks the DoG questions of earlier evaluations (``--from``) whose recorded
+reading was that unsure, with one question entity and at least two walks, with the defaults and with
+``reading_read_back=0``, one after the other in this one process, defaults first:
+
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/read_back.py --from runs/eval/base/dbpedia/main \\
+        --out runs/eval/read-back/dbpedia
+
+Prints one row per question (domain, type, the recorded reading's confidence and plan depth, Hits@1 and F1 with
+the read-back / without) and the totals.  ``--shard K/N`` asks every N-th question from the K-th (two processes,
+one per core).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from kgqa_core.reading.readers import READ_BACK_UNDER  # noqa: E402
+from reask import ask_variants, dog_readings, eval_folders, plan_hops, print_table  # noqa: E402
+
+VARIANTS = {"read-back": {}, "no-read-back": {"reading_read_back": 0.0}}
+
+
+def unsure_questions(folders: list[Path]) -> list[dict]:
+    """The DoG questions of `folders` with one entity whose recorded reading had two or more walks and was unsure."""
+    def keep(reading: dict, trace: dict) -> dict | None:
+        confidence = reading.get("confidence")
+        if (confidence is None or confidence >= READ_BACK_UNDER or len(reading["plans"]) < 2
+                or len(trace.get("topic_entities") or []) != 1):
+            return None
+        return {"confidence": confidence, "depth": plan_hops(reading["plans"][0]["text"])}
+
+    return dog_readings(folders, keep)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--from", dest="folders", action="append", required=True,
+                    help="an eval folder with DoG traces (a glob; may be given more than once)")
+    ap.add_argument("--model", default="qwen2.5-coder-1.5b")
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--shard", default="1/1", help="K/N: every N-th question from the K-th")
+    ap.add_argument("--count", action="store_true", help="only say how many questions would be asked")
+    args = ap.parse_args(argv)
+    k, n = (int(x) for x in args.shard.split("/"))
+    found = unsure_questions(eval_folders(args.folders))[k - 1::n]
+    if args.count or not found:
+        print(f"{len(found)} DoG question(s) with an unsure reading of one entity")
+        return 0
+    scores = ask_variants(found, VARIANTS, args.model, args.out)
+    print(f"{args.model}, readings under {READ_BACK_UNDER:.0%} sure, {' / '.join(VARIANTS)}, {len(found)} question(s)")
+    print_table(found, scores, list(VARIANTS), [("reading", lambda c: f"{c['confidence']:.2f}"),
+                                                ("plan hops", lambda c: str(c["depth"]))])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
