@@ -833,13 +833,14 @@ def weigh_read_back(ranked: list[tuple[float, RelationPlan]], backs: Sequence[fl
     """`ranked` with its first ``len(backs)`` walks weighed by the question read back from them, best first.
 
     Each walk's log-probability gains ``weight`` x its read-back log-probability; the walks share the probability
-    they held together before (the rest of the ranking keeps theirs), so only their order and split change.
+    they held together before (the rest of the ranking keeps theirs), so only their order and split change; each
+    plan's own ``confidence`` is its new probability.
 
     >>> from kgqa_core.reading.reading import PlanHop
     >>> a, b, c = (RelationPlan("X", (PlanHop(r),)) for r in ("south", "west", "north"))
     >>> out = weigh_read_back([(0.6, a), (0.3, b), (0.1, c)], [-20.0, -16.0], 0.5)
     >>> [(round(p, 3), plan.relations[0]) for p, plan in out]
-    [(0.708, 'west'), (0.192, 'south'), (0.1, 'north')]
+    [(0.708, 'west', 0.708), (0.192, 'south', 0.192), (0.1, 'north', 0.0)]
     """
     k = len(backs)
     top = ranked[:k]
@@ -849,7 +850,7 @@ def weigh_read_back(ranked: list[tuple[float, RelationPlan]], backs: Sequence[fl
     raw = [math.exp(v - peak) for v in logs]
     total = sum(raw)
     weighed = sorted(((mass * r / total, plan) for r, (_, plan) in zip(raw, top)), key=lambda x: -x[0])
-    return weighed + list(ranked[k:])
+    return [(p, _with_confidence(plan, p)) for p, plan in weighed] + list(ranked[k:])
 
 
 def reply_text(plan: RelationPlan) -> str:
