@@ -103,7 +103,7 @@ def test_a_walk_the_list_already_holds_the_other_way_round_is_not_listed_again(b
     and the reading adds them up."""
     question = "what are the capitals of the states that border utah"
     on = make_reader("paths:quick=1,distinct=1", backend_model).read(question, TWO_WAY, ["utah"])
-    off = make_reader("paths:quick=1", backend_model).read(question, TWO_WAY, ["utah"])
+    off = make_reader("paths:quick=1,read_back=0", backend_model).read(question, TWO_WAY, ["utah"])
     assert _scored_walks(on.calls[0]) == _scored_walks(off.calls[0])  # the first look: both forms, both times
     assert any(" -borders (reverse)-> " in w for w in _scored_walks(on.calls[0]))  # one arrow, the default
     listed_on, listed_off = _scored_walks(on.calls[1]), _scored_walks(off.calls[1])
@@ -124,7 +124,7 @@ def test_two_looks_agree_on_a_walk_whichever_way_round_the_list_spells_it(backen
     import kgqa_core.reads.scoring as scoring
 
     question = "which states border utah"
-    liked = make_reader("paths:quick=0.0001", backend_model).read(question, TWO_WAY, ["utah"]).plans[0]
+    liked = make_reader("paths:quick=0.0001,read_back=0", backend_model).read(question, TWO_WAY, ["utah"]).plans[0]
     walk = liked.walk_key
     twin = next(p for p in relation_paths(TWO_WAY, ["utah"]) if p.text != liked.text and p.walk_key == walk)
     real = scoring.ModelChooser
@@ -169,7 +169,7 @@ def test_the_first_look_reads_the_graphs_worked_examples_as_fixed_text(backend_m
 
     question = "what are the capitals of the states that border utah"
     with_examples = make_reader("paths:quick=0.0001,examples=2", backend_model).read(question, TWO_WAY, ["utah"])
-    plain = make_reader("paths:quick=0.0001", backend_model).read(question, TWO_WAY, ["utah"])
+    plain = make_reader("paths:quick=0.0001,read_back=0", backend_model).read(question, TWO_WAY, ["utah"])
     worked = graph_examples(TWO_WAY, 2)
     assert worked and worked in with_examples.calls[0].prompt and "Examples:" not in plain.calls[0].prompt
     assert with_examples.calls[0].prompt.index(worked) < with_examples.calls[0].prompt.index(question)
@@ -391,15 +391,15 @@ def _purposes(reading) -> list[str]:
 def test_a_sure_first_look_stands_and_an_unsure_one_lists_the_walks(backend_model):
     """The quick look (walks scored as replies, none listed) stands when sure enough; else the walks are listed."""
     question = "what is the ethnicity of Ann's wife"
-    kept = make_reader("paths:quick=0.0001", backend_model).read(question, PEOPLE, ["Ann"])
+    kept = make_reader("paths:quick=0.0001,read_back=0", backend_model).read(question, PEOPLE, ["Ann"])
     assert _purposes(kept) == ["reads.reading (walks scored as replies)"]
     assert "so the walks were not listed" in kept.explanation and "none listed" in kept.explanation
-    relisted = make_reader("paths:quick=1", backend_model).read(question, PEOPLE, ["Ann"])
+    relisted = make_reader("paths:quick=1,read_back=0", backend_model).read(question, PEOPLE, ["Ann"])
     purposes = _purposes(relisted)
     assert purposes[0] == "reads.reading (walks scored as replies)" and len(purposes) >= 2
     assert all("order" in p for p in purposes[1:])  # the listed choice, in its listing orders
     assert "so the walks were listed for it to choose among" in relisted.explanation
-    always = make_reader("paths:quick=0", backend_model).read(question, PEOPLE, ["Ann"])
+    always = make_reader("paths:quick=0,read_back=0", backend_model).read(question, PEOPLE, ["Ann"])
     assert all("order" in p for p in _purposes(always)) and "alone" not in always.explanation
     for r in (kept, relisted, always):
         assert r.plans[0].text in {p.text for p in relation_paths(PEOPLE, ["Ann"])}
@@ -412,7 +412,7 @@ def test_a_first_listing_order_that_agrees_with_the_quick_look_settles_the_readi
     import kgqa_core.reads.scoring as scoring
 
     question = "what is the ethnicity of Ann's wife"
-    liked = make_reader("paths:quick=0.0001", backend_model).read(question, PEOPLE, ["Ann"]).plans[0]
+    liked = make_reader("paths:quick=0.0001,read_back=0", backend_model).read(question, PEOPLE, ["Ann"]).plans[0]
     real = scoring.ModelChooser
     favoured: list[str] = []
 
@@ -469,7 +469,7 @@ def _scored(call) -> list[str]:
 def test_a_wider_quick_look_lists_only_its_best_walks(backend_model):
     """``quick_options``: the quick look scores more walks than a list shows; an unsure one lists its best."""
     question = "in which country was Ann born"
-    reading = make_reader("paths:quick=1,max_options=3,quick_options=8", backend_model).read(question, PEOPLE, ["Ann"])
+    reading = make_reader("paths:quick=1,max_options=3,quick_options=8,read_back=0", backend_model).read(question, PEOPLE, ["Ann"])
     quick, *listed = reading.calls
     wide = _scored(quick)
     assert len(wide) > 3 and listed
@@ -567,6 +567,7 @@ def test_the_reading_prompts_fixed_text_comes_first_and_a_session_reads_it_once(
                                                ("reading_every_relation", "maybe", (False, True, True)),
                                                ("reading_one_arrow", "maybe", (False, True, True)),
                                                ("reading_stop_weight", 2, (1.0, 0.5, 0.5)),
+                                               ("reading_read_back", -1, (0.0, 0.5, 0.5)),
                                                ("reading_agree", "maybe", (False, True, True)),
                                                ("reading_distinct", "maybe", (True, False, False)),
                                                ("reading_listed", 1, (12, 8, 8)),
@@ -582,7 +583,7 @@ def test_a_reader_setting_is_a_checked_parameter_and_keys_the_reading(small_mode
         with pytest.raises(ParameterError, match=name):
             parse_params(method_spec(method), {name: bad})
     assert reader_spec(parse_params(method_spec("dog"), {"reading_phrase_gain": 0})) == \
-        "paths:quick=0.9,phrase_gain=0,joint=1,cover=1,meet=3,horizon=1,order=0,kind=0,every=1,one_arrow=1,stop=0.5,agree=1,distinct=0,spread=0"
+        "paths:quick=0.9,phrase_gain=0,joint=1,cover=1,meet=3,horizon=1,order=0,kind=0,every=1,one_arrow=1,stop=0.5,read_back=0.5,agree=1,distinct=0,spread=0"
     assert reader_spec(parse_params(method_spec("rok"), {"reading_listed": 8})).endswith(  # the quick look scores 12
         ",spread=0,quick_options=12,max_options=8")
     clear_readings()
