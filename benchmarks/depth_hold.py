@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from kgqa_core.eval.runner import load_results  # noqa: E402
-from reask import ask_variants, dog_readings, eval_folders, plan_hops, print_table  # noqa: E402
+from reask import add_common_args, ask_and_print, dog_readings, eval_folders, reading_columns  # noqa: E402
 
 VARIANTS = {"hold": {}, "no-hold": {"stay_at_depth": False, "conclude_at_depth": False}}
 
@@ -38,18 +38,15 @@ def band_questions(folders: list[Path], low: float, high: float) -> list[dict]:
         confidence = reading.get("confidence")
         if confidence is None or not low <= confidence < high:
             return None
-        return {"confidence": confidence, "depth": plan_hops(reading["plans"][0]["text"])}
+        return reading_columns(reading)
 
     return dog_readings(folders, keep)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--from", dest="folders", action="append", required=True,
-                    help="an eval folder with DoG traces (a glob; may be given more than once)")
+    add_common_args(ap)
     ap.add_argument("--band", default="0.6,0.9", help="LOW,HIGH: the readings' confidences asked again")
-    ap.add_argument("--model", default="qwen2.5-coder-1.5b")
-    ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--skip", action="append", default=[],
                     help="eval folders (globs) whose questions are left out: those an earlier run of this script asked")
     args = ap.parse_args(argv)
@@ -59,10 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     if not found:
         print(f"no DoG question of those folders had a reading {low}-{high} sure")
         return 0
-    scores = ask_variants(found, VARIANTS, args.model, args.out)
-    print(f"{args.model}, readings {low}-{high} sure, {' / '.join(VARIANTS)}, {len(found)} question(s)")
-    print_table(found, scores, list(VARIANTS), [("reading", lambda c: f"{c['confidence']:.2f}"),
-                                                ("plan hops", lambda c: str(c["depth"]))])
+    ask_and_print(found, VARIANTS, args.model, args.out,
+                  f"{args.model}, readings {low}-{high} sure, {' / '.join(VARIANTS)}, {len(found)} question(s)",
+                  [("reading", lambda c: f"{c['confidence']:.2f}"), ("plan hops", lambda c: str(c["depth"]))])
     return 0
 
 

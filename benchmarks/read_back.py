@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from kgqa_core.reading.readers import READ_BACK_UNDER  # noqa: E402
-from reask import ask_variants, dog_readings, eval_folders, plan_hops, print_table  # noqa: E402
+from reask import add_common_args, ask_and_print, dog_readings, eval_folders, reading_columns  # noqa: E402
 
 VARIANTS = {"read-back": {}, "no-read-back": {"reading_read_back": 0.0}}
 
@@ -37,17 +37,14 @@ def unsure_questions(folders: list[Path]) -> list[dict]:
         if (confidence is None or confidence >= READ_BACK_UNDER or len(reading["plans"]) < 2
                 or len(trace.get("topic_entities") or []) != 1):
             return None
-        return {"confidence": confidence, "depth": plan_hops(reading["plans"][0]["text"])}
+        return reading_columns(reading)
 
     return dog_readings(folders, keep)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--from", dest="folders", action="append", required=True,
-                    help="an eval folder with DoG traces (a glob; may be given more than once)")
-    ap.add_argument("--model", default="qwen2.5-coder-1.5b")
-    ap.add_argument("--out", type=Path, required=True)
+    add_common_args(ap)
     ap.add_argument("--shard", default="1/1", help="K/N: every N-th question from the K-th")
     ap.add_argument("--count", action="store_true", help="only say how many questions would be asked")
     args = ap.parse_args(argv)
@@ -56,10 +53,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.count or not found:
         print(f"{len(found)} DoG question(s) with an unsure reading of one entity")
         return 0
-    scores = ask_variants(found, VARIANTS, args.model, args.out)
-    print(f"{args.model}, readings under {READ_BACK_UNDER:.0%} sure, {' / '.join(VARIANTS)}, {len(found)} question(s)")
-    print_table(found, scores, list(VARIANTS), [("reading", lambda c: f"{c['confidence']:.2f}"),
-                                                ("plan hops", lambda c: str(c["depth"]))])
+    ask_and_print(found, VARIANTS, args.model, args.out,
+                  f"{args.model}, readings under {READ_BACK_UNDER:.0%} sure, {' / '.join(VARIANTS)}, "
+                  f"{len(found)} question(s)",
+                  [("reading", lambda c: f"{c['confidence']:.2f}"), ("plan hops", lambda c: str(c["depth"]))])
     return 0
 
 

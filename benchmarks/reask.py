@@ -23,6 +23,11 @@ def plan_hops(plan_text: str) -> int:
     return plan_text.count("->")
 
 
+def reading_columns(reading: dict) -> dict:
+    """The columns the re-asking benchmarks show of a recorded reading: its confidence and its best plan's hops."""
+    return {"confidence": reading["confidence"], "depth": plan_hops(reading["plans"][0]["text"])}
+
+
 def dataset_file(folder: Path, named: Path) -> Path:
     """The dataset an eval folder's run.json names: relative to the folder, the repository, or a dev domain's file."""
     from kgqa_core.datasets.multidomain import DEV_DOMAINS
@@ -129,3 +134,19 @@ def print_table(found: list[dict], scores: dict[tuple[str, str], dict[str, dict]
     blanks = " | ".join("" for _ in columns)
     print(f"| all | | {len(found)} questions | {blanks} | {' / '.join(f'{totals[v][0]:.0f}' for v in names)} | "
           f"{' / '.join(f'{totals[v][1]:.2f}' for v in names)} |")
+
+
+def add_common_args(ap: Any) -> None:
+    """The arguments every re-asking benchmark takes: ``--from`` (eval folders, globs), ``--model``, ``--out``."""
+    ap.add_argument("--from", dest="folders", action="append", required=True,
+                    help="an eval folder with DoG traces (a glob; may be given more than once)")
+    ap.add_argument("--model", default="qwen2.5-coder-1.5b")
+    ap.add_argument("--out", type=Path, required=True)
+
+
+def ask_and_print(found: list[dict], variants: dict[str, dict[str, Any]], model: str, out: Path, heading: str,
+                  columns: list[tuple[str, Callable[[dict], str]]]) -> None:
+    """`ask_variants`, then the heading line and `print_table` of what came back."""
+    scores = ask_variants(found, variants, model, out)
+    print(heading)
+    print_table(found, scores, list(variants), columns)

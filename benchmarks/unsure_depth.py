@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from kgqa_core.decoding.step_filters import likely_depth  # noqa: E402
 from kgqa_core.methods.dog import DOG_SURE_AT  # noqa: E402
-from reask import ask_variants, dog_readings, eval_folders, plan_hops, print_table  # noqa: E402
+from reask import add_common_args, ask_and_print, dog_readings, eval_folders, plan_hops  # noqa: E402
 
 
 def candidates(folders: list[Path], share: float) -> list[dict]:
@@ -47,21 +47,17 @@ def candidates(folders: list[Path], share: float) -> list[dict]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--from", dest="folders", action="append", required=True,
-                    help="an eval folder with DoG traces (a glob; may be given more than once)")
+    add_common_args(ap)
     ap.add_argument("--share", type=float, default=0.8, help="the unsure_depth value asked against 0")
-    ap.add_argument("--model", default="qwen2.5-coder-1.5b")
-    ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
     found = candidates(eval_folders(args.folders), args.share)
     if not found:
         print("no DoG question of those folders had an unsure reading whose likely plans agree on 2+ hops")
         return 0
     variants = {"off": {"unsure_depth": 0.0}, "on": {"unsure_depth": args.share}}
-    scores = ask_variants(found, variants, args.model, args.out)
-    print(f"{args.model}, unsure_depth {args.share} against 0, {len(found)} question(s)")
-    print_table(found, scores, list(variants), [("reading", lambda c: f"{c['confidence']:.2f}"),
-                                                ("depth", lambda c: str(c["depth"]))])
+    ask_and_print(found, variants, args.model, args.out,
+                  f"{args.model}, unsure_depth {args.share} against 0, {len(found)} question(s)",
+                  [("reading", lambda c: f"{c['confidence']:.2f}"), ("depth", lambda c: str(c["depth"]))])
     return 0
 
 
