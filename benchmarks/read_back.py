@@ -57,7 +57,31 @@ def main(argv: list[str] | None = None) -> int:
                   f"{args.model}, readings under {READ_BACK_UNDER:.0%} sure, {' / '.join(VARIANTS)}, "
                   f"{len(found)} question(s)",
                   [("reading", lambda c: f"{c['confidence']:.2f}"), ("plan hops", lambda c: str(c["depth"]))])
+    print(cost_line(args.out, list(VARIANTS)))
     return 0
+
+
+def cost_line(out: Path, variants: list[str]) -> str:
+    """Medians per variant over its questions: prompt tokens read beyond the cached prefix, and seconds."""
+    import json
+    import statistics
+
+    from kgqa_core.eval.runner import load_results
+
+    parts = []
+    for variant in variants:
+        read, seconds = [], []
+        for folder in sorted((out / variant).glob("*")):
+            for r in load_results(folder):
+                path = folder / str(r.get("trace") or "")
+                costs = json.loads(path.read_text()).get("costs") if r.get("trace") and path.is_file() else None
+                if costs:
+                    read.append(costs.get("prompt_tokens_read", 0))
+                seconds.append((r.get("metrics") or {}).get("seconds", 0.0))
+        if seconds:
+            parts.append(f"{variant}: {len(seconds)} questions, median {statistics.median(read or [0]):.0f} prompt "
+                         f"tokens read, {statistics.median(seconds):.1f} s")
+    return "; ".join(parts)
 
 
 if __name__ == "__main__":
