@@ -602,12 +602,14 @@ class ModelPathReader:
                     how += (", walks that reach no entity in common ranked as unlikely (the question asks for "
                             "what its entities share, `reading_meet`)")
         backs: dict[str, float] = {}  # log P(question | walk) of the likeliest walks, when read back
+        read_order: list[RelationPlan] = []
         if self.read_back and one_entity and not joined and len(ranked) >= 2 and ranked[0][0] < READ_BACK_UNDER:
             walks = [plan for _, plan in ranked[:READ_BACK_WALKS]]
             read, back_call = read_back(self.model, question, walks)
             backs = {plan.text: b for plan, b in zip(walks, read)}
             before_back = ranked[0][1]
             ranked = weigh_read_back(ranked, read, self.read_back)
+            read_order = [plan for _, plan in ranked[:len(walks)]]  # as weighed (the horizon may lengthen the first)
             looks.append((_Looked([back_call], back_call.forward_passes), ranked, how))
         past = None  # one more hop, named by a word of the question, past the longest walk planned
         if self.horizon and not joined and ranked and len(ranked[0][1].hops) >= self.lexicon.max_hops:
@@ -622,8 +624,9 @@ class ModelPathReader:
                 f"{len(backs)} likeliest walks (how likely the model finds the question's words written after each "
                 f"walk: a walk that leaves part of the question unsaid makes those words unlikely), each walk's "
                 f"probability weighed by that, x{self.read_back:g} (`reading_read_back`): " + ", ".join(
-                    f"{plan.text} {backs[plan.text]:.1f}" for _, plan in ranked[:len(backs)])
-                + ("" if ranked[0][1] == before_back else f"; before it, {before_back.text} was the likeliest"))
+                    f"{plan.text} {backs[plan.text]:.1f}" for plan in read_order)
+                + ("" if read_order[0].text == before_back.text else
+                   f"; before it, {before_back.text} was the likeliest"))
         if looks and stop != 1.0 and any(o.startswith((p + " -", p + " <-")) for p in options for o in options):
             how_much = "half" if stop == 0.5 else f"{stop:g} of"
             reading.explanation += (f"; where one walk is another cut short, the model's choice between ending the "

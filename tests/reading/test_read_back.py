@@ -98,3 +98,27 @@ def test_weighing_keeps_the_walks_share_and_the_rest_of_the_ranking(weight):
         assert [(round(p, 9), plan.text) for p, plan in out] == [(round(p, 9), plan.text) for p, plan in ranked]
     else:
         assert out[0][1].text == plans[1].text  # 10 nats likelier read back than the first walk
+
+
+def test_a_reading_lengthened_past_the_horizon_after_the_read_back_still_says_both(small_model, monkeypatch):
+    """The read-back weighs the walks before the horizon may add a hop to the first: the explanation names the
+    walks as they were read back (a Wikidata 4-hop question crashed the reading when it looked the longer walk up)."""
+    from dataclasses import replace
+
+    from kgqa_core.reading.horizon import HorizonHop
+
+    monkeypatch.setattr(readers, "READ_BACK_UNDER", 1.01)
+    monkeypatch.setattr(readers.ModelPathReader, "__init__", _with_max_hops(readers.ModelPathReader.__init__, 1))
+    longer = lambda q, t, g, plan, *a, **k: HorizonHop(replace(plan, hops=plan.hops + (PlanHop("extra"),)), "x", 1.0)  # noqa: E731
+    monkeypatch.setattr(readers, "horizon_hop", longer)
+    reading = make_reader("paths:quick=0", small_model).read(QUESTION, PEOPLE, ["Ann"])
+    assert reading.plans[0].relations[-1] == "extra" and BACK in _purposes(reading)
+    assert "the question was read back from its" in reading.explanation
+
+
+def _with_max_hops(init, hops):
+    """The reader's __init__ with its lexicon planning at most `hops` hops (so every best walk is at the horizon)."""
+    def patched(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self.lexicon.max_hops = hops
+    return patched
