@@ -603,14 +603,15 @@ class ModelPathReader:
                             "what its entities share, `reading_meet`)")
         backs: dict[str, float] = {}  # log P(question | walk) of the likeliest walks, when read back
         read_order: list[RelationPlan] = []
+        back_calls: list[Any] = []  # the read-back's model call (not a look: it chooses nothing)
         if self.read_back and one_entity and not joined and len(ranked) >= 2 and ranked[0][0] < READ_BACK_UNDER:
             walks = [plan for _, plan in ranked[:READ_BACK_WALKS]]
             read, back_call = read_back(self.model, question, walks)
+            back_calls.append(back_call)
             backs = {plan.text: b for plan, b in zip(walks, read)}
             before_back = ranked[0][1]
             ranked = weigh_read_back(ranked, read, self.read_back)
             read_order = [plan for _, plan in ranked[:len(walks)]]  # as weighed (the horizon may lengthen the first)
-            looks.append((_Looked([back_call], back_call.forward_passes), ranked, how))
         past = None  # one more hop, named by a word of the question, past the longest walk planned
         if self.horizon and not joined and ranked and len(ranked[0][1].hops) >= self.lexicon.max_hops:
             past = horizon_hop(question, topics, graph, ranked[0][1], self.lexicon.vocabulary,
@@ -698,8 +699,8 @@ class ModelPathReader:
                                         "(`reading_domain_words`): " + ", ".join(
                                             f"'{w}' (median {m:.2f})" for w, m in domain))
         reading.seconds = time.perf_counter() - started
-        reading.calls = [c for d, _, _ in looks for c in d.calls]
-        reading.forward_passes = sum(d.forward_passes for d, _, _ in looks)
+        reading.calls = [c for d, _, _ in looks for c in d.calls] + back_calls
+        reading.forward_passes = sum(d.forward_passes for d, _, _ in looks) + sum(c.forward_passes for c in back_calls)
         return reading
 
     def _probs(self, decision: Any, aligned: Sequence[float] | None) -> list[float]:
@@ -790,13 +791,6 @@ def _unlisted_choice(model: Any, question: str, topics: Sequence[str], vocabular
     decision.tokens_in = after[1] - before[1]
     decision.seconds = time.perf_counter() - started
     return decision
-
-
-class _Looked:
-    """What a look that is not a choice (the read-back) adds to the reading's calls and forward passes."""
-
-    def __init__(self, calls: list[Any], forward_passes: int) -> None:
-        self.calls, self.forward_passes = calls, forward_passes
 
 
 def read_back(model: Any, question: str, plans: Sequence[RelationPlan]) -> tuple[list[float], Any]:
