@@ -623,8 +623,8 @@ class ModelPathReader:
             reading.explanation += (
                 f"; the reading was under {READ_BACK_UNDER:.0%} sure, so the question was read back from its "
                 f"{len(backs)} likeliest walks (how likely the model finds the question's words written after each "
-                f"walk: a walk that leaves part of the question unsaid makes those words unlikely), each walk's "
-                f"probability weighed by that, x{self.read_back:g} (`reading_read_back`): " + ", ".join(
+                f"walk: a walk that leaves part of the question unsaid makes those words unlikely), that "
+                f"log-probability times {self.read_back:g} added to each walk's own (`reading_read_back`): " + ", ".join(
                     f"{plan.text} {backs[plan.text]:.1f}" for plan in read_order)
                 + ("" if read_order[0].text == before_back.text else
                    f"; before it, {before_back.text} was the likeliest"))

@@ -32,9 +32,9 @@ SMALL = {
     "rok": {"use_embedder": "false", "cot_max_tokens": 24, "filter_max_tokens": 16, "answer_max_tokens": 16},
     "lpkg": {"max_new_tokens": 24},
 }
-# the question's reading: the quick look, and the listed choice in two orders when it is unsure (none when an
-# earlier run read it)
-READING = 3
+# the question's reading: the quick look, the listed choice in two orders when it is unsure and then the question
+# read back from its likeliest walks (none when an earlier run read it)
+READING = 4
 MAX_CALLS = {"dog": 1 + READING, "cot": 1, "direct": 1, "reads": 8 + READING, "rok": 3 + READING, "lpkg": 12}
 
 
