@@ -836,7 +836,7 @@ def weigh_read_back(ranked: list[tuple[float, RelationPlan]], backs: Sequence[fl
     >>> from kgqa_core.reading.reading import PlanHop
     >>> a, b, c = (RelationPlan("X", (PlanHop(r),)) for r in ("south", "west", "north"))
     >>> out = weigh_read_back([(0.6, a), (0.3, b), (0.1, c)], [-20.0, -16.0], 0.5)
-    >>> [(round(p, 3), plan.relations[0]) for p, plan in out]
+    >>> [(round(p, 3), plan.relations[0], round(plan.confidence, 3)) for p, plan in out]
     [(0.708, 'west', 0.708), (0.192, 'south', 0.192), (0.1, 'north', 0.0)]
     """
     k = len(backs)
