@@ -55,6 +55,7 @@ class TripletHypothesis:
     score: float
     state: Sequence | None = None  # the state after the triplet (greedy path only)
     note: str = ""
+    unread: int = 0  # trailing tokens not fed to the model (``closes_text``): the trie's, after the last choice
 
     @property
     def triplet_id(self) -> int:
@@ -132,12 +133,20 @@ def _allowed_logprobs(row: torch.Tensor, allowed: torch.Tensor) -> dict[int, flo
     return dict(zip(allowed.tolist(), row[allowed].tolist()))
 
 
-def greedy_triplet(model: Any, state: Sequence, guide: TripletGuide) -> TripletHypothesis:
+def greedy_triplet(model: Any, state: Sequence, guide: TripletGuide, closes_text: bool = False) -> TripletHypothesis:
     """Greedy constrained decoding of one triplet; `state` is extended in place.
 
     The guide says what comes next: `Write` (a forced run: fed to the model
     together with the next decision, one pass, "jump-forward"), `Generate`
     (a choice among the allowed tokens) or `Done`.
+
+    ``closes_text``: nothing is decoded after this sequence (the answer line's
+    item, `decoders.answer_among`), so its last choice and the trie's run
+    after it are not fed to the model: once a name is the only one left, the
+    rest of it is the graph's text, and no pass of the model can change it.
+    Those tokens are in ``token_ids`` but not in `state`, have no position
+    (no log-probability was computed for them) and are not counted as
+    written (`tokens_out`, `tokens_forced`); ``unread`` says how many.
     """
     trie = guide.trie
     node = trie.ROOT
@@ -170,15 +179,22 @@ def greedy_triplet(model: Any, state: Sequence, guide: TripletGuide) -> TripletH
         nodes.append(node)
         pending.append(tok)
         node = guide.advance(node, tok)
-    if pending:
+    unread = 0
+    if pending and closes_text:
+        unread = len(pending) - 1  # the first of them was chosen on a row already read
+        forced -= unread
+    elif pending:
         rows.extend(model.extend(state, pending))
     positions = []
     for i, (nd, tok) in enumerate(zip(nodes, tokens)):
+        if i >= len(rows):
+            break
         allowed = trie.allowed_tensor(nd)
         positions.append(Position(nd, tok, float(rows[i][tok]), _allowed_logprobs(rows[i], allowed)))
-    model.counter.tokens_out += len(tokens)
+    model.counter.tokens_out += len(tokens) - unread
     model.counter.tokens_forced += forced
     return TripletHypothesis(
+        unread=unread,
         triplet_ids=trie.triplets_at(node),
         token_ids=tokens,
         positions=positions,
@@ -211,12 +227,14 @@ class TripletBeamSearch:
         self.model = model
         self.width = width
 
-    def search(self, state: Sequence, guide: TripletGuide) -> TripletSearchResult:
-        """The best triplets after `state`, in process (`decoders.search_triplets` sends a model server's to `server_steps`)."""
+    def search(self, state: Sequence, guide: TripletGuide, closes_text: bool = False) -> TripletSearchResult:
+        """The best triplets after `state`, in process (`decoders.search_triplets` sends a model server's to `server_steps`).
+
+        ``closes_text`` (width 1): nothing is decoded after it (`greedy_triplet`)."""
         before = self.model.counter.forward_passes
         with self.model.lock:
             if self.width == 1:
-                hyps = [greedy_triplet(self.model, state, guide)]
+                hyps = [greedy_triplet(self.model, state, guide, closes_text)]
             else:
                 hyps = self.beam_search(state, guide)
         return TripletSearchResult(hyps, candidate_scores(guide, hyps), self.model.counter.forward_passes - before)

@@ -145,6 +145,7 @@ class FinishedChain:
     dropped: str = ""  # a run the model wrote over and over before it ended, cut from its text (`free_text.drop_run`)
     appended: str = ""  # what a forced conclusion wrote before the model's tokens ("Therefore, the answer is *")
     chosen_among: bool = False  # the model left the forced line empty: its item was chosen among the chain's entities
+    unread: int = 0  # the answer item's last tokens, written by the names' trie without a model pass
 
 
 @dataclass
@@ -456,7 +457,7 @@ class ChainBeam:
         """End `beam`; a text that ended without an answer line gets the forced conclusion (when on)."""
         beam.finished = True
         beam.stop = stop
-        forced, positions, appended, chosen_among = False, [], "", False
+        forced, positions, appended, chosen_among, unread = False, [], "", False, 0
         if self.force_conclusion and needs_conclusion(stop, last_text) and not parse_answers(beam.text):
             # at a sure reading's depth the graph adds the other entities the path reaches: one item is enough
             first_only = stop == "depth"
@@ -469,10 +470,10 @@ class ChainBeam:
             beam.text += conclusion.text
             last_text += conclusion.text
             forced, positions = True, conclusion.positions
-            chosen_among = conclusion.chosen_among
+            chosen_among, unread = conclusion.chosen_among, conclusion.unread
         beam.answer_text = last_text
         return FinishedChain(beam, last_text, stop, forced, positions=positions, appended=appended,
-                             chosen_among=chosen_among)
+                             chosen_among=chosen_among, unread=unread)
 
 
 _ANSWER_PHRASE = re.compile(r"(therefore|so|thus|hence)?[ ,]*(the )?answer (is|are)", re.IGNORECASE)

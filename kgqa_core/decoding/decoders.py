@@ -111,15 +111,20 @@ def answer_among(model: Any, state: PromptState, names: Sequence[str], item: str
     trie = TripletTrie(opener=item.format(""))
     for i, name in enumerate(names):
         trie.insert(i, model.encode(item.format(name)))
-    hyp = search_triplets(model, state, TripletGuide(trie), 1).hypotheses[0]
+    hyp = search_triplets(model, state, TripletGuide(trie), 1, closes_text=True).hypotheses[0]
     return FreeText(text=item.format(names[hyp.triplet_ids[0]]), ids=list(hyp.token_ids), stop="stop",
-                    positions=list(hyp.positions))
+                    positions=list(hyp.positions), unread=hyp.unread)
 
 
 @progress.in_phase(progress.FORCED_RUNS)
-def search_triplets(model: Any, state: PromptState, guide: TripletGuide, width: int) -> TripletSearchResult:
-    """The `width` best triplets of the guide's trie after `state` (greedy extends `state` in place)."""
+def search_triplets(model: Any, state: PromptState, guide: TripletGuide, width: int,
+                    closes_text: bool = False) -> TripletSearchResult:
+    """The `width` best triplets of the guide's trie after `state` (greedy extends `state` in place).
+
+    ``closes_text`` (width 1): nothing is decoded after the triplet, so the
+    trie's run after its last choice is not fed to the model (`beam.greedy_triplet`).
+    """
     remote = _remote(model)
     if remote is not None:  # a model server: scored in one or few requests
-        return remote.triplet_search(state, guide, width)
-    return TripletBeamSearch(model, width).search(state, guide)
+        return remote.triplet_search(state, guide, width, closes_text)
+    return TripletBeamSearch(model, width).search(state, guide, closes_text)

@@ -170,6 +170,7 @@ class FreeText:
     positions: list = field(default_factory=list)  # `beam.Position`s where a trie chose the text (`answer_among`)
     dropped: str = ""  # a run the model wrote over and over, cut from the text and the state (`repeated_run`)
     chosen_among: bool = False  # a forced answer line left empty: its item chosen among the chain's entities
+    unread: int = 0  # trailing tokens of a name the trie wrote without a model pass (`answer_among`, ``closes_text``)
 
 
 def decode_free_text(

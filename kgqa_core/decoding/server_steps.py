@@ -189,7 +189,7 @@ class RemoteDecoding:
         return result
 
     # --------------------------------------------------------- triplet step
-    def triplet_search(self, state: Any, guide: TripletGuide, width: int) -> TripletSearchResult:
+    def triplet_search(self, state: Any, guide: TripletGuide, width: int, closes_text: bool = False) -> TripletSearchResult:
         model = self.model
         strategy = model.caps.triplet_strategy
         if not strategy:
@@ -208,8 +208,10 @@ class RemoteDecoding:
             oracle.walk_grammar()
         cursor = oracle.root()
         if width == 1:
-            hyp = greedy_triplet(oracle, cursor, guide)
-            model.step(state, hyp.token_ids, generated=True)
+            hyp = greedy_triplet(oracle, cursor, guide, closes_text)
+            # ``closes_text``: as in process, the state holds the item up to its last token read, that one not fed
+            fed = hyp.token_ids[:max(0, len(hyp.positions) - 1)] if closes_text else hyp.token_ids
+            model.step(state, fed, generated=True)
             hyp.state = state
             hyps = [hyp]
         else:

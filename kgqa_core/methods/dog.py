@@ -724,6 +724,10 @@ class _DogRun:
         if forced_note and not concluded:
             trace.notes.append(f"beam {beam.beam_id}: {forced_note}")
         answers = parse_answers(done.free_text) or parse_answers(beam.text)
+        if done.unread:
+            unread = (f"the last {done.unread} token{'s' if done.unread > 1 else ''} of the answer's name written "
+                      "from the graph once it was the only name left (no model pass)")
+            forced_note = f"{forced_note}; {unread}" if forced_note else unread
         if done.taken_back is not None:
             forced_note = "; ".join(n for n in (taken_back_note(done.taken_back, went_on=False), forced_note) if n)
             self.trace.extra["answers_taken_back"] = self.trace.extra.get("answers_taken_back", 0) + 1
@@ -740,7 +744,7 @@ class _DogRun:
             note=forced_note or {"eos": "", "stop": "", "length": "stopped at the token budget",
                                  "repeat": "stopped: the model was repeating itself"}.get(done.stop, done.stop),
             extra={"answers": answers, "chain": list(beam.chain), "chain_score": beam.score, "stop": done.stop,
-                   "forced_conclusion": done.forced_conclusion},
+                   "forced_conclusion": done.forced_conclusion, **({"unread": done.unread} if done.unread else {})},
         ))
 
     def _final(self, ranked: list[BeamCandidate]) -> None:

@@ -21,15 +21,49 @@ def test_the_item_is_one_of_the_names_and_ends_with_it(backend_model):
     names = ["Al Pacino", "Robert De Niro", "Tom Cruise"]
     state = m.prefill(m.encode(PROMPT))
     forced_before, out_before = m.counter.tokens_forced, m.counter.tokens_out
+    n_before = len(state.ids) + len(m.encode(" Therefore, the answer is"))
     free = force_conclusion(m, state, first_only=True, reached=names)
     assert free.text.startswith(" Therefore, the answer is * ")
     (answer,) = parse_answers(free.text)
     assert answer in names and free.text.endswith(answer), free.text  # no period, no line end, no second item
     assert m.decode(free.ids) == f" * {answer}"
-    assert len(free.positions) == len(free.ids) and max(len(p.allowed_logprobs) for p in free.positions) > 1
-    assert list(state.ids[-len(free.ids):]) == free.ids  # the state holds the item: the chain may be read on
+    read = len(free.ids) - free.unread  # nothing follows the item: the trie's run after the last choice is not read
+    assert len(free.positions) == read and max(len(p.allowed_logprobs) for p in free.positions) > 1
+    # the state holds the item up to its last token read (that one and the rest are not fed: nothing comes after)
+    assert list(state.ids[n_before:]) == free.ids[:read - 1]
     written = m.counter.tokens_out - out_before
-    assert written == len(free.ids) and 0 < m.counter.tokens_forced - forced_before < written  # names part after " *"
+    assert written == read
+    assert 0 <= m.counter.tokens_forced - forced_before < read
+
+
+def test_the_names_tail_after_the_last_choice_is_not_read(backend_model):
+    """Once one name is left the rest of it is the graph's text: no pass of the model is run for it, and the
+    item is the same as when every token is read (the reference: `search_triplets` reading them all)."""
+    from kgqa_core.decoding.beam import TripletBeamSearch
+    from kgqa_core.decoding.constraint import TripletGuide
+    from kgqa_core.decoding.decoders import ANSWER_ITEM
+    from kgqa_core.decoding.triplet_trie import TripletTrie
+
+    m = backend_model
+    names = ["Al Pacino", "Robert De Niro", "Tom Cruise"]
+    prompt = m.encode(PROMPT + " Therefore, the answer is")
+    trie = TripletTrie(opener=ANSWER_ITEM.format(""))
+    for i, name in enumerate(names):
+        trie.insert(i, m.encode(ANSWER_ITEM.format(name)))
+    full_state = m.prefill(prompt)
+    passes = m.counter.forward_passes
+    (full,) = TripletBeamSearch(m, 1).search(full_state, TripletGuide(trie)).hypotheses
+    full_passes = m.counter.forward_passes - passes
+    state = m.prefill(prompt)
+    passes, out_before = m.counter.forward_passes, m.counter.tokens_out
+    free = answer_among(m, state, names)
+    assert free.ids == full.token_ids and free.text == ANSWER_ITEM.format(names[full.triplet_id])
+    assert free.unread > 0 and len(full.token_ids) - free.unread == len(free.positions)
+    for got, want in zip(free.positions, full.positions[:len(free.positions)], strict=True):
+        # the same tokens; in-process llama.cpp reads a prompt again from its cache in other batch splits (issue 32)
+        assert got.token == want.token and got.logprob == pytest.approx(want.logprob, abs=0.5)
+    assert m.counter.forward_passes - passes == full_passes - 1  # the tail's pass is the one saved
+    assert m.counter.tokens_out - out_before == len(free.positions)
 
 
 def test_one_name_is_written_by_the_trie_alone(backend_model):
@@ -38,7 +72,8 @@ def test_one_name_is_written_by_the_trie_alone(backend_model):
     forced_before = m.counter.tokens_forced
     free = answer_among(m, state, ["Robert De Niro", "Robert De Niro", " "])  # repeats and blanks are dropped
     assert free.text == " * Robert De Niro" and free.stop == "stop"
-    assert m.counter.tokens_forced - forced_before == len(free.ids)  # no choice was the model's
+    assert free.unread == len(free.ids) - 1 and len(free.positions) == 1  # only the first token's row is read
+    assert m.counter.tokens_forced - forced_before == 1  # no choice was the model's; the rest is not counted
 
 
 def test_without_names_the_line_is_free_as_before(backend_model):
@@ -80,7 +115,8 @@ def test_a_line_that_names_nothing_gets_its_item_among_the_chain_entities(backen
     assert list(state.ids) == list(ref_state.ids) and free.ids == ref.ids
     for got, want in zip(free.positions, ref.positions, strict=True):  # the last id read again: the same numbers
         assert got.allowed_logprobs == pytest.approx(want.allowed_logprobs, abs=1e-3)
-    assert m.counter.tokens_out - out_before == len(m.encode(" Heat ->")) + len(free.ids)  # the dropped ones count
+    assert free.unread == ref.unread
+    assert m.counter.tokens_out - out_before == len(m.encode(" Heat ->")) + len(free.ids) - free.unread  # the dropped count
 
 
 def test_a_line_that_names_nothing_stays_empty_without_names(backend_model, monkeypatch):
