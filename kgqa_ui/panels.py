@@ -227,6 +227,10 @@ def _model_text(view: StepView, trace: Trace, step: Step, index: int, graph: Any
         fig = charts.token_figure(step.token_view)
         if fig is not None:
             st.plotly_chart(fig, width="stretch", key=f"tokens-{index}", config=PLOTLY_CONFIG)
+        unread = step.extra.get("unread") if isinstance(step.extra, dict) else None
+        if isinstance(unread, int) and unread > 0:
+            st.caption(f"The last {unread} token{'s' if unread > 1 else ''} of the name are not shown: once it was "
+                       "the only name left, the graph wrote them without a model pass.")
         with st.expander("Token table"):
             st.html(token_view_html(step.token_view))
 

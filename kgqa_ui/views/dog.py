@@ -22,7 +22,7 @@ class DogView(StepView):
     label = "Decoding on Graphs"
     score_unit = "log-probability (Eq. 3)"
     score_is_logprob = True
-    drawn_extras = frozenset({"chain", "chain_score", "chains", "chain_scores", "dropped", "answers", "error",
+    drawn_extras = frozenset({"unread", "chain", "chain_score", "chains", "chain_scores", "dropped", "answers", "error",
                               "triplet_score", "stop", "forced_conclusion", "parent_beam"})
 
     def step_name(self, trace: Trace, index: int) -> str:
