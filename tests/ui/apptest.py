@@ -29,6 +29,17 @@ def assert_clean(at: AppTest) -> None:
     assert not at.error, [e.value for e in at.error]
 
 
+def shown_texts(at: AppTest) -> list[str]:
+    """Every text the page shows as a caption, Markdown, text, info box, code or expander label."""
+    out = []
+    for kind in ("caption", "markdown", "text", "info", "code", "expander"):
+        for el in getattr(at, kind, []):
+            value = getattr(el, "value", None) or getattr(el, "label", None)
+            if isinstance(value, str):
+                out.append(value)
+    return out
+
+
 def small_model_or_skip(methods: Iterable[str] = ()) -> None:
     """Skip (with the reason) when the 135M test model or one of `methods` is not available here."""
     from kgqa_core.models.registry import PACKAGED_MODELS, is_installed

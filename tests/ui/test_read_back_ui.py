@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from apptest import assert_clean, open_app
+from apptest import assert_clean, open_app, shown_texts
 from kgqa_core.graph.knowledge_graph import KnowledgeGraph
 from kgqa_core.trace.schema import Trace
 from kgqa_ui.run_store import RunStore
@@ -12,16 +12,6 @@ from kgqa_ui.run_store import RunStore
 # a real DoG run (qwen2.5-coder-1.5b, llama.cpp) on the DBpedia dev graph, saved by `kgqa_core ask --trace-out`
 SAVED = Path(__file__).resolve().parents[1] / "reading" / "data" / "rasmus_read_back.json"
 SAID = "so the question was read back from its 3 likeliest walks"
-
-
-def _texts(at) -> list[str]:
-    out = []
-    for kind in ("caption", "markdown", "text", "info", "code", "expander"):
-        for el in getattr(at, kind, []):
-            value = getattr(el, "value", None) or getattr(el, "label", None)
-            if isinstance(value, str):
-                out.append(value)
-    return out
 
 
 def test_replay_shows_the_read_back_and_its_figures(runs_dir):
@@ -34,6 +24,6 @@ def test_replay_shows_the_read_back_and_its_figures(runs_dir):
     run_id = RunStore(runs_dir).save(trace, graph).run_id
     at = open_app("pages/replay.py", run=run_id)
     assert_clean(at)
-    shown = [t for t in _texts(at) if "read back from its 3 likeliest walks" in t.replace("\\", "")]
+    shown = [t for t in shown_texts(at) if "read back from its 3 likeliest walks" in t.replace("\\", "")]
     assert shown, "the reading's note is not on the page"
     assert any("nomDeDivision -32.5" in t.replace("\\", "") for t in shown)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from apptest import assert_clean, open_app
+from apptest import assert_clean, open_app, shown_texts
 from kgqa_core.graph.knowledge_graph import KnowledgeGraph
 from kgqa_core.trace.schema import Trace
 from kgqa_ui.run_store import RunStore
@@ -28,15 +28,5 @@ def test_replay_says_the_names_tail_was_written_without_the_model(runs_dir):
     captions = [c.value for c in at.caption]
     assert any("The last 4 tokens of the name are not shown" in c for c in captions), captions
     said = "the last 4 tokens of the answer's name written from the graph once it was the only name left"
-    shown = [t.replace("\\", "") for t in _texts(at)]
+    shown = [t.replace("\\", "") for t in shown_texts(at)]
     assert any(said in v for v in shown), shown
-
-
-def _texts(at) -> list[str]:
-    out = []
-    for kind in ("caption", "markdown", "text", "info", "code", "expander"):
-        for el in getattr(at, kind, []):
-            value = getattr(el, "value", None) or getattr(el, "label", None)
-            if isinstance(value, str):
-                out.append(value)
-    return out
