@@ -144,9 +144,11 @@ def greedy_triplet(model: Any, state: Sequence, guide: TripletGuide, closes_text
     item, `decoders.answer_among`), so its last choice and the trie's run
     after it are not fed to the model: once a name is the only one left, the
     rest of it is the graph's text, and no pass of the model can change it.
-    Those tokens are in ``token_ids`` but not in `state`, have no position
-    (no log-probability was computed for them) and are not counted as
-    written (`tokens_out`, `tokens_forced`); ``unread`` says how many.
+    All of them are in ``token_ids`` and none in `state`; the last choice
+    keeps its position (its row was read before it) and its count, while
+    the run after it has no position (no log-probability was computed for
+    it) and is not counted as written (`tokens_out`, `tokens_forced`):
+    ``unread`` says how many.
     """
     trie = guide.trie
     node = trie.ROOT
