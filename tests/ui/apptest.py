@@ -29,6 +29,15 @@ def assert_clean(at: AppTest) -> None:
     assert not at.error, [e.value for e in at.error]
 
 
+def replay_at_step(runs_dir, trace, graph, step: int) -> AppTest:
+    """`trace` saved with `graph` in the run store, opened on Replay at its step `step`."""
+    from kgqa_ui.run_store import RunStore
+
+    run_id = RunStore(runs_dir).save(trace, graph).run_id
+    at = open_app("pages/replay.py", run=run_id)
+    return at.select_slider(key=f"replay_step::{run_id}").set_value(step).run()
+
+
 def shown_texts(at: AppTest) -> list[str]:
     """Every text the page shows as a caption, Markdown, text, info box, code or expander label."""
     out = []

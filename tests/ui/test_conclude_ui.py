@@ -3,7 +3,7 @@ note, as text, on the answer step."""
 
 from __future__ import annotations
 
-from apptest import assert_clean, open_app
+from apptest import assert_clean, open_app, replay_at_step
 from kgqa_core.methods.base import MethodRequest, run_method
 from kgqa_core.reading.guidance import clear_readings
 from kgqa_ui.html_utils import md_text
@@ -33,9 +33,7 @@ def test_replay_shows_the_answer_items_choice_among_the_reached_entities(runs_di
                                             topic_entities=["virginia"], params={"max_new_tokens": 96}))
     step = next(i for i, s in enumerate(trace.steps) if s.kind == "dog.answer")
     assert trace.steps[step].token_view
-    run_id = RunStore(runs_dir).save(trace, GRAPH).run_id
-    at = open_app("pages/replay.py", run=run_id)
-    at.select_slider(key=f"replay_step::{run_id}").set_value(step).run()
+    at = replay_at_step(runs_dir, trace, GRAPH, step)
     assert_clean(at)
     shown = [m.value for m in at.markdown]
     assert any("Token-level view of the answer, chosen among the entities" in v for v in shown), shown

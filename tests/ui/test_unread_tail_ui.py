@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from apptest import assert_clean, open_app, shown_texts
+from apptest import assert_clean, replay_at_step, shown_texts
 from kgqa_core.graph.knowledge_graph import KnowledgeGraph
 from kgqa_core.trace.schema import Trace
-from kgqa_ui.run_store import RunStore
 
 # a real DoG run (qwen2.5-coder-1.5b, llama.cpp) on the Wikidata dev graph, from `benchmarks/multidomain.py`'s eval
 SAVED = Path(__file__).resolve().parent / "data" / "sandman_unread_tail.json"
@@ -21,9 +20,7 @@ def test_replay_says_the_names_tail_was_written_without_the_model(runs_dir):
     assert step.extra["unread"] == 4 and [p.chosen for p in step.token_view] == [" *"]  # one name: all the trie's
     assert trace.answers[0].text == "Neil Gaiman" and trace.costs.tokens_written > 0
     graph = KnowledgeGraph.from_triplets([(t.head, t.relation, t.tail) for t in trace.chains[0]], name="sandman")
-    run_id = RunStore(runs_dir).save(trace, graph).run_id
-    at = open_app("pages/replay.py", run=run_id)
-    at.select_slider(key=f"replay_step::{run_id}").set_value(index).run()
+    at = replay_at_step(runs_dir, trace, graph, index)
     assert_clean(at)
     captions = [c.value for c in at.caption]
     assert any("The last 4 tokens of the name are not shown" in c for c in captions), captions
