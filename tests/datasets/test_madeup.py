@@ -9,7 +9,7 @@ import pytest
 from kgqa_core.eval.dataset import load_dataset
 
 MADEUP = Path(__file__).resolve().parents[2] / "datasets" / "madeup"
-NAMES = ["family_dev.jsonl", "university_dev.jsonl", "music_dev.jsonl", "pharma_dev.jsonl"]
+NAMES = ["family_dev.jsonl", "university_dev.jsonl", "music_dev.jsonl", "pharma_dev.jsonl", "software_dev.jsonl"]
 
 
 @pytest.mark.parametrize("name", NAMES)
