@@ -2,6 +2,9 @@
 
     KGQA_PROMPT_CACHE=0 OMP_NUM_THREADS=1 .venv/bin/python benchmarks/cold_warm.py --n 20
 
+``--threads N``: llama.cpp's threads in process (``KGQA_THREADS``) and on the
+servers (``--n_threads``); default 1.  llama.cpp's numbers move with it.
+
 *Warm*: the first --n questions of --dataset asked one after another in one
 process, as a session or an evaluation asks them (each prompt may reuse the
 cells of prompts read before it).  *Cold*: each question asked again with the
@@ -24,7 +27,7 @@ Run with ``KGQA_PROMPT_CACHE=0`` so no prefix saved on disk by an earlier run
 takes part.
 
 ``--server``: the same questions over a loopback model server started with
-``python -m kgqa_core.models.llama_server`` (the same 135M file, one thread):
+``python -m kgqa_core.models.llama_server`` (the same 135M file, --threads):
 warm, one after another on one server; cold, each on a server started for it;
 and each server chain against the in-process warm one.
 """
@@ -32,6 +35,7 @@ and each server chain against the in-process warm one.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -101,7 +105,7 @@ def server_runs(args, questions, local) -> None:
     log = Path("/tmp/kgqa-cold-warm-server.log")
 
     def on_new_server(qs):
-        server = LlamaServer(gguf, log)
+        server = LlamaServer(gguf, log, threads=args.threads)
         try:
             remote = connect_server(server.url)
             return [_ask(remote, q, args.method) for q in qs]
@@ -128,7 +132,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--method", default="dog")
     ap.add_argument("--n", type=int, default=20)
     ap.add_argument("--server", action="store_true", help="also over a loopback model server, cold and warm")
+    ap.add_argument("--threads", type=int, default=1, help="llama.cpp threads, in process and on the servers")
     args = ap.parse_args(argv)
+    if args.threads < 1:
+        ap.error("--threads: 1 or more")
+    os.environ["KGQA_THREADS"] = str(args.threads)  # the in-process model's (read when it loads)
     model = load_model(args.model, backend="llama.cpp")
     if not hasattr(model, "clear_prefix_cache"):
         print(f"{args.model} did not load on llama.cpp", file=sys.stderr)
