@@ -21,8 +21,15 @@ fewer are ranked after, or left out when one of its own answers is among
 the leaders: the model named the one that meets them all, and its other
 names list one entity's side (DoG's recorded answers on the two-entity
 dev sets, re-scored: summed F1 9.08 -> 13.21 of 20, first answers the
-same).  Nothing
-here knows a word of any domain: it reads the graph's triplets only.
+same).  When no answer meets every one of the question's entities but an
+entity the chain wrote does (`chain_entities`), that entity leads, added
+from the graph: the chain reached what the question asks for and the
+answer line named something else, often the question's own entity ("which
+parser is written in Corvid": a chain through Quillon, which is both,
+answered "parser"; "which project maintained by the Kettle Foundation
+depends on Osprey": a chain that wrote Marten, maintained by the one and
+depending on the other, answered one of Marten's other dependencies).
+Nothing here knows a word of any domain: it reads the graph's triplets only.
 
 In neither paper (DoG answers from one chain; READS prunes its structure
 by the question's other entities as constraints, when the model chooses
@@ -40,6 +47,12 @@ Examples
 ...          Answer("Cy", "Cy", True, completed_from_graph=True)]
 >>> [a.text for a in meet_topics(found, g, ["Band", "Italy"]).answers]
 ['Ann', 'Bob']
+
+The chain wrote Ann, who meets both; the answer line named the band itself:
+
+>>> met = meet_topics([Answer("Band", "Band", True)], g, ["Band", "Italy"], chain_entities=["Bob", "Ann", "Band"])
+>>> [(a.text, a.completed_from_graph) for a in met.answers], met.from_chain
+([('Ann', True), ('Band', False)], ['Ann'])
 """
 
 from __future__ import annotations
@@ -64,6 +77,7 @@ class Meeting:
     dropped: list[str] = field(default_factory=list)  # graph-added answers linked to fewer
     moved: list[str] = field(default_factory=list)  # the model's answers linked to fewer, ranked after
     left_out: list[str] = field(default_factory=list)  # the model's answers linked to fewer, when one of its own leads
+    from_chain: list[str] = field(default_factory=list)  # entities the chain wrote that meet every topic, added to lead
 
     @property
     def note(self) -> str:
@@ -72,6 +86,9 @@ class Meeting:
         shown = ", ".join(self.leading[:5]) + (f" and {len(self.leading) - 5} more" if len(self.leading) > 5 else "")
         text = (f"{NOTE_HEAD} the question names {len(self.topics)} graph entities ({names}); "
                 f"{len(self.leading)} answer(s) have a triplet with {best} of them and lead: {shown}")
+        if self.from_chain:
+            text += (f"; no answer of the model's had a triplet with all of them, but the chain wrote "
+                     f"{', '.join(self.from_chain)}, which has: added from the graph to lead")
         if self.moved:
             text += f"; the model's answer(s) {', '.join(self.moved)} have fewer and are ranked after"
         if self.left_out:
@@ -101,7 +118,8 @@ def linked_topics(graph: Any, entities: Sequence[str], topics: Sequence[str]) ->
     return out
 
 
-def meet_topics(answers: Sequence[Answer], graph: Any, topics: Sequence[str]) -> Meeting | None:
+def meet_topics(answers: Sequence[Answer], graph: Any, topics: Sequence[str],
+                chain_entities: Sequence[str] = ()) -> Meeting | None:
     """`answers` ranked by how many of the question's `topics` each has a triplet with (see the module docstring).
 
     Parameters
@@ -109,22 +127,34 @@ def meet_topics(answers: Sequence[Answer], graph: Any, topics: Sequence[str]) ->
     answers : the method's answers, in its order (the model's own first, then those completed from the graph).
     graph : the graph store the question is asked over.
     topics : the question's entities.
+    chain_entities : the entities the method's chain wrote, in order; those that meet every topic lead when no
+        answer does (added, ``completed_from_graph``).
 
     Returns
     -------
     The `Meeting`, or None when the rule does not apply: fewer than two of
-    `topics` in the graph, or every answer linked to as many of them.
+    `topics` in the graph, or every answer linked to as many of them and no
+    entity of the chain meeting more.
     """
     in_graph = [t for t in dict.fromkeys(topics) if t and graph.has_entity(t)]
     if len(in_graph) < 2:
         return None
     entities = [a.entity for a in answers if a.in_graph and a.entity and a.entity not in in_graph][:MAX_CHECKED]
-    if not entities:
+    wrote = [e for e in dict.fromkeys(chain_entities) if e and e not in in_graph and e not in entities]
+    if not entities and not wrote:
         return None
-    linked = linked_topics(graph, entities, in_graph)
-    counts = {e: len(v) for e, v in linked.items()}
+    linked = linked_topics(graph, entities + wrote[:MAX_CHECKED], in_graph)
+    counts = {e: len(linked[e]) for e in entities}
+    if max(counts.values(), default=0) < len(in_graph):  # no answer meets them all: does an entity of the chain?
+        met = [e for e in wrote if len(linked.get(e, ())) == len(in_graph)]
+    else:
+        met = []
+    answers = [Answer(text=e, entity=e, in_graph=True, completed_from_graph=True) for e in met] + list(answers)
+    counts.update({e: len(in_graph) for e in met})
+    if not counts:
+        return None
     best = max(counts.values())
-    if best == 0 or best == min(counts.values()):
+    if best == 0 or (best == min(counts.values()) and not met):
         return None
     own_leads = any(counts.get(a.entity or "") == best and not a.completed_from_graph for a in answers)
     lead, after, dropped, moved, left_out = [], [], [], [], []
@@ -142,5 +172,5 @@ def meet_topics(answers: Sequence[Answer], graph: Any, topics: Sequence[str]) ->
             after.append(a)
             moved.append(a.text)
     ranked = lead + after
-    return Meeting(answers=ranked, topics=in_graph, linked={e: v for e, v in linked.items()},
-                   leading=[a.text for a in lead], dropped=dropped, moved=moved, left_out=left_out)
+    return Meeting(answers=ranked, topics=in_graph, linked={e: linked[e] for e in counts},
+                   leading=[a.text for a in lead], dropped=dropped, moved=moved, left_out=left_out, from_chain=met)

@@ -198,8 +198,10 @@ def resolve_answers(
 
     With `meet_topics`, last, the answers linked by a triplet to more of the
     question's `topics` lead, and answers the graph added that are linked to
-    fewer are left out (`kgqa_core.answers.meeting`; only for a question with
-    two or more entities), noted.
+    fewer are left out, and when no answer meets them all, an entity of the
+    `chain_entities` that does leads, added from the graph
+    (`kgqa_core.answers.meeting`; only for a question with two or more
+    entities), noted.
     """
     from ..answers.chain_entities import embedding_similarity, map_to_chain, repeats_question
     from ..graph.linking import resolve_entity, split_listed_answer
@@ -290,7 +292,7 @@ def resolve_answers(
     if meet_topics:
         from ..answers.meeting import meet_topics as meet
 
-        meeting = meet(out, graph, topics)
+        meeting = meet(out, graph, topics, chain_entities=chain)
         if meeting is not None:
             out = meeting.answers
             if notes is not None:

@@ -56,6 +56,53 @@ def test_a_topic_is_never_counted_as_linked_to_itself():
     assert linked_topics(GRAPH, ["Italy", "Ann Berg"], ["Italy", "oboe"]) == {"Italy": [], "Ann Berg": ["Italy", "oboe"]}
 
 
+
+# ---------------------------------------------------------------- an entity the chain wrote that meets them all
+def test_an_answer_that_is_the_questions_own_entity_gives_way_to_the_chain_entity_meeting_every_topic():
+    # "which oboist is Italian": the chain passed Ann Berg (plays the oboe, Italian) and answered "oboe"
+    met = meet_topics(_answers(["oboe"], []), GRAPH, ["oboe", "Italy"],
+                      chain_entities=["Cy Rossi", "oboe", "Ann Berg", "Italy", "Ed Moro"])
+    assert met is not None and met.from_chain == ["Ann Berg"]
+    assert [(a.text, a.completed_from_graph) for a in met.answers] == [("Ann Berg", True), ("oboe", False)]
+    assert "the chain wrote Ann Berg, which has: added from the graph to lead" in met.note
+
+
+def test_the_chain_entity_meeting_every_topic_leads_the_models_answers_meeting_fewer():
+    # the chain wrote Ann Berg (in the orchestra, Italian) and answered Bo Lind (in the orchestra only); the graph
+    # had added Cy Rossi (in the orchestra only): left out, as graph-added answers meeting fewer are
+    found = _answers(["Bo Lind"], ["Cy Rossi"])
+    met = meet_topics(found, GRAPH, ["Oslo Philharmonic", "Italy"], chain_entities=["Oslo Philharmonic", "Ann Berg",
+                                                                                    "Bo Lind"])
+    assert [a.text for a in met.answers] == ["Ann Berg", "Bo Lind"]
+    assert met.moved == ["Bo Lind"] and met.dropped == ["Cy Rossi"] and met.left_out == []
+
+
+@pytest.mark.parametrize("own, chain", [
+    (["Ann Berg"], ["Ann Berg", "Di Sato"]),  # an answer meets both already: the chain adds nothing
+    (["Bo Lind"], ["Di Sato", "Ed Moro"]),  # no entity of the chain meets both (each is Italian only)
+    (["Oslo"], ["Oslo Philharmonic", "Italy"]),  # the chain wrote only the question's own entities
+])
+def test_the_chain_adds_nothing_unless_it_wrote_an_entity_meeting_every_topic_that_no_answer_meets(own, chain):
+    found = _answers(own, [])
+    before = meet_topics(found, GRAPH, ["Oslo Philharmonic", "Italy"])
+    met = meet_topics(found, GRAPH, ["Oslo Philharmonic", "Italy"], chain_entities=chain)
+    assert (met.answers if met else found) == (before.answers if before else found)
+    assert met is None or met.from_chain == []
+
+
+def test_resolve_answers_leads_with_the_chain_entity_meeting_every_topic_and_notes_it():
+    """What DoG and CoT call: the model's line named the question's own entity, the chain had passed the answer."""
+    from kgqa_core.decoding.context import resolve_answers
+
+    notes: list[str] = []
+    out = resolve_answers(["oboe"], GRAPH, ["oboe", "Italy"], notes, meet_topics=True,
+                          chain_entities=["Ann Berg", "oboe", "Cy Rossi", "oboe"])
+    assert [a.text for a in out] == ["Ann Berg", "oboe"] and out[0].completed_from_graph and out[0].in_graph
+    assert any(n.startswith(NOTE_HEAD) and "the chain wrote Ann Berg" in n for n in notes)
+    off = resolve_answers(["oboe"], GRAPH, ["oboe", "Italy"], [], meet_topics=False,
+                          chain_entities=["Ann Berg", "oboe", "Cy Rossi", "oboe"])
+    assert [a.text for a in off] == ["oboe"]  # the switch off (and the paper preset): the model's answer stands
+
 # ---------------------------------------------------------------- the same on a SPARQL store (a real server)
 @pytest.fixture(scope="module")
 def sparql_orchestras(tmp_path_factory):
