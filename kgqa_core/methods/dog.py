@@ -98,7 +98,10 @@ A question that names two or more graph entities ("which musician of the
 orchestra is from Italy") asks for what they share: ``meet_topics`` ranks
 the answers by how many of them each has a triplet with, and leaves out
 the graph-added ones linked to fewer (the model's own too, when one of its
-own meets more) (`kgqa_core.answers.meeting`; a note
+own meets more), and when no answer meets them all but an entity the chain
+wrote does, that entity leads, added from the graph (a chain through Quillon,
+written in Corvid and a parser, that answered "parser" for "which parser is
+written in Corvid") (`kgqa_core.answers.meeting`; a note
 starting "answers where the question's entities meet:"); ``meeting_context``
 shows the triplets along a sure reading's walks from them to where they meet
 first in the prompt (`prompt_budget.meeting_triplets`; a note starting
@@ -265,7 +268,8 @@ class DogParams(PromptParams):
     meet_topics: bool = param(
         True, "When the question names two or more graph entities, the answers with a triplet to more of them "
         "lead; answers the graph added (complete_answers) with fewer are left out, and so are the model's own "
-        "with fewer when one of its own meets more: \"which musician of the orchestra is from Italy\" asks for "
+        "with fewer when one of its own meets more; when no answer meets them all but an entity the chain wrote "
+        "does, that entity leads (added from the graph): \"which musician of the orchestra is from Italy\" asks for "
         "the members who are Italian (not in the paper; kgqa_core.answers.meeting; noted).", advanced=True)
     gq_scope: str = param(
         "graph", "graph: G_q grows over the whole graph (hubs cut to walk_cap), so a chain may write triplets the "
