@@ -42,12 +42,7 @@ The route reads the prompt and the options with the in-process backend's
 own code (`LlamaCppModel`, the same file, in this process) and returns every
 option token's log-prob, end-of-sequence included: the numbers an in-process
 model gives, in one request.  `server_caps` finds the route; other servers
-keep the forced scoring.  Likewise DoG's triplet step
-(``POST /extras/kgqa/triplet_walk``, `exact_scoring.walk_rows`): a grammar
-walk writes a triplet one token at a time where in process a trie node's
-forced run is read with the next choice as one batch, which moved the
-numbers (at two threads a chain's first triplet by 0.13 nats); the route
-walks it with the in-process reads and returns every row read.
+keep the forced scoring.
 """
 
 from __future__ import annotations
