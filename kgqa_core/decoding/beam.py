@@ -133,14 +133,6 @@ def _allowed_logprobs(row: torch.Tensor, allowed: torch.Tensor) -> dict[int, flo
     return dict(zip(allowed.tolist(), row[allowed].tolist()))
 
 
-def _first_row(state: Sequence) -> torch.Tensor:
-    """The log-prob row after `state`: its logits' log-softmax, or its `logprob_row` where it holds log-probs already
-    (a model server's trie cursor, `server_steps._Cursor`: a second log-softmax of the launcher's exact row moved its
-    values by float32 rounding, 2e-5 nats over the 135M's vocabulary)."""
-    row = getattr(state, "logprob_row", None)
-    return row if row is not None else torch.log_softmax(state.logits, dim=-1)
-
-
 def greedy_triplet(model: Any, state: Sequence, guide: TripletGuide, closes_text: bool = False) -> TripletHypothesis:
     """Greedy constrained decoding of one triplet; `state` is extended in place.
 
@@ -160,7 +152,7 @@ def greedy_triplet(model: Any, state: Sequence, guide: TripletGuide, closes_text
     """
     trie = guide.trie
     node = trie.ROOT
-    rows: list[torch.Tensor] = [_first_row(state)]
+    rows: list[torch.Tensor] = [torch.log_softmax(state.logits, dim=-1)]
     tokens: list[int] = []
     nodes: list[int] = []
     pending: list[int] = []

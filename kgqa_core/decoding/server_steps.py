@@ -202,11 +202,8 @@ class RemoteDecoding:
         before = model.counter.forward_passes
         guide.allowed(guide.trie.ROOT)  # an empty trie fails here, as in process
         oracle = TrieOracle(model, guide, list(state.ids), strategy)
-        exact = strategy == "walk" and width == 1 and model.caps.exact_triplets
         if strategy == "score":
             oracle.score_all()
-        elif exact:
-            oracle.walk_exact(state, closes_text)
         else:
             oracle.walk_grammar()
         cursor = oracle.root()
@@ -214,8 +211,7 @@ class RemoteDecoding:
             hyp = greedy_triplet(oracle, cursor, guide, closes_text)
             # ``closes_text``: as in process, the state holds the item up to its last token read, that one not fed
             fed = hyp.token_ids[:max(0, len(hyp.positions) - 1)] if closes_text else hyp.token_ids
-            # walked by the launcher, the triplet's tokens were read as in process: the next request reads them so
-            model.step(state, fed, generated=True, reads=oracle.reads if exact else None)
+            model.step(state, fed, generated=True)
             hyp.state = state
             hyps = [hyp]
         else:
@@ -252,11 +248,6 @@ class _Cursor:
     def fork(self) -> "_Cursor":
         return _Cursor(self.node, list(self.path), self.logits)
 
-    @property
-    def logprob_row(self) -> torch.Tensor:
-        """Its row is log-probs already (`TrieOracle.row`): the decoders take it as it is (`beam._first_row`)."""
-        return self.logits
-
 
 class TrieOracle:
     """A stand-in model for `greedy_triplet` / `TripletBeamSearch` whose rows come from server log-probs.
@@ -273,7 +264,6 @@ class TrieOracle:
         self.prefix, self.strategy = prefix, strategy
         self.counter, self.lock = model.counter, model.lock
         self.nodes: dict[int, _Node] = {}
-        self.reads: list[int] = []  # how many tokens each `extend` took: the decoders' reads, as in process
         self.vocab = model.vocab_size
         self.paths: dict[int, list[int]] = {self.trie.ROOT: []}
         self._index_paths()
@@ -289,7 +279,6 @@ class TrieOracle:
         pass
 
     def extend(self, cursor: _Cursor, new_ids: list[int]) -> torch.Tensor:
-        self.reads.append(len(new_ids))
         rows = []
         for tok in new_ids:
             nxt = self.trie.advance(cursor.node, tok)
@@ -390,38 +379,6 @@ class TrieOracle:
             tid = token_id_of(self.model, t)
             if tid is not None:
                 info.logprobs.setdefault(tid, float(v))
-
-    def walk_exact(self, state: Any, closes_text: bool) -> None:
-        """The greedy triplet walked by the workbench's server as in process (`ServerBackend.walk_triplet`).
-
-        Why: a triplet written under a grammar is read one token at a time,
-        where in process a node's forced run is read with the next choice in
-        one batch, and llama.cpp's numbers depend on the batches: at two
-        threads a near tie at a chain's second triplet went the other way on
-        the server.  The route reads the prompt in the in-process batches and
-        walks the trie with the in-process reads; every row it read fills its
-        node here (every child's exact log-prob and the unconstrained top
-        token), so `greedy_triplet` then chooses on the in-process numbers.
-        """
-        tokens, rows = self.model.walk_triplet(state, self._readings(), closes_text)
-        node: int | None = self.trie.ROOT
-        for i, (children, top_id, top_lp) in enumerate(rows):
-            if node is None or set(children) != set(self.trie.children[node]):
-                raise model_error(self.model, "walked a triplet off the trie it was sent")
-            self.nodes[node] = _Node(logprobs=dict(children), top_id=top_id, top_lp=top_lp, complete=True)
-            node = self.trie.advance(node, tokens[i]) if i < len(tokens) else None
-
-    def _readings(self) -> list[list[int]]:
-        """The trie's readings in depth-first order of its children, so a trie built from them orders every
-        node's children as this one does (the greedy choice's tie order)."""
-        out: list[list[int]] = []
-        stack = [self.trie.ROOT]
-        while stack:
-            node = stack.pop()
-            if self.trie.is_end(node):
-                out.append(self.paths[node])
-            stack.extend(reversed(list(self.trie.children[node].values())))
-        return out
 
     def walk_grammar(self) -> None:
         """The greedy triplet in (usually) one request, walked down the trie.

@@ -52,7 +52,6 @@ class ServerCapabilities:
     stop_reason: bool = False
     constrained_logprobs_raw: bool = False  # log-probs under logit_bias/allowed_token_ids are unconstrained ones
     exact_scoring: bool = False  # the workbench server's scoring route (`exact_scoring`): in-process numbers
-    exact_triplets: bool = False  # its triplet walk route (`exact_scoring.walk_rows`): DoG's triplet read as in process
     tokenize_path: str = ""
     prefix_caching: str = "unknown"
     notes: list[str] = field(default_factory=list)
@@ -171,7 +170,6 @@ def detect(client: ServerClient, wanted_model: str | None, encode: Any = None) -
             caps.allowed_token_ids = allowed is not None and allowed.get("text") == " London" and not (
                 caps.kind == "llama-cpp-python")
         caps.exact_scoring = _exact_scoring(client, caps.model, ids)
-        caps.exact_triplets = caps.exact_scoring and _exact_triplets(client, caps.model, ids)
     grammar = _choice(_try(client, {**base, "prompt": PROBE_PROMPT, "max_tokens": 4, "grammar": 'root ::= " Rome."'}))
     caps.grammar = grammar is not None and grammar.get("text") == " Rome."
     if caps.grammar and caps.generated_logprobs and encode is not None:
@@ -272,20 +270,6 @@ def _exact_scoring(client: ServerClient, model: str, ids: list[int]) -> bool:
     lps = got.get("token_logprobs") if isinstance(got, dict) else None
     return isinstance(lps, list) and len(lps) == 1 and isinstance(lps[0], list) and len(lps[0]) == 1 and \
         isinstance(lps[0][0], (int, float)) and lps[0][0] <= 0.0
-
-
-def _exact_triplets(client: ServerClient, model: str, ids: list[int]) -> bool:
-    """Whether the server has the launcher's triplet walk route (`exact_scoring.walk_rows`), checked on a trie of
-    two one-token readings (one row: the choice between them)."""
-    from .exact_scoring import WALK_PATH
-
-    if len(ids) < 3 or ids[-1] == ids[-2]:
-        return False
-    got = _try(client, {"model": model, "prompt": ids[:-2], "readings": [ids[-2:-1], ids[-1:]],
-                        "closes_text": True}, path=WALK_PATH)
-    rows = got.get("rows") if isinstance(got, dict) else None
-    return isinstance(got.get("tokens") if isinstance(got, dict) else None, list) and isinstance(rows, list) and \
-        len(rows) == 1 and isinstance(rows[0], dict) and len(rows[0].get("children") or []) == 2
 
 
 def _tokenize_path(client: ServerClient, model: str) -> str:

@@ -29,7 +29,6 @@ Anything needing the full distribution at every token (``extend``,
 from __future__ import annotations
 
 import contextlib
-import itertools
 import time
 import weakref
 from dataclasses import dataclass, field
@@ -125,21 +124,13 @@ class ServerBackend(BackendFields, ModelBase):
         self._check_length(len(ids))
         return self._track(ServerSequence(list(ids), fixed=max(0, int(fixed)) if 0 < fixed < len(ids) else 0))
 
-    def step(self, state: ServerSequence, new_ids: Seq[int], generated: bool = False,
-             reads: Seq[int] | None = None) -> ServerSequence:
+    def step(self, state: ServerSequence, new_ids: Seq[int], generated: bool = False) -> ServerSequence:
         """Append ids; `generated`: the server wrote them one at a time (free text, a triplet walk), so their reads
-        end after each (as the server's own), else they are read as batches from here, as in process.
-
-        `reads`: how many of them each in-process read took (a triplet walked by the launcher's route,
-        `walk_triplet`: a choice with the forced run before it), so the next request reads them in those batches.
-        """
+        end after each (as the server's own), else they are read as batches from here, as in process."""
         start = len(state.ids)
         state.ids.extend(int(i) for i in new_ids)
         end = len(state.ids)
-        if end > start and reads is not None:
-            ends = [start + n for n in itertools.accumulate(int(r) for r in reads if r > 0)]
-            state.cuts += [c for c in ends if c < end] + [end]
-        elif end > start:
+        if end > start:
             state.cuts += list(range(start + 1, end + 1)) if generated else \
                 list(range(start + N_BATCH, end, N_BATCH)) + [end]
         return self._track(state)
@@ -372,34 +363,6 @@ class ServerBackend(BackendFields, ModelBase):
         self.counter.forward_passes += 1
         self.counter.tokens_in += len(prompt_ids)
         return [[float(v) for v in g] for g in got]
-
-    def walk_triplet(self, state: ServerSequence, readings: list[list[int]],
-                     closes_text: bool = False) -> tuple[list[int], list[tuple[dict[int, float], int, float]]]:
-        """DoG's greedy triplet after `state`, walked by the workbench server's route (`exact_scoring.walk_rows`).
-
-        One request: the server reads `state`'s ids in the batches the in-process model read them (its cuts)
-        and walks the trie of `readings` with the in-process reads.  Returns the tokens walked and, per row read
-        (row i: after ``tokens[:i]``), the children's log-probs, the top token and its log-prob.
-        """
-        from .exact_scoring import WALK_PATH
-
-        body = {"model": self.caps.model, "prompt": [int(t) for t in state.ids], "fixed": int(state.fixed),
-                "prefilled": int(state.prefilled), "cuts": [int(c) for c in state.cuts if 0 < c <= len(state.ids)],
-                "readings": [[int(t) for t in r] for r in readings], "closes_text": bool(closes_text)}
-        cap = 4096 + 48 * sum(len(r) + 1 for r in readings)
-        reply = self.client.post(WALK_PATH, body, max_bytes=cap)
-        tokens = reply.get("tokens") if isinstance(reply, dict) else None
-        rows = reply.get("rows") if isinstance(reply, dict) else None
-        try:
-            if not isinstance(tokens, list) or not isinstance(rows, list) or not 0 < len(rows) <= len(tokens) + 1:
-                raise ValueError("shape")
-            out = [({int(t): float(v) for t, v in r["children"]}, int(r["top"][0]), float(r["top"][1])) for r in rows]
-            tokens = [int(t) for t in tokens]
-        except (KeyError, IndexError, TypeError, ValueError):
-            raise ServerError(f"the model server at {self.url} returned a malformed triplet walk") from None
-        self.counter.forward_passes += 1
-        self.counter.tokens_in += len(state.ids)
-        return tokens, out
 
     def _echo_logprobs(self, prompt_ids: list[int], options: list[list[int]], purpose: str) -> list[list[float]]:
         todo = [i for i, o in enumerate(options) if o]

@@ -21,7 +21,6 @@ is saved as failed with the steps done so far.
 from __future__ import annotations
 
 import importlib.util
-import itertools
 import json
 from pathlib import Path
 
@@ -96,7 +95,6 @@ def test_capabilities_are_probed_at_connect(server_model):
     # llama-cpp-python takes one prompt per request and its echo log-probs are shifted by a token; the workbench's
     # launcher lets it take token ids and adds the scoring route
     assert caps.token_prompts and not caps.batch_prompts and not caps.prompt_logprobs and caps.exact_scoring
-    assert caps.exact_triplets  # and its triplet walk route: DoG's triplets read as in process
     assert caps.stop_reason  # the launcher says which stop string ended a text (None: the text ended)
     assert any("shifted" in n for n in caps.notes)
     assert caps.tokenize_path == "/extras/tokenize"
@@ -236,9 +234,8 @@ def test_triplet_walk_equals_in_process_greedy_on_a_large_trie(server_model, lla
     row, trie = _sample_question_trie(llama_model)
     assert len(trie) >= 50
     leads = ["The author is given by", "We look for the writer:", "Reasoning over the graph, first"]
-    saved = server_model.caps.token_grammar, server_model.caps.exact_triplets
+    saved = server_model.caps.token_grammar
     server_model.caps.token_grammar = token_grammar
-    server_model.caps.exact_triplets = False  # the grammar walk (the launcher's route: the test after this one)
     try:
         for lead in leads:
             ids = llama_model.encode(llama_model.chat_prompt(row["question"]) + lead + " <")
@@ -254,55 +251,7 @@ def test_triplet_walk_equals_in_process_greedy_on_a_large_trie(server_model, lla
             else:
                 assert result.forward_passes <= 1 + 2 * MAX_WALKS and result.forward_passes < len(remote.token_ids)
     finally:
-        server_model.caps.token_grammar, server_model.caps.exact_triplets = saved
-
-
-def test_the_launchers_triplet_walk_reads_as_in_process(gguf, llama_model, tmp_path, monkeypatch):
-    """Issue 32 at the in-process model's thread count (two on this project's machines; `exact_scoring.walk_rows`):
-    the launcher walks a triplet with the in-process reads (a node's forced run read with the next choice in one
-    batch, where a grammar walk writes it one token at a time), so in ONE request every position's log-prob and
-    every child's equals the in-process one to the last digit, and the ids the walk adds to the sequence carry
-    the in-process batch ends for the next request (``kgqa_cuts``).  Also as the answer line's item
-    (``closes_text``: the run after the last choice not read)."""
-    from kgqa_core.decoding.beam import greedy_triplet
-    from kgqa_core.decoding.constraint import TripletGuide
-    from kgqa_core.decoding.server_steps import RemoteDecoding
-    from kgqa_core.models.server_model import ServerSequence
-
-    row, trie = _sample_question_trie(llama_model)
-    reads: list[int] = []
-    extend = llama_model.extend
-
-    def recorded(state, ids):
-        reads.append(len(ids))
-        return extend(state, ids)
-
-    monkeypatch.setattr(llama_model, "extend", recorded)
-    server = LlamaServer(gguf, tmp_path / "server.log", threads=llama_model.threads)
-    try:
-        model = connect_server(server.url)
-        assert model.caps.exact_triplets
-        for lead, closes in (("The author is given by", False), ("We look for the writer:", False),
-                             ("Reasoning over the graph, first", True)):
-            ids = llama_model.encode(llama_model.chat_prompt(row["question"]) + lead + " <")
-            llama_model.clear_prefix_cache()
-            reads.clear()
-            local = greedy_triplet(llama_model, llama_model.prefill(ids), TripletGuide(trie), closes)
-            state = ServerSequence(list(ids))
-            result = RemoteDecoding(model).triplet_search(state, TripletGuide(trie), 1, closes)
-            remote = result.hypotheses[0]
-            assert remote.token_ids == local.token_ids and remote.unread == local.unread, lead
-            assert [(p.node, p.token, p.logprob, p.allowed_logprobs) for p in remote.positions] == \
-                [(p.node, p.token, p.logprob, p.allowed_logprobs) for p in local.positions], lead
-            assert result.forward_passes == 1
-            # a forced run read with its choice (the batches a grammar walk lacks); the item's run after its last
-            # choice not read at all
-            assert (local.unread > 0) if closes else max(reads) > 1, lead
-            ends = list(itertools.accumulate(reads, initial=len(ids)))[1:]
-            assert state.cuts[-len(ends):] == ends if ends else state.cuts[-1] == len(ids), lead
-            assert state.ids == local.state.ids, lead
-    finally:
-        server.stop()
+        server_model.caps.token_grammar = saved
 
 
 def test_token_trie_grammar_is_the_trie(server_model):
@@ -688,7 +637,7 @@ def test_llama_cpp_pythons_own_server_is_used_through_text_prompts_and_forced_sc
     try:
         model = connect_server(stock.url)
         caps = model.caps
-        assert not caps.token_prompts and not caps.exact_scoring and not caps.exact_triplets and not caps.stop_reason
+        assert not caps.token_prompts and not caps.exact_scoring and not caps.stop_reason
         assert any("text prompts only" in n for n in caps.notes)
         prompt = llama_model.chat_prompt("Which city is the capital of France? Answer with the city only.")
         a = llama_model.score_continuations(prompt, ["Paris<|im_end|>", "Lyon<|im_end|>"])
@@ -740,19 +689,15 @@ def test_a_server_chain_is_read_in_the_batches_of_the_in_process_one(gguf, tmp_p
 
 
 def test_the_scoring_route_refuses_bad_requests_in_one_line(llama_server):
-    from kgqa_core.models.exact_scoring import SCORING_PATH, WALK_PATH
+    from kgqa_core.models.exact_scoring import SCORING_PATH
 
     client = ServerClient(llama_server.url)
-    for path, body, expect in (
-            (SCORING_PATH, {"prompt": [], "options": [[1]]}, "prompt: empty"),
-            (SCORING_PATH, {"prompt": [1, 2], "options": [["a"]]}, "options[0]: a list of token ids"),
-            (SCORING_PATH, {"prompt": [1, 10 ** 9], "options": []}, "outside the vocabulary"),
-            (SCORING_PATH, {"prompt": [1, 2], "options": [[3]], "fixed": -1}, "fixed: a whole number"),
-            (WALK_PATH, {"prompt": [1, 2], "readings": []}, "readings: a list of 1 to"),
-            (WALK_PATH, {"prompt": [1, 2], "readings": [[3], []]}, "readings: an empty reading"),
-            (WALK_PATH, {"prompt": [1, 2], "readings": [[3]], "cuts": [3]}, "cuts: positions from 1 to 2")):
+    for body, expect in (({"prompt": [], "options": [[1]]}, "prompt: empty"),
+                         ({"prompt": [1, 2], "options": [["a"]]}, "options[0]: a list of token ids"),
+                         ({"prompt": [1, 10 ** 9], "options": []}, "outside the vocabulary"),
+                         ({"prompt": [1, 2], "options": [[3]], "fixed": -1}, "fixed: a whole number")):
         with pytest.raises(ServerError, match="HTTP 400") as err:
-            client.post(path, body)
+            client.post(SCORING_PATH, body)
         assert expect in str(err.value)
 
 
