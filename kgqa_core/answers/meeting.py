@@ -143,12 +143,12 @@ def meet_topics(answers: Sequence[Answer], graph: Any, topics: Sequence[str],
     wrote = [e for e in dict.fromkeys(chain_entities) if e and e not in in_graph and e not in entities]
     if not entities and not wrote:
         return None
-    linked = linked_topics(graph, entities + wrote[:MAX_CHECKED], in_graph)
+    linked = linked_topics(graph, entities, in_graph) if entities else {}
     counts = {e: len(linked[e]) for e in entities}
-    if max(counts.values(), default=0) < len(in_graph):  # no answer meets them all: does an entity of the chain?
-        met = [e for e in wrote if len(linked.get(e, ())) == len(in_graph)]
-    else:
-        met = []
+    met: list[str] = []
+    if wrote and max(counts.values(), default=0) < len(in_graph):  # no answer meets them all: does the chain?
+        linked.update(linked_topics(graph, wrote[:MAX_CHECKED], in_graph))  # read only when it may lead
+        met = [e for e in wrote if len(linked[e]) == len(in_graph)]
     answers = [Answer(text=e, entity=e, in_graph=True, completed_from_graph=True) for e in met] + list(answers)
     counts.update({e: len(in_graph) for e in met})
     if not counts:
