@@ -130,3 +130,17 @@ def test_a_sparql_store_ranks_the_answers_as_the_uploaded_graph_does(sparql_orch
     assert in_memory is not None and on_store is not None
     assert [a.entity for a in on_store.answers] == [a.entity for a in in_memory.answers] == ["Ann Berg", "Di Sato"]
     assert on_store.linked == in_memory.linked and on_store.dropped == in_memory.dropped
+
+
+def test_a_sparql_store_finds_the_chain_entity_meeting_every_topic_as_the_uploaded_graph_does(sparql_orchestras):
+    from kgqa_core.graph.sparql.store import SparqlGraphStore
+
+    endpoint, uploaded = sparql_orchestras
+    store = SparqlGraphStore(endpoint, "rdf")
+    topics, chain = ["oboe", "Italy"], ["Cy Rossi", "oboe", "Ann Berg", "Italy", "Ed Moro"]
+    found = _answers(["oboe"], [])
+    in_memory = meet_topics(found, uploaded, topics, chain_entities=chain)
+    on_store = meet_topics(found, store, topics, chain_entities=chain)
+    assert on_store.from_chain == in_memory.from_chain == ["Ann Berg"]
+    assert [a.entity for a in on_store.answers] == [a.entity for a in in_memory.answers] == ["Ann Berg", "oboe"]
+    assert on_store.linked == in_memory.linked
