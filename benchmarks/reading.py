@@ -134,6 +134,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="set an `alignment` module setting for this run (COPULAR_NOUNS=1): an A/B in two processes")
     ap.add_argument("--changed-only", action="append", default=[], metavar="NAME=VALUE",
                     help="only questions whose alignment this setting changes (against the run's own settings)")
+    ap.add_argument("--look-changed-only", type=int, default=0, metavar="N",
+                    help="only questions to whose offered walks the model's relation look with N places "
+                         "(`paths:look=N`) adds a walk: where it adds none, a reader with look=N and look_weight=0 "
+                         "reads as the one without it")
+    ap.add_argument("--ids-out", type=Path, default=None,
+                    help="write the ids of the questions read, one a line (to ask only those, e.g. with DoG)")
     ap.add_argument("--warm", action="store_true",
                     help="keep the prompts read before in the prefix cache, as a session does (one reader per run: "
                          "otherwise one reader's listing serves another's)")
@@ -150,6 +156,14 @@ def main(argv: list[str] | None = None) -> int:
         _set_alignment(WITHOUT_PIECES)
     _set_alignment(_settings(args.alignment))
     changed = _settings(args.changed_only)
+    looker = None
+    if args.look_changed_only:
+        from kgqa_core.reading.readers import ModelPathReader
+
+        looker = make_reader(f"paths:look={args.look_changed_only}", model)
+        assert isinstance(looker, ModelPathReader)
+    seen = kept = 0
+    read_ids: list[str] = []
     rows: dict[tuple[str, str, str], list[dict]] = defaultdict(list)
     for path in args.datasets:
         ds = load_dataset(path)
@@ -165,6 +179,11 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             if changed and not pieces_change(q, graph, changed):
                 continue
+            seen += 1
+            if looker is not None and not looker.offer(q.question, graph, q.topic_entities).looked:
+                continue
+            kept += 1
+            read_ids.append(q.id)
             gold = {_norm(a) for a in q.answers}
             want = int(q.type[0]) if q.type[:1].isdigit() else 0
             for n, reader in readers.items():
@@ -190,6 +209,10 @@ def main(argv: list[str] | None = None) -> int:
                 if args.show:
                     print(f"[{ds.name} {q.type} {n}] {q.question!r} -> {r.explanation} | reaches gold: {reaches}",
                           flush=True)
+    if args.ids_out is not None:
+        args.ids_out.write_text("".join(i + "\n" for i in read_ids), encoding="utf-8")
+    if looker is not None:
+        print(f"the relation look added walks to the offer of {kept} of {seen} questions; only those were read")
     print("| dataset | type | reader | n | hops exact | plan reaches gold | sure | sure and reaches | s/reading | tokens read |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for (dname, qtype, n), rs in sorted(rows.items()):

@@ -159,6 +159,18 @@ def read_back_param() -> Any:
                  min=0.0, max=4.0, advanced=True)
 
 
+def look_param() -> Any:
+    from .readers import LOOK_PLACES
+
+    return param(LOOK_PLACES, "paths reader: the walks the model scores are first chosen by a sentence embedder's "
+                 "closeness between the question's words and the relations' names, which misses paraphrases the "
+                 "model knows (\"screenwriter\" for written_by, \"licences\" for distributed_under). With N > 0 the "
+                 "model is asked, in one short batch, how much the question raises each relation's likelihood "
+                 "(its log-probability after the question against with no question), and the N walks whose "
+                 "relations it raises most (two per length first) are scored too. 0: the embedder's offer alone.",
+                 min=0, max=12, advanced=True)
+
+
 def agree_param() -> Any:
     from .readers import AGREE
 
@@ -237,6 +249,7 @@ def reader_spec(params: Any) -> str:
                                                      ("one_arrow", getattr(params, "reading_one_arrow", None)),
                                                      ("stop", getattr(params, "reading_stop_weight", None)),
                                                      ("read_back", getattr(params, "reading_read_back", None)),
+                                                     ("look", getattr(params, "reading_look", None)),
                                                      ("agree", getattr(params, "reading_agree", None)),
                                                      ("distinct", getattr(params, "reading_distinct", None)),
                                                      ("spread", _spread(getattr(params, "reading_domain_words", None))))

@@ -47,6 +47,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ..models.interface import PromptText
@@ -155,6 +156,14 @@ READ_BACK = 0.5
 READ_BACK_WALKS = 3
 READ_BACK_UNDER = QUICK_SURE_AT
 READ_BACK_HEAD = "Each walk through a knowledge graph below is followed by the question it answers.\n\n"
+# Places in the offer for the walks whose relations the model finds the question asks about (`relation_look`: each
+# relation's log-probability after the question against with no question), so a walk whose relations the embedder
+# misses as paraphrases ("screenwriter" for written_by) is still scored by the model.  0: the offer is the embedder's
+# and the alignment's alone.
+LOOK_PLACES = 0
+# ... and a walk's odds are multiplied by exp(LOOK_WEIGHT x its relations' mean gain in that look) where the model
+# weighs the walks (with the alignment); 0: the look only widens the offer.
+LOOK_WEIGHT = 0.0
 
 
 def lexicon_scores(question: str, topics: Sequence[str], plans: Sequence[RelationPlan],
@@ -210,6 +219,22 @@ def offered(plans: Sequence[RelationPlan], scores: Sequence[float], aligned: Seq
     by_alignment = shortlist(plans, aligned, per_length=1, limit=max(1, int(limit * share + 1e-9)))
     rest = [i for i in shortlist(plans, scores, limit=limit) if i not in by_alignment]
     return by_alignment + rest[: limit - len(by_alignment)]
+
+
+def _joined_scores(*rankings: Sequence[float]) -> list[float]:
+    """Each walk's standard scores (its distance from the mean, in standard deviations) summed over `rankings`:
+    two rankings of different scales weigh alike.
+
+    >>> [round(x, 2) for x in _joined_scores([1.0, 2.0, 3.0], [30.0, 10.0, 20.0])]
+    [0.0, -1.22, 1.22]
+    """
+    import statistics
+
+    out = [0.0] * len(rankings[0])
+    for values in rankings:
+        mean, spread = statistics.fmean(values), statistics.pstdev(values) or 1.0
+        out = [o + (v - mean) / spread for o, v in zip(out, values)]
+    return out
 
 
 def _grouped(plans: Sequence[RelationPlan], probs: Sequence[float]) -> list[tuple[float, RelationPlan]]:
@@ -432,6 +457,22 @@ class LexiconReader:
         return reading
 
 
+@dataclass
+class WalkOffer:
+    """What `ModelPathReader.offer` hands the looks: every walk from the entities, those offered, and why."""
+
+    plans: list[RelationPlan]
+    one_entity: bool = True
+    stop: float = 1.0  # the quick look's weight on ending a walk against going on (`temper_stops`)
+    among: list[str] = field(default_factory=list)  # every relation a question word may name
+    aligned_all: list[float] | None = None  # each walk's hop alignment (with the look's gains when weighed)
+    indices: list[int] = field(default_factory=list)  # the walks offered, in order
+    meeting: list[int] = field(default_factory=list)  # the pair of walks that meet, offered too
+    look: Any = None  # the model's relation look (`relation_look.RelationLook`), when taken
+    looked: list[int] = field(default_factory=list)  # the walks only the look offered
+    ends: dict = field(default_factory=dict)  # where each walk ends, followed once
+
+
 class ModelPathReader:
     """The model chooses, among the graph's paths closest to the question's words, the one the question walks.
 
@@ -460,8 +501,11 @@ class ModelPathReader:
                  joint_model: float = JOINT_MODEL_WEIGHT, aligned_share: float = ALIGNED_SHARE,
                  order: float = ORDER_COST, stop: float = STOP_WEIGHT, agree: bool = AGREE,
                  distinct: bool = DISTINCT, examples: int = EXAMPLES, kind: float = ENTITY_KIND_WEIGHT,
-                 every: bool = EVERY_RELATION, one_arrow: bool = ONE_ARROW, read_back: float = READ_BACK) -> None:
+                 every: bool = EVERY_RELATION, one_arrow: bool = ONE_ARROW, read_back: float = READ_BACK,
+                 look: int = LOOK_PLACES, look_weight: float = LOOK_WEIGHT) -> None:
         self.model = model
+        self.look_weight = look_weight  # a walk's odds gain exp(this x its relations' mean gain in the look)
+        self.look = look  # places in the offer for the walks the model's relation look likes best (`LOOK_PLACES`)
         self.read_back = read_back  # the question read back from each likely walk weighs it (`weigh_read_back`)
         # the first look's replies write every hop with the same forward arrow (`reply_text`)
         self.one_arrow = one_arrow
@@ -494,13 +538,12 @@ class ModelPathReader:
         self.listed = listed
         self.max_options = max_options
 
-    def read(self, question: str, graph: Any, topics: Sequence[str]) -> QuestionReading:
-        from ..reads.scoring import ModelChooser
-
-        started = time.perf_counter()
+    def offer(self, question: str, graph: Any, topics: Sequence[str]) -> "WalkOffer":
+        """The walks the model's looks will score: the embedder's shortlist, the best-aligned walks, the pair that
+        meets and (with ``look``) the walks the model's relation look likes; and each walk's alignment."""
         plans, scores = self.lexicon.candidates(question, graph, topics)
         if not plans:
-            return reading_from_plans(self.name, [], topics, "the graph's paths")
+            return WalkOffer(plans=[])
         # words a walk leaves to no hop cost it only when one walk answers the question: with walks from two
         # entities, the words one leaves are the other's (the combination pays for them, `joint_choice`)
         one_entity = len({p.topic for p in plans}) < 2
@@ -513,8 +556,6 @@ class ModelPathReader:
                                     phrase_gain=self.phrase_gain, cover=cover,
                                     spread=self.spread, order=self.order, kind=self.kind) if self.align else None
         quick = not self.listed or self.quick > 0
-        listed_as = "the walks were"  # what an unsure quick look hands on to the list
-        first: dict[str, int] = {}  # each walk's text once, for the first plan offered that writes it
         ends: dict = {}  # where each walk ends, followed once for the meeting pair and the joint choice
         indices = offered(plans, scores, aligned_all, max(self.max_options, self.quick_options if quick else 0),
                           share=self.aligned_share)
@@ -530,6 +571,40 @@ class ModelPathReader:
             indices += [i for i in meeting if i not in indices]
         else:
             meeting = []
+        look = None  # the model's look at which relations the question asks about
+        looked: list[int] = []
+        if self.look or self.look_weight:
+            from .relation_look import relation_look
+
+            look = relation_look(self.model, question, [h.relation for p in plans for h in p.hops],
+                                 self.lexicon.vocabulary)
+            walk_scores = [look.walk_score(p) for p in plans]
+            if self.look:
+                # the model's look and the word matching together: a walk the look raises whose hops the question's
+                # words also name, not one the look alone likes (a relation it raises walked over and over)
+                liked = shortlist(plans, _joined_scores(walk_scores, aligned_all or scores), per_length=1,
+                                  limit=self.look)
+                looked = [i for i in liked if i not in indices]
+                indices += looked
+            if self.look_weight and aligned_all is not None and self.align:
+                # the look's gains join the alignment, which weighs the model's probabilities (`weigh`)
+                aligned_all = [a + self.look_weight / self.align * w for a, w in zip(aligned_all, walk_scores)]
+        return WalkOffer(plans=list(plans), one_entity=one_entity, stop=stop, among=among, aligned_all=aligned_all,
+                         indices=indices, meeting=meeting, look=look, looked=looked, ends=ends)
+
+    def read(self, question: str, graph: Any, topics: Sequence[str]) -> QuestionReading:
+        from ..reads.scoring import ModelChooser
+
+        started = time.perf_counter()
+        offer = self.offer(question, graph, topics)
+        plans = offer.plans
+        if not plans:
+            return reading_from_plans(self.name, [], topics, "the graph's paths")
+        one_entity, stop, among, aligned_all = offer.one_entity, offer.stop, offer.among, offer.aligned_all
+        indices, meeting, look, looked, ends = offer.indices, offer.meeting, offer.look, offer.looked, offer.ends
+        quick = not self.listed or self.quick > 0
+        listed_as = "the walks were"  # what an unsure quick look hands on to the list
+        first: dict[str, int] = {}  # each walk's text once, for the first plan offered that writes it
         for i in indices:
             first.setdefault(_option_text(plans[i]), i)
         options, kept = list(first), list(first.values())
@@ -699,6 +774,15 @@ class ModelPathReader:
                                         "(`reading_domain_words`): " + ", ".join(
                                             f"'{w}' (median {m:.2f})" for w, m in domain))
         reading.seconds = time.perf_counter() - started
+        if look is not None:
+            best = sorted(look.gain.items(), key=lambda x: -x[1])[:4]
+            reading.explanation += (
+                "; the model was asked which relations the question asks about (each relation's log-probability "
+                "after the question against with no question, `reading_look`): " + ", ".join(
+                    f"{r} {g:+.1f}" for r, g in best)
+                + (f", so {len(looked)} walk(s) the word matching had left out were offered too: "
+                   + "; ".join(plans[i].text for i in looked) if looked else ""))
+            back_calls = look.calls + back_calls
         reading.calls = [c for d, _, _ in looks for c in d.calls] + back_calls
         reading.forward_passes = sum(d.forward_passes for d, _, _ in looks) + sum(c.forward_passes for c in back_calls)
         return reading
@@ -931,7 +1015,8 @@ READER_OPTIONS = {"max_hops": int, "permutations": int, "listed": _flag, "max_op
                   "quick": float, "quick_options": int, "phrase_gain": float, "cover": float, "joint": _flag,
                   "meet": float, "shorter": float, "joint_model": float, "aligned_share": float, "order": float,
                   "stop": float, "agree": _flag, "distinct": _flag, "examples": int, "horizon": _flag, "kind": float,
-                  "every": _flag, "one_arrow": _flag, "spread": float, "read_back": float}
+                  "every": _flag, "one_arrow": _flag, "spread": float, "read_back": float,
+                  "look": int, "look_weight": float}
 
 
 def make_reader(name: str, model: Any = None, vocabulary: RelationVocabulary | None = None) -> Any:
