@@ -167,7 +167,9 @@ def look_param() -> Any:
                  "model knows (\"screenwriter\" for written_by, \"licences\" for distributed_under). With N > 0 the "
                  "model is asked, in one short batch, how much the question raises each relation's likelihood "
                  "(its log-probability after the question against with no question), and the N walks whose "
-                 "relations it raises most (two per length first) are scored too. 0: the embedder's offer alone.",
+                 "relations it raises most (two per length first) are scored too. 0 (the default: on the dev "
+                 "questions whose offer it changed it gained five readings and lost three, and DoG answered 13 of "
+                 "the software graph's 18 either way): the embedder's offer alone.",
                  min=0, max=12, advanced=True)
 
 

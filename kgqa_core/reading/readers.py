@@ -158,8 +158,10 @@ READ_BACK_UNDER = QUICK_SURE_AT
 READ_BACK_HEAD = "Each walk through a knowledge graph below is followed by the question it answers.\n\n"
 # Places in the offer for the walks whose relations the model finds the question asks about (`relation_look`: each
 # relation's log-probability after the question against with no question), so a walk whose relations the embedder
-# misses as paraphrases ("screenwriter" for written_by) is still scored by the model.  0: the offer is the embedder's
-# and the alignment's alone.
+# misses as paraphrases ("licences" for distributed_under) is still scored by the model.  0: the offer is the
+# embedder's and the alignment's alone.  Off: on the dev questions whose offer it changed, the reading reached gold
+# for five more and three fewer (a walk added to the list moves a 1.5B's choice among the others too), and DoG
+# answered 13 of the software graph's 18 with and without it (docs/benchmarks.md, "The model's relation look").
 LOOK_PLACES = 0
 # ... and a walk's odds are multiplied by exp(LOOK_WEIGHT x its relations' mean gain in that look) where the model
 # weighs the walks (with the alignment); 0: the look only widens the offer.
@@ -219,22 +221,6 @@ def offered(plans: Sequence[RelationPlan], scores: Sequence[float], aligned: Seq
     by_alignment = shortlist(plans, aligned, per_length=1, limit=max(1, int(limit * share + 1e-9)))
     rest = [i for i in shortlist(plans, scores, limit=limit) if i not in by_alignment]
     return by_alignment + rest[: limit - len(by_alignment)]
-
-
-def _joined_scores(*rankings: Sequence[float]) -> list[float]:
-    """Each walk's standard scores (its distance from the mean, in standard deviations) summed over `rankings`:
-    two rankings of different scales weigh alike.
-
-    >>> [round(x, 2) for x in _joined_scores([1.0, 2.0, 3.0], [30.0, 10.0, 20.0])]
-    [0.0, -1.22, 1.22]
-    """
-    import statistics
-
-    out = [0.0] * len(rankings[0])
-    for values in rankings:
-        mean, spread = statistics.fmean(values), statistics.pstdev(values) or 1.0
-        out = [o + (v - mean) / spread for o, v in zip(out, values)]
-    return out
 
 
 def _grouped(plans: Sequence[RelationPlan], probs: Sequence[float]) -> list[tuple[float, RelationPlan]]:
@@ -580,10 +566,10 @@ class ModelPathReader:
                                  self.lexicon.vocabulary)
             walk_scores = [look.walk_score(p) for p in plans]
             if self.look:
-                # the model's look and the word matching together: a walk the look raises whose hops the question's
-                # words also name, not one the look alone likes (a relation it raises walked over and over)
-                liked = shortlist(plans, _joined_scores(walk_scores, aligned_all or scores), per_length=1,
-                                  limit=self.look)
+                # by the look alone, two of each length first; ranked with the word matching as well (each ranking's
+                # standard scores summed, one of each length first) it read worse on the dev questions it changed
+                # (docs/benchmarks.md, "The model's relation look")
+                liked = shortlist(plans, walk_scores, per_length=2, limit=self.look)
                 looked = [i for i in liked if i not in indices]
                 indices += looked
             if self.look_weight and aligned_all is not None and self.align:

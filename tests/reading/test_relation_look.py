@@ -51,10 +51,10 @@ def test_a_walks_score_is_its_hops_mean_gain():
 
 
 def test_the_look_offers_the_walks_the_model_raises_that_the_embedder_left_out(small_model):
-    """With look=N the offer is the embedder's, then the best N walks by the look and the word matching together
-    that it left out; the reading says the look's best gains and which walks it added; with 0 there is no look and
+    """With look=N the offer is the embedder's, then the walks it left out of the N the look likes best (two of
+    each length first); the reading says the look's best gains and which walks it added; with 0 there is no look and
     the offer is as before."""
-    from kgqa_core.reading.readers import _joined_scores, shortlist
+    from kgqa_core.reading.readers import shortlist
 
     plain = make_reader("paths", small_model)
     looking = make_reader("paths:look=12", small_model)
@@ -62,8 +62,7 @@ def test_the_look_offers_the_walks_the_model_raises_that_the_embedder_left_out(s
     after = looking.offer(QUESTION, WIDE, ["Ann"])
     assert before.look is None and not before.looked
     assert after.indices[: len(before.indices)] == before.indices  # the embedder's offer is kept whole
-    liked = shortlist(after.plans, _joined_scores([after.look.walk_score(p) for p in after.plans], after.aligned_all),
-                      per_length=1, limit=12)
+    liked = shortlist(after.plans, [after.look.walk_score(p) for p in after.plans], per_length=2, limit=12)
     assert after.looked == [i for i in liked if i not in before.indices]
     assert after.looked and after.indices[len(before.indices):] == after.looked
     reading = looking.read(QUESTION, WIDE, ["Ann"])
