@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="only questions whose alignment this setting changes (against the run's own settings)")
     ap.add_argument("--look-changed-only", type=int, default=0, metavar="N",
                     help="only questions to whose offered walks the model's relation look with N places "
-                         "(`paths:look=N`) adds a walk: where it adds none, a reader with look=N and look_weight=0 "
+                         "(`paths:look=N`) adds a walk: where it adds none, a reader with look=N "
                          "reads as the one without it")
     ap.add_argument("--ids-out", type=Path, default=None,
                     help="write the ids of the questions read, one a line (to ask only those, e.g. with DoG)")

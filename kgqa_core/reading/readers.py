@@ -163,9 +163,6 @@ READ_BACK_HEAD = "Each walk through a knowledge graph below is followed by the q
 # for five more and three fewer (a walk added to the list moves a 1.5B's choice among the others too), and DoG
 # answered 13 of the software graph's 18 with and without it (docs/benchmarks.md, "The model's relation look").
 LOOK_PLACES = 0
-# ... and a walk's odds are multiplied by exp(LOOK_WEIGHT x its relations' mean gain in that look) where the model
-# weighs the walks (with the alignment); 0: the look only widens the offer.
-LOOK_WEIGHT = 0.0
 
 
 def lexicon_scores(question: str, topics: Sequence[str], plans: Sequence[RelationPlan],
@@ -451,7 +448,7 @@ class WalkOffer:
     one_entity: bool = True
     stop: float = 1.0  # the quick look's weight on ending a walk against going on (`temper_stops`)
     among: list[str] = field(default_factory=list)  # every relation a question word may name
-    aligned_all: list[float] | None = None  # each walk's hop alignment (with the look's gains when weighed)
+    aligned_all: list[float] | None = None  # each walk's hop alignment
     indices: list[int] = field(default_factory=list)  # the walks offered, in order
     meeting: list[int] = field(default_factory=list)  # the pair of walks that meet, offered too
     look: Any = None  # the model's relation look (`relation_look.RelationLook`), when taken
@@ -488,9 +485,8 @@ class ModelPathReader:
                  order: float = ORDER_COST, stop: float = STOP_WEIGHT, agree: bool = AGREE,
                  distinct: bool = DISTINCT, examples: int = EXAMPLES, kind: float = ENTITY_KIND_WEIGHT,
                  every: bool = EVERY_RELATION, one_arrow: bool = ONE_ARROW, read_back: float = READ_BACK,
-                 look: int = LOOK_PLACES, look_weight: float = LOOK_WEIGHT) -> None:
+                 look: int = LOOK_PLACES) -> None:
         self.model = model
-        self.look_weight = look_weight  # a walk's odds gain exp(this x its relations' mean gain in the look)
         self.look = look  # places in the offer for the walks the model's relation look likes best (`LOOK_PLACES`)
         self.read_back = read_back  # the question read back from each likely walk weighs it (`weigh_read_back`)
         # the first look's replies write every hop with the same forward arrow (`reply_text`)
@@ -559,22 +555,17 @@ class ModelPathReader:
             meeting = []
         look = None  # the model's look at which relations the question asks about
         looked: list[int] = []
-        if self.look or self.look_weight:
+        if self.look:
             from .relation_look import relation_look
 
             look = relation_look(self.model, question, [h.relation for p in plans for h in p.hops],
                                  self.lexicon.vocabulary)
-            walk_scores = [look.walk_score(p) for p in plans]
-            if self.look:
-                # by the look alone, two of each length first; ranked with the word matching as well (each ranking's
-                # standard scores summed, one of each length first) it read worse on the dev questions it changed
-                # (docs/benchmarks.md, "The model's relation look")
-                liked = shortlist(plans, walk_scores, per_length=2, limit=self.look)
-                looked = [i for i in liked if i not in indices]
-                indices += looked
-            if self.look_weight and aligned_all is not None and self.align:
-                # the look's gains join the alignment, which weighs the model's probabilities (`weigh`)
-                aligned_all = [a + self.look_weight / self.align * w for a, w in zip(aligned_all, walk_scores)]
+            # by the look alone, two of each length first; ranked with the word matching as well (each ranking's
+            # standard scores summed, one of each length first) it read worse on the dev questions it changed
+            # (docs/benchmarks.md, "The model's relation look")
+            liked = shortlist(plans, [look.walk_score(p) for p in plans], per_length=2, limit=self.look)
+            looked = [i for i in liked if i not in indices]
+            indices += looked
         return WalkOffer(plans=list(plans), one_entity=one_entity, stop=stop, among=among, aligned_all=aligned_all,
                          indices=indices, meeting=meeting, look=look, looked=looked, ends=ends)
 
@@ -1002,7 +993,7 @@ READER_OPTIONS = {"max_hops": int, "permutations": int, "listed": _flag, "max_op
                   "meet": float, "shorter": float, "joint_model": float, "aligned_share": float, "order": float,
                   "stop": float, "agree": _flag, "distinct": _flag, "examples": int, "horizon": _flag, "kind": float,
                   "every": _flag, "one_arrow": _flag, "spread": float, "read_back": float,
-                  "look": int, "look_weight": float}
+                  "look": int}
 
 
 def make_reader(name: str, model: Any = None, vocabulary: RelationVocabulary | None = None) -> Any:
