@@ -175,3 +175,9 @@ class LanguageModel(Protocol):
         self, prompt: str, continuations: Seq[str], state: Sequence | None = None, batch_size: int = 16
     ) -> ScoreList: ...
     def call_record(self, purpose: str, result: Any, prompt: str = "", keep_prompt: bool = True) -> Any: ...
+
+
+def loaded_model_key(model: Any) -> tuple[str, str, int]:
+    """What keys a cache of one loaded model's readings: its name, its backend and the object itself (two loads of
+    one model are kept apart; their numbers may differ with their threads)."""
+    return (getattr(model, "name", ""), getattr(model, "backend", ""), id(model))

@@ -37,7 +37,7 @@ from typing import Any, Callable, Iterable, Sequence
 from ..graph.hub_caps import relation_words
 from ..graph.words import STOP_WORDS
 from ..models.generation import GenerationConfig
-from ..models.interface import PromptText
+from ..models.interface import PromptText, loaded_model_key
 from .language import foreign_words, name_language, words_language
 from .vocabulary import RelationVocabulary
 
@@ -412,7 +412,7 @@ def describe_relations(model: Any, graph: Any, plans: Sequence[Any], vocabulary:
     # a store's question neighbourhoods share their store's descriptions (`methods.on_store`)
     owner = getattr(graph, "descriptions_key", "") or getattr(graph, "fingerprint", "") or id(graph)
     # with the switch a name's language is said in its prompt, so its description may differ: kept apart
-    key = (owner, getattr(model, "name", ""), getattr(model, "backend", ""), id(model), bool(other_languages))
+    key = (owner, *loaded_model_key(model), bool(other_languages))
     with _DESCRIBED_LOCK:
         known = dict(_DESCRIBED.get(key, {}))
     todo = [r for r in unread if r not in known]

@@ -19,7 +19,7 @@ from collections import OrderedDict
 from typing import Any, Sequence
 
 from .. import progress
-from ..models.interface import BackendCapabilityError
+from ..models.interface import BackendCapabilityError, loaded_model_key
 from ..parameters import param
 from .reading import MAX_HOPS, QuestionReading
 from .alignment import COVER_WEIGHT, PHRASE_GAIN
@@ -360,8 +360,7 @@ def _cache_key(request: Any, name: str, topics: Sequence[str], vocabulary: Any) 
     fingerprint = getattr(graph, "fingerprint", "")
     if not fingerprint:
         return None
-    model_key = (getattr(model, "name", ""), getattr(model, "backend", ""), id(model)) \
-        if name.partition(":")[0] == "paths" else ()
+    model_key = loaded_model_key(model) if name.partition(":")[0] == "paths" else ()
     words = vocabulary.to_text() if vocabulary else ""
     return (name, model_key, fingerprint, request.question, tuple(topics), words)
 

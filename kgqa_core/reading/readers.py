@@ -445,15 +445,22 @@ class WalkOffer:
     """What `ModelPathReader.offer` hands the looks: every walk from the entities, those offered, and why."""
 
     plans: list[RelationPlan]
-    one_entity: bool = True
-    stop: float = 1.0  # the quick look's weight on ending a walk against going on (`temper_stops`)
-    among: list[str] = field(default_factory=list)  # every relation a question word may name
     aligned_all: list[float] | None = None  # each walk's hop alignment
     indices: list[int] = field(default_factory=list)  # the walks offered, in order
     meeting: list[int] = field(default_factory=list)  # the pair of walks that meet, offered too
     look: Any = None  # the model's relation look (`relation_look.RelationLook`), when taken
     looked: list[int] = field(default_factory=list)  # the walks only the look offered
     ends: dict = field(default_factory=dict)  # where each walk ends, followed once
+
+    @property
+    def one_entity(self) -> bool:
+        """The walks leave from one entity of the question (fewer than two)."""
+        return len({p.topic for p in self.plans}) < 2
+
+    @property
+    def among(self) -> list[str]:
+        """Every relation a question word may name: those of all the walks."""
+        return sorted({h.relation for p in self.plans for h in p.hops})
 
 
 class ModelPathReader:
@@ -526,19 +533,16 @@ class ModelPathReader:
         plans, scores = self.lexicon.candidates(question, graph, topics)
         if not plans:
             return WalkOffer(plans=[])
+        offer = WalkOffer(plans=list(plans))
+        one_entity, among = offer.one_entity, offer.among
         # words a walk leaves to no hop cost it only when one walk answers the question: with walks from two
         # entities, the words one leaves are the other's (the combination pays for them, `joint_choice`)
-        one_entity = len({p.topic for p in plans}) < 2
         cover = self.cover if one_entity else 0.0
-        # the same for ending a walk: with walks from two entities the joint choice weighs the model's odds less
-        # already, and the shorter walks first (`joint_choice`)
-        stop = self.stop if one_entity else 1.0
-        among = sorted({h.relation for p in plans for h in p.hops})  # every relation a question word may name
         aligned_all = hop_alignment(question, topics, plans, self.lexicon.vocabulary, self.lexicon.embedder,
                                     phrase_gain=self.phrase_gain, cover=cover,
                                     spread=self.spread, order=self.order, kind=self.kind) if self.align else None
         quick = not self.listed or self.quick > 0
-        ends: dict = {}  # where each walk ends, followed once for the meeting pair and the joint choice
+        ends = offer.ends  # where each walk ends, followed once for the meeting pair and the joint choice
         indices = offered(plans, scores, aligned_all, max(self.max_options, self.quick_options if quick else 0),
                           share=self.aligned_share)
         if self.joint and self.meet and not one_entity:
@@ -566,8 +570,9 @@ class ModelPathReader:
             liked = shortlist(plans, [look.walk_score(p) for p in plans], per_length=2, limit=self.look)
             looked = [i for i in liked if i not in indices]
             indices += looked
-        return WalkOffer(plans=list(plans), one_entity=one_entity, stop=stop, among=among, aligned_all=aligned_all,
-                         indices=indices, meeting=meeting, look=look, looked=looked, ends=ends)
+        offer.aligned_all, offer.indices, offer.meeting = aligned_all, indices, meeting
+        offer.look, offer.looked = look, looked
+        return offer
 
     def read(self, question: str, graph: Any, topics: Sequence[str]) -> QuestionReading:
         from ..reads.scoring import ModelChooser
@@ -577,7 +582,10 @@ class ModelPathReader:
         plans = offer.plans
         if not plans:
             return reading_from_plans(self.name, [], topics, "the graph's paths")
-        one_entity, stop, among, aligned_all = offer.one_entity, offer.stop, offer.among, offer.aligned_all
+        one_entity, among, aligned_all = offer.one_entity, offer.among, offer.aligned_all
+        # as for the words a walk leaves (`offer`): with walks from two entities the joint choice weighs the model's
+        # odds less already, and the shorter walks first (`joint_choice`), so ending a walk is not tempered
+        stop = self.stop if one_entity else 1.0
         indices, meeting, look, looked, ends = offer.indices, offer.meeting, offer.look, offer.looked, offer.ends
         quick = not self.listed or self.quick > 0
         listed_as = "the walks were"  # what an unsure quick look hands on to the list
@@ -759,9 +767,11 @@ class ModelPathReader:
                     f"{r} {g:+.1f}" for r, g in best)
                 + (f", so {len(looked)} walk(s) the word matching had left out were offered too: "
                    + "; ".join(plans[i].text for i in looked) if looked else ""))
-            back_calls = look.calls + back_calls
-        reading.calls = [c for d, _, _ in looks for c in d.calls] + back_calls
-        reading.forward_passes = sum(d.forward_passes for d, _, _ in looks) + sum(c.forward_passes for c in back_calls)
+        # in the order they were made: the relation look before the looks at the walks, the read-back after them
+        before_looks = look.calls if look is not None else []
+        reading.calls = before_looks + [c for d, _, _ in looks for c in d.calls] + back_calls
+        reading.forward_passes = sum(c.forward_passes for c in before_looks + back_calls) + sum(
+            d.forward_passes for d, _, _ in looks)
         return reading
 
     def _probs(self, decision: Any, aligned: Sequence[float] | None) -> list[float]:

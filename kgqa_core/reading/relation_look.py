@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from ..models.interface import PromptText
+from ..models.interface import PromptText, loaded_model_key
 from .reading import RelationPlan
 from .vocabulary import RelationVocabulary, relation_text
 
@@ -51,7 +51,7 @@ class RelationLook:
         return sum(self.gain.get(h.relation, 0.0) for h in plan.hops) / max(1, len(plan.hops))
 
 
-# (the model's name, backend and id, relation's text) -> log P(text | no question); as `guidance`'s reading cache
+# (`loaded_model_key`, relation's text) -> log P(text | no question)
 _PRIORS: dict[tuple[Any, ...], float] = {}
 
 
@@ -59,15 +59,15 @@ def _texts(relations: Sequence[str], vocabulary: RelationVocabulary | None) -> l
     return [" " + relation_text(r, vocabulary) + "\n" for r in relations]
 
 
-def _scored(model: Any, question: str, texts: Sequence[str]) -> tuple[list[float], Any, int]:
+def _scored(model: Any, question: str, texts: Sequence[str]) -> tuple[list[float], Any, int, str]:
     """Each relation's text after the question's line, one batch: the question is read once, the fixed first line
-    once a session (`PromptText`)."""
+    once a session (`PromptText`).  Returns the totals, the scores, the forward passes and the prompt."""
     prompt = PromptText(LOOK_HEAD + f"Question: {question}\nRelation:", LOOK_HEAD)
     with model.lock:
         before = model.counter.snapshot()
         scores = model.score_continuations(prompt, list(texts))
         after = model.counter.snapshot()
-    return [float(s.total) for s in scores], scores, after[0] - before[0]
+    return [float(s.total) for s in scores], scores, after[0] - before[0], prompt
 
 
 def relation_look(model: Any, question: str, relations: Sequence[str],
@@ -89,15 +89,14 @@ def relation_look(model: Any, question: str, relations: Sequence[str],
     if not relations:
         return RelationLook()
     texts = _texts(relations, vocabulary)
-    asked, scores, passes = _scored(model, question, texts)
-    key = (getattr(model, "name", ""), getattr(model, "backend", ""), id(model))
+    asked, scores, passes, prompt = _scored(model, question, texts)
+    key = loaded_model_key(model)
     missing = [t for t in texts if (*key, t) not in _PRIORS]
     if missing:
-        prior, _, more = _scored(model, NO_QUESTION, missing)
+        prior, _, more, _ = _scored(model, NO_QUESTION, missing)
         passes += more
         _PRIORS.update({(*key, t): p for t, p in zip(missing, prior)})
     gain = {r: a - _PRIORS[(*key, t)] for r, t, a in zip(relations, texts, asked)}
-    call = model.call_record("reads.reading (the relations the question asks about)", scores,
-                             LOOK_HEAD + f"Question: {question}\nRelation:")
+    call = model.call_record("reads.reading (the relations the question asks about)", scores, prompt)
     call.forward_passes = passes
     return RelationLook(gain=gain, calls=[call], forward_passes=passes)
