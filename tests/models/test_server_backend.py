@@ -283,6 +283,19 @@ def test_every_method_answers_as_in_process(server_model, llama_model, method):
     assert remote.answer_texts == local.answer_texts
 
 
+def test_the_relation_look_over_the_server_gives_the_in_process_gains(server_model, llama_model):
+    """`reading_look`'s one batch (and its no-question priors, kept per loaded model) over HTTP: the same relations
+    raised, by about the same nats."""
+    from kgqa_core.reading.relation_look import relation_look
+
+    relations = ["directed_by", "starred_actors", "release_year", "has_genre"]
+    local = relation_look(llama_model, "who directed Heat", relations)
+    remote = relation_look(server_model, "who directed Heat", relations)
+    assert max(remote.gain, key=remote.gain.get) == max(local.gain, key=local.gain.get)
+    assert all(abs(remote.gain[r] - local.gain[r]) < MEAN_TOL for r in relations), (local.gain, remote.gain)
+    assert remote.calls[0].purpose == "reads.reading (the relations the question asks about)"
+
+
 def test_dog_beam_over_a_walk_server_says_what_it_needs(server_model):
     trace = _run("dog", server_model, {**DOG_PARAMS, "beam_size": 2})
     assert "beam_size 2 over this server needs batched prompt log-probs" in trace.error
