@@ -43,7 +43,8 @@ def test_the_run_card_says_which_nouns_of_the_question_name_no_hop(runs_dir, mon
 
 def test_the_relation_look_is_off_in_the_form_and_when_set_its_look_is_in_the_run_and_on_the_card(runs_dir, monkeypatch):
     """`reading_look` through the app: 0 by default; set to 4 it is saved with the run, the reading step holds the
-    model's look at the relations, and the card's "Question reading" says its gains, as text."""
+    model's look at the relations, and the card's "Question reading" says its gains, as text; a second question
+    after the first keeps the setting and is looked at too."""
     at = lean_dog_on_ask(monkeypatch)
     assert at.number_input(key="ask_param_reading_look").value == 0
     at.number_input(key="ask_param_reading_look").set_value(4)
@@ -54,3 +55,11 @@ def test_the_relation_look_is_off_in_the_form_and_when_set_its_look_is_in_the_ru
     said = "the model was asked which relations the question asks about"
     assert said in trace.extra["reading"]["explanation"]
     assert any(said in c.value.replace("\\", "") for c in at.caption), [c.value for c in at.caption]
+    # a second question in the same session: the setting stays, and the new question gets its own look
+    at.text_area(key="ask_question").set_value("when were the films written by Blake Edwards released").run()
+    at.multiselect(key="ask_topics").set_value(["Blake Edwards"]).run()
+    assert at.number_input(key="ask_param_reading_look").value == 4
+    second = run_one_on_ask(at, runs_dir)
+    assert second.question != trace.question and second.parameters["reading_look"] == 4
+    assert "reads.reading (the relations the question asks about)" in [c.purpose for c in second.steps[0].model_calls]
+    assert said in second.extra["reading"]["explanation"]
