@@ -20,7 +20,9 @@ against the relations of the walks from the topic entities): the questions
 ``paths:phrase_gain=0`` can read differently.  ``--pieces-only``: only the
 questions whose alignment the pieces for words apart (`alignment.APART_AT`)
 and answer words (`alignment.ANSWER_WORDS`) change; ``--without-pieces``
-reads without them (the reader before them), for an A/B in two processes; ``--alignment NAME=VALUE`` sets
+reads without them (the reader before them), for an A/B in two processes; ``--listed-only``: the readers after
+the first read only the questions the first listed walks for (its quick look unsure), for readers that differ only
+in the listed choice (`paths:blend=W`); ``--alignment NAME=VALUE`` sets
 any `alignment` setting for the run, and ``--changed-only NAME=VALUE`` reads only the questions whose alignment
 that setting changes.  A question naming several
 entities reaches gold when the reading's walks from them (each entity's first) reach a gold answer together.
@@ -138,6 +140,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="only questions to whose offered walks the model's relation look with N places "
                          "(`paths:look=N`) adds a walk: where it adds none, a reader with look=N "
                          "reads as the one without it")
+    ap.add_argument("--listed-only", action="store_true",
+                    help="the other readers read only the questions the first reader listed walks for (its quick "
+                         "look under `reading_quick_at`): for readers that differ only in the listed choice "
+                         "(`paths:blend=W`), which read the rest exactly as the first")
     ap.add_argument("--ids-out", type=Path, default=None,
                     help="write the ids of the questions read, one a line (to ask only those, e.g. with DoG)")
     ap.add_argument("--warm", action="store_true",
@@ -186,13 +192,17 @@ def main(argv: list[str] | None = None) -> int:
             read_ids.append(q.id)
             gold = {_norm(a) for a in q.answers}
             want = int(q.type[0]) if q.type[:1].isdigit() else 0
-            for n, reader in readers.items():
+            for k, (n, reader) in enumerate(readers.items()):
                 if model is not None and not args.warm:  # cold: one reader's listing must not serve another's
                     model.clear_prefix_cache()
                 t0 = time.perf_counter()
                 before = model.counter.snapshot()[1] if model is not None else 0
                 r = reader.read(q.question, graph, q.topic_entities)
                 secs = time.perf_counter() - t0
+                if not k:  # the first reader listed the walks (its list's model calls are "reads.reading order ...")
+                    listed = any(getattr(c, "purpose", "").startswith("reads.reading order") for c in r.calls)
+                    if args.listed_only and not listed:
+                        read_ids.pop()
                 read = (model.counter.snapshot()[1] - before) if model is not None else 0
                 reaches = bool(r.plans) and bool(gold & {_norm(e) for e in walk_plan(graph, r.plans[0])})
                 first = {}  # a question naming several entities: each one's walk of the reading, met where they meet
@@ -204,6 +214,8 @@ def main(argv: list[str] | None = None) -> int:
                 if n.startswith("wording"):  # no plan: its named relations walked in its order
                     reaches = False
                 sure = r.guides(args.sure_at)
+                if args.listed_only and not listed:  # every reader would read it as the first: not counted
+                    break
                 rows[(ds.name, q.type, n)].append(
                     {"hops": r.hops == want, "reach": reaches, "sure": sure, "s": secs, "tokens": read})
                 if args.show:
@@ -211,6 +223,8 @@ def main(argv: list[str] | None = None) -> int:
                           flush=True)
     if args.ids_out is not None:
         args.ids_out.write_text("".join(i + "\n" for i in read_ids), encoding="utf-8")
+    if args.listed_only:
+        print("only the questions the first reader listed walks for are counted")
     if looker is not None:
         print(f"the relation look added walks to the offer of {kept} of {seen} questions; only those were read")
     print("| dataset | type | reader | n | hops exact | plan reaches gold | sure | sure and reaches | s/reading | tokens read |")

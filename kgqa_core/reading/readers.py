@@ -163,6 +163,14 @@ READ_BACK_HEAD = "Each walk through a knowledge graph below is followed by the q
 # for five more and three fewer (a walk added to the list moves a 1.5B's choice among the others too), and DoG
 # answered 13 of the software graph's 18 with and without it (docs/benchmarks.md, "The model's relation look").
 LOOK_PLACES = 0
+# Where the quick look was unsure and the walks were listed, the reading's choice is the listed look's log-odds and
+# the quick look's together, the quick look's counting this much (a product of two judges, `blended_choice`).  Why:
+# the quick look scores each walk as a reply on its own, so one walk's odds against another do not move with what
+# else is offered; the listed look's do (a 1.5B's choice among listed walks shifts when a walk is added or removed),
+# but it sees the walks side by side.  0 (kept): the listed look alone.  0.5 read 31 of 52 listed dev questions
+# right against the list's 36: an unsure quick look is the worse judge, and the list is there to correct it
+# (docs/benchmarks.md, "The two looks together").  A reader option for benchmarks, not a method parameter.
+BLEND = 0.0
 
 
 def lexicon_scores(question: str, topics: Sequence[str], plans: Sequence[RelationPlan],
@@ -492,8 +500,9 @@ class ModelPathReader:
                  order: float = ORDER_COST, stop: float = STOP_WEIGHT, agree: bool = AGREE,
                  distinct: bool = DISTINCT, examples: int = EXAMPLES, kind: float = ENTITY_KIND_WEIGHT,
                  every: bool = EVERY_RELATION, one_arrow: bool = ONE_ARROW, read_back: float = READ_BACK,
-                 look: int = LOOK_PLACES) -> None:
+                 look: int = LOOK_PLACES, blend: float = BLEND) -> None:
         self.model = model
+        self.blend = blend  # the quick look's share in an unsure reading's choice among the listed walks
         self.look = look  # places in the offer for the walks the model's relation look likes best (`LOOK_PLACES`)
         self.read_back = read_back  # the question read back from each likely walk weighs it (`weigh_read_back`)
         # the first look's replies write every hop with the same forward arrow (`reply_text`)
@@ -636,6 +645,11 @@ class ModelPathReader:
             decision = ModelChooser(self.model, permutations=self.permutations).choose(
                 "reading", plan_prompt(question, topics, self.lexicon.vocabulary, picked), options, settled=settled)
             how = "the model's choice among the walks listed" + weighed
+            if self.blend and looks:
+                decision = blended_choice(decision, looks[0][0], twins, self.blend)
+                how = (f"the model's choice among the walks listed and its reply to the question together (the "
+                       f"reply's log-odds x {self.blend:g}, the list's x {1 - self.blend:g}: the reply scores each "
+                       "walk on its own, so what else is listed does not move it, `reading_blend`)" + weighed)
             looks.append((decision, _grouped(picked, self._probs(decision, aligned)), how))
             shown = (list(picked), aligned)
         decision, ranked, how = looks[-1]
@@ -778,6 +792,45 @@ class ModelPathReader:
         """The model's probability of each walk, weighed by its hop alignment when there is one."""
         probs = [o.prob for o in decision.options]
         return weigh(probs, aligned, self.align) if aligned is not None else probs
+
+
+def blended_choice(listed: Any, quick: Any, twins: Sequence[tuple[RelationPlan, RelationPlan]],
+                   weight: float) -> Any:
+    """The listed look's decision with the quick look's log-odds mixed in: each listed walk scores
+    ``weight * log q + (1 - weight) * log l``, q its probability in the quick look (summed over the forms of a walk
+    listed once, `distinct_walks`), l its probability in the list; renormalised over the listed walks.
+
+    Why: a product of experts keeps what each judge sees.  The quick look scores every walk as a reply of its own
+    (its odds between two walks are the same whatever else is offered); the list sets the walks side by side but its
+    choice among them moves with what else is listed.
+
+    Returns
+    -------
+    A `Decision` over the listed options, with the list's model calls.
+
+    Examples
+    --------
+    >>> from kgqa_core.reads.scoring import decision_from_scores
+    >>> import math
+    >>> listed = decision_from_scores(["a", "b"], [math.log(0.6), math.log(0.4)])
+    >>> quick = decision_from_scores(["a", "b", "c"], [math.log(0.1), math.log(0.8), math.log(0.1)])
+    >>> [round(o.prob, 2) for o in blended_choice(listed, quick, [], 0.5).options]
+    [0.3, 0.7]
+    """
+    from ..reads.scoring import decision_from_scores
+
+    mass = {o.text: o.prob for o in quick.options}
+    for twin, kept in twins:  # a walk listed once: the quick look scored each of its forms
+        mass[_option_text(kept)] = mass.get(_option_text(kept), 0.0) + mass.get(_option_text(twin), 0.0)
+    texts = [o.text for o in listed.options]
+    scores = [weight * math.log(max(mass.get(t, 0.0), 1e-12)) + (1.0 - weight) * math.log(max(o.prob, 1e-12))
+              for t, o in zip(texts, listed.options)]
+    blended = decision_from_scores(texts, scores, [o.per_order for o in listed.options] and
+                                   [list(x) for x in zip(*[o.per_order for o in listed.options])])
+    blended.calls, blended.forward_passes = listed.calls, listed.forward_passes
+    blended.tokens_in, blended.seconds = listed.tokens_in, listed.seconds
+    blended.note = listed.note
+    return blended
 
 
 def distinct_walks(plans: Sequence[RelationPlan]) -> tuple[list[int], list[tuple[RelationPlan, RelationPlan]]]:
@@ -1003,7 +1056,7 @@ READER_OPTIONS = {"max_hops": int, "permutations": int, "listed": _flag, "max_op
                   "meet": float, "shorter": float, "joint_model": float, "aligned_share": float, "order": float,
                   "stop": float, "agree": _flag, "distinct": _flag, "examples": int, "horizon": _flag, "kind": float,
                   "every": _flag, "one_arrow": _flag, "spread": float, "read_back": float,
-                  "look": int}
+                  "look": int, "blend": float}
 
 
 def make_reader(name: str, model: Any = None, vocabulary: RelationVocabulary | None = None) -> Any:
