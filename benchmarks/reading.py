@@ -22,7 +22,9 @@ questions whose alignment the pieces for words apart (`alignment.APART_AT`)
 and answer words (`alignment.ANSWER_WORDS`) change; ``--without-pieces``
 reads without them (the reader before them), for an A/B in two processes; ``--listed-only``: the readers after
 the first read only the questions the first listed walks for (its quick look unsure), for readers that differ only
-in the listed choice (`paths:blend=W`); ``--alignment NAME=VALUE`` sets
+in the listed choice (`paths:blend=W`); ``--when-first-says TEXT``: the same for the questions whose first
+reading's explanation says TEXT (a variant first); ``--with-answer-noun``: only the questions that ask for their
+answer with a noun ("which country"); ``--alignment NAME=VALUE`` sets
 any `alignment` setting for the run, and ``--changed-only NAME=VALUE`` reads only the questions whose alignment
 that setting changes.  A question naming several
 entities reaches gold when the reading's walks from them (each entity's first) reach a gold answer together.
@@ -144,6 +146,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="the other readers read only the questions the first reader listed walks for (its quick "
                          "look under `reading_quick_at`): for readers that differ only in the listed choice "
                          "(`paths:blend=W`), which read the rest exactly as the first")
+    ap.add_argument("--when-first-says", default="", metavar="TEXT",
+                    help="the other readers read only the questions whose reading by the first reader says TEXT in "
+                         "its explanation (a variant first, \"`reading_kind_look`\": the questions it acted on)")
+    ap.add_argument("--with-answer-noun", action="store_true",
+                    help="only questions that ask for their answer with a noun (\"which country\", "
+                         "`alignment.answer_nouns`): those `paths:kind_look=W` can change")
     ap.add_argument("--ids-out", type=Path, default=None,
                     help="write the ids of the questions read, one a line (to ask only those, e.g. with DoG)")
     ap.add_argument("--warm", action="store_true",
@@ -185,6 +193,8 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             if changed and not pieces_change(q, graph, changed):
                 continue
+            if args.with_answer_noun and not alignment._kind_nouns(q.question, q.topic_entities):
+                continue
             seen += 1
             if looker is not None and not looker.offer(q.question, graph, q.topic_entities).looked:
                 continue
@@ -199,9 +209,11 @@ def main(argv: list[str] | None = None) -> int:
                 before = model.counter.snapshot()[1] if model is not None else 0
                 r = reader.read(q.question, graph, q.topic_entities)
                 secs = time.perf_counter() - t0
-                if not k:  # the first reader listed the walks (its list's model calls are "reads.reading order ...")
-                    listed = any(getattr(c, "purpose", "").startswith("reads.reading order") for c in r.calls)
-                    if args.listed_only and not listed:
+                if not k:  # counted: the first reader listed the walks (its list's calls are "reads.reading order")
+                    counted = any(getattr(c, "purpose", "").startswith("reads.reading order") for c in r.calls)
+                    if args.when_first_says:
+                        counted = args.when_first_says in r.explanation
+                    if (args.listed_only or args.when_first_says) and not counted:
                         read_ids.pop()
                 read = (model.counter.snapshot()[1] - before) if model is not None else 0
                 reaches = bool(r.plans) and bool(gold & {_norm(e) for e in walk_plan(graph, r.plans[0])})
@@ -214,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
                 if n.startswith("wording"):  # no plan: its named relations walked in its order
                     reaches = False
                 sure = r.guides(args.sure_at)
-                if args.listed_only and not listed:  # every reader would read it as the first: not counted
+                if (args.listed_only or args.when_first_says) and not counted:  # read alike by all: not counted
                     break
                 rows[(ds.name, q.type, n)].append(
                     {"hops": r.hops == want, "reach": reaches, "sure": sure, "s": secs, "tokens": read})
@@ -225,6 +237,8 @@ def main(argv: list[str] | None = None) -> int:
         args.ids_out.write_text("".join(i + "\n" for i in read_ids), encoding="utf-8")
     if args.listed_only:
         print("only the questions the first reader listed walks for are counted")
+    if args.when_first_says:
+        print(f"only the questions whose first reading says {args.when_first_says!r} are counted")
     if looker is not None:
         print(f"the relation look added walks to the offer of {kept} of {seen} questions; only those were read")
     print("| dataset | type | reader | n | hops exact | plan reaches gold | sure | sure and reaches | s/reading | tokens read |")

@@ -151,7 +151,7 @@ from ..graph.readings import is_reversed, reading_of, triplet_of
 from ..parameters import param
 from ..reading.guidance import (agree_param, cover_param, describe_languages_param, describe_param, distinct_param, domain_words_param, horizon_param,
                                answer_kind_param, every_relation_param, one_arrow_param, joint_param, listed_param, meet_param, order_param, phrase_param, quick_param, read_question,
-                               look_param, read_back_param, reader_param, step_budget, stop_param, sure_param)
+                               kind_look_param, look_param, read_back_param, reader_param, step_budget, stop_param, sure_param)
 from ..reading.reading import QuestionReading
 from ..trace.faithfulness import check_chains, ground_chain
 from ..trace.schema import Candidate, Step
@@ -293,6 +293,7 @@ class DogParams(PromptParams):
     reading_stop_weight: float = stop_param()
     reading_read_back: float = read_back_param()
     reading_look: int = look_param()
+    reading_kind_look: float = kind_look_param()
     reading_agree: bool = agree_param()
     reading_distinct: bool = distinct_param()
     reading_listed: int = listed_param()

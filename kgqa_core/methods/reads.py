@@ -47,7 +47,7 @@ from ..reads.prompts import answer_prompt, prune_prompt, search_prompt
 from ..reads.scoring import LENGTH_NORMS, Chooser, Decision, ModelChooser, decision_from_scores, with_penalty
 from ..reading.guidance import (agree_param, cover_param, describe_languages_param, describe_param, distinct_param, domain_words_param, horizon_param,
                                answer_kind_param, every_relation_param, one_arrow_param, joint_param, listed_param, meet_param, order_param, phrase_param, quick_param, read_question,
-                               look_param, read_back_param, reader_param, stop_param, sure_param)
+                               kind_look_param, look_param, read_back_param, reader_param, stop_param, sure_param)
 from ..reading.reading import MAX_HOPS as READER_HORIZON
 from ..reading.reading import QuestionReading, plan_allows
 from ..trace.schema import Answer, Candidate, ChainTriplet, Step, Trace
@@ -101,6 +101,7 @@ class ReadsParams(MethodParams):
     reading_stop_weight: float = stop_param()
     reading_read_back: float = read_back_param()
     reading_look: int = look_param()
+    reading_kind_look: float = kind_look_param()
     reading_agree: bool = agree_param()
     reading_distinct: bool = distinct_param()
     reading_listed: int = listed_param()

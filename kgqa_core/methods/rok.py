@@ -33,7 +33,7 @@ from ..models.generation import GenerationConfig
 from ..parameters import MethodParams, param, preset_param
 from ..reading.guidance import (agree_param, cover_param, describe_languages_param, describe_param, distinct_param, domain_words_param, horizon_param,
                                answer_kind_param, every_relation_param, one_arrow_param, joint_param, listed_param, meet_param, order_param, phrase_param, quick_param, read_question,
-                               look_param, read_back_param, reader_param, stop_param, sure_param)
+                               kind_look_param, look_param, read_back_param, reader_param, stop_param, sure_param)
 from ..rok import prompts
 from ..rok.branches import SIBLING_RULES, Branch, candidate_branches, numbered_list, parse_relevance
 from ..rok.key_entities import find_key_entities
@@ -84,6 +84,7 @@ class RokParams(MethodParams):
     reading_stop_weight: float = stop_param()
     reading_read_back: float = read_back_param()
     reading_look: int = look_param()
+    reading_kind_look: float = kind_look_param()
     reading_agree: bool = agree_param()
     reading_distinct: bool = distinct_param()
     reading_listed: int = listed_param()

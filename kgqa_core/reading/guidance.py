@@ -173,6 +173,18 @@ def look_param() -> Any:
                  min=0, max=12, advanced=True)
 
 
+def kind_look_param() -> Any:
+    from .readers import KIND_LOOK
+
+    return param(KIND_LOOK, "paths reader: when its reading of a one-entity question is under 90% sure and the "
+                 "question asks for its answer with a noun (\"which country ...\"), the model is shown a few facts "
+                 "of the graph about the entity each of the three likeliest walks reaches and asked what kind of "
+                 "thing it is; how likely it finds the question's noun there, times this weight, weighs the walk (a "
+                 "walk one hop short reaches a city where a country is asked for). The noun is the question's own "
+                 "and the facts the graph's: no word list. 0: off (no model call).",
+                 min=0.0, max=4.0, advanced=True)
+
+
 def agree_param() -> Any:
     from .readers import AGREE
 
@@ -252,6 +264,7 @@ def reader_spec(params: Any) -> str:
                                                      ("stop", getattr(params, "reading_stop_weight", None)),
                                                      ("read_back", getattr(params, "reading_read_back", None)),
                                                      ("look", getattr(params, "reading_look", None)),
+                                                     ("kind_look", getattr(params, "reading_kind_look", None)),
                                                      ("agree", getattr(params, "reading_agree", None)),
                                                      ("distinct", getattr(params, "reading_distinct", None)),
                                                      ("spread", _spread(getattr(params, "reading_domain_words", None))))

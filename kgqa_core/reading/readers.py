@@ -171,6 +171,10 @@ LOOK_PLACES = 0
 # right against the list's 36: an unsure quick look is the worse judge, and the list is there to correct it
 # (docs/benchmarks.md, "The two looks together").  A reader option for benchmarks, not a method parameter.
 BLEND = 0.0
+# An unsure reading of a one-entity question whose answer noun ("which country") is known weighs its likeliest walks
+# also by how likely the model finds that noun as the kind of thing each reaches, a few of its facts in the graph
+# before it (`kind_look.kind_look`: log P(noun | facts, "<entity> is a"), times KIND_LOOK).  0: off.
+KIND_LOOK = 0.0
 
 
 def lexicon_scores(question: str, topics: Sequence[str], plans: Sequence[RelationPlan],
@@ -500,8 +504,9 @@ class ModelPathReader:
                  order: float = ORDER_COST, stop: float = STOP_WEIGHT, agree: bool = AGREE,
                  distinct: bool = DISTINCT, examples: int = EXAMPLES, kind: float = ENTITY_KIND_WEIGHT,
                  every: bool = EVERY_RELATION, one_arrow: bool = ONE_ARROW, read_back: float = READ_BACK,
-                 look: int = LOOK_PLACES, blend: float = BLEND) -> None:
+                 look: int = LOOK_PLACES, blend: float = BLEND, kind_look: float = KIND_LOOK) -> None:
         self.model = model
+        self.kind_look = kind_look  # the model's judgement of the kind of thing each likely walk reaches weighs it
         self.blend = blend  # the quick look's share in an unsure reading's choice among the listed walks
         self.look = look  # places in the offer for the walks the model's relation look likes best (`LOOK_PLACES`)
         self.read_back = read_back  # the question read back from each likely walk weighs it (`weigh_read_back`)
@@ -678,7 +683,8 @@ class ModelPathReader:
         backs: dict[str, float] = {}  # log P(question | walk) of the likeliest walks, when read back
         read_order: list[RelationPlan] = []
         back_calls: list[Any] = []  # the read-back's model call (not a look: it chooses nothing)
-        if self.read_back and one_entity and not joined and len(ranked) >= 2 and ranked[0][0] < READ_BACK_UNDER:
+        unsure = len(ranked) >= 2 and ranked[0][0] < READ_BACK_UNDER  # before the read-back makes it surer
+        if self.read_back and one_entity and not joined and unsure:
             walks = [plan for _, plan in ranked[:READ_BACK_WALKS]]
             read, back_call = read_back(self.model, question, walks)
             back_calls.append(back_call)
@@ -686,6 +692,18 @@ class ModelPathReader:
             before_back = ranked[0][1]
             ranked = weigh_read_back(ranked, read, self.read_back)
             read_order = [plan for _, plan in ranked[:len(walks)]]  # as weighed (the horizon may lengthen the first)
+        kinds = None  # the model's judgement of the kind of thing each likely walk reaches
+        if self.kind_look and one_entity and not joined and unsure:
+            from .alignment import _kind_nouns
+            from .kind_look import kind_look
+
+            nouns = _kind_nouns(question, topics)
+            walks = [plan for _, plan in ranked[:READ_BACK_WALKS]]
+            if nouns and len({p.example for p in walks}) > 1:
+                kinds = kind_look(self.model, graph, nouns[0], walks, self.lexicon.vocabulary)
+                back_calls.extend(kinds.calls)
+                before_kind = ranked[0][1]
+                ranked = weigh_read_back(ranked, [kinds.walk_score(p) for p in walks], self.kind_look)
         past = None  # one more hop, named by a word of the question, past the longest walk planned
         if self.horizon and not joined and ranked and len(ranked[0][1].hops) >= self.lexicon.max_hops:
             past = horizon_hop(question, topics, graph, ranked[0][1], self.lexicon.vocabulary,
@@ -702,6 +720,15 @@ class ModelPathReader:
                     f"{plan.text} {backs[plan.text]:.1f}" for plan in read_order)
                 + ("" if read_order[0].text == before_back.text else
                    f"; before it, {before_back.text} was the likeliest"))
+        if kinds is not None:
+            reading.explanation += (
+                f"; the question asks for a '{kinds.noun}', so the model was asked how likely that word is as the "
+                "kind of thing each of its likeliest walks reaches, a few of that entity's facts in the graph before "
+                f"it (the log-probability against the likeliest entity's, times {self.kind_look:g}, added to the "
+                "walk's, `reading_kind_look`): " + ", ".join(
+                    f"{e} {v - max(kinds.log_kind.values()):+.1f}" for e, v in kinds.log_kind.items())
+                + ("" if ranked[0][1].walk_key == before_kind.walk_key else
+                   f"; before it, {before_kind.text} was the likeliest"))
         if looks and stop != 1.0 and any(o.startswith((p + " -", p + " <-")) for p in options for o in options):
             how_much = "half" if stop == 0.5 else f"{stop:g} of"
             reading.explanation += (f"; where one walk is another cut short, the model's choice between ending the "
@@ -1056,7 +1083,7 @@ READER_OPTIONS = {"max_hops": int, "permutations": int, "listed": _flag, "max_op
                   "meet": float, "shorter": float, "joint_model": float, "aligned_share": float, "order": float,
                   "stop": float, "agree": _flag, "distinct": _flag, "examples": int, "horizon": _flag, "kind": float,
                   "every": _flag, "one_arrow": _flag, "spread": float, "read_back": float,
-                  "look": int, "blend": float}
+                  "look": int, "blend": float, "kind_look": float}
 
 
 def make_reader(name: str, model: Any = None, vocabulary: RelationVocabulary | None = None) -> Any:
