@@ -12,7 +12,9 @@ in the graph do: an entity that is `located_in` something, where people are
 So the model is asked, for the entity each of the likeliest walks reaches,
 with a few of that entity's facts from the graph before it, how likely the
 question's noun is as the kind of thing it is ("What kind of thing is
-Nairobi?  Nairobi is a" -> " country"), one prompt per entity.  The noun's own prior is the same after every
+Nairobi?  Nairobi is a" -> " country."), one prompt per entity.  The noun
+ends the answer: as its first word alone, "movie" was likeliest for a
+director ("a movie director").  The noun's own prior is the same after every
 entity, so the differences between the walks are what the facts say
 (pointwise mutual information, as in `relation_look`); a yes/no question
 was tried first and the 1.5B said yes to "is Nairobi a country" (84%).  Nothing comes from a word list: the noun is the question's own (the
@@ -33,7 +35,7 @@ FACTS = 4  # facts of each entity shown: one per relation and direction first
 
 @dataclass
 class KindLook:
-    """For each entity looked at, log P(noun | its facts, "<entity> is a"), and the model calls that read it."""
+    """For each entity looked at, log P(" noun." | its facts, "<entity> is a"), and the model calls that read it."""
 
     noun: str
     log_kind: dict[str, float] = field(default_factory=dict)
@@ -95,7 +97,7 @@ def kind_look(model: Any, graph: Any, noun: str, plans: Sequence[RelationPlan],
 
     Returns
     -------
-    A `KindLook`: log P(" noun") per entity and the model calls (kept in the trace).
+    A `KindLook`: log P(" noun.") per entity and the model calls (kept in the trace).
     """
     entities = [e for e in dict.fromkeys(p.example for p in plans) if e]
     look = KindLook(noun=noun)
@@ -106,7 +108,7 @@ def kind_look(model: Any, graph: Any, noun: str, plans: Sequence[RelationPlan],
         for entity in entities:
             prompt = kind_prompt(entity, entity_facts(graph, entity, vocabulary))
             before = model.counter.forward_passes
-            scores = model.score_continuations(prompt, [" " + noun])
+            scores = model.score_continuations(prompt, [f" {noun}."])  # the noun ending the answer
             scored.append((entity, prompt, scores, model.counter.forward_passes - before))
     for entity, prompt, scores, passes in scored:
         look.log_kind[entity] = float(scores[0].total)

@@ -41,7 +41,7 @@ def test_the_noun_is_scored_after_each_entitys_facts_one_call_each(backend_model
     look = kind_look(backend_model, PEOPLE, "country", walks)
     assert list(look.log_kind) == ["Delft", "Netherlands"]  # one judgement per entity
     for entity, figure in look.log_kind.items():
-        alone = backend_model.score_continuations(kind_prompt(entity, entity_facts(PEOPLE, entity)), [" country"])[0]
+        alone = backend_model.score_continuations(kind_prompt(entity, entity_facts(PEOPLE, entity)), [" country."])[0]
         assert abs(alone.total - figure) < 0.05
     assert [c.purpose for c in look.calls] == [f"{KIND} Delft is)", f"{KIND} Netherlands is)"]
     assert all(c.forward_passes >= 1 for c in look.calls) and look.forward_passes == sum(
