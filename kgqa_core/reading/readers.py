@@ -722,10 +722,10 @@ class ModelPathReader:
                    f"; before it, {before_back.text} was the likeliest"))
         if kinds is not None:
             reading.explanation += (
-                f"; the question asks for a '{kinds.noun}', so the model was asked how likely that word is as the "
-                "kind of thing each of its likeliest walks reaches, a few of that entity's facts in the graph before "
-                f"it (the log-probability against the likeliest entity's, times {self.kind_look:g}, added to the "
-                "walk's, `reading_kind_look`): " + ", ".join(
+                f"; the question names the kind of thing it asks for, '{kinds.noun}', so the model was asked how "
+                "likely that word is as the kind of thing each of its likeliest walks reaches, a few of that entity's "
+                f"facts in the graph before it (the log-probability against the likeliest entity's, times "
+                f"{self.kind_look:g}, added to the walk's, `reading_kind_look`): " + ", ".join(
                     f"{e} {v - max(kinds.log_kind.values()):+.1f}" for e, v in kinds.log_kind.items())
                 + ("" if ranked[0][1].walk_key == before_kind.walk_key else
                    f"; before it, {before_kind.text} was the likeliest"))

@@ -67,7 +67,7 @@ def test_an_unsure_reading_asking_for_a_noun_is_weighed_by_the_kind_look_and_say
     expected = weigh_read_back([(p.confidence, p) for p in without.plans], [look.walk_score(p) for p in top], 1.0)
     assert [p.text for p in weighed.plans] == [p.text for _, p in expected]
     assert all(math.isclose(p.confidence, c, abs_tol=1e-3) for p, (c, _) in zip(weighed.plans, expected))
-    assert "the question asks for a 'country'" in weighed.explanation and "`reading_kind_look`" in weighed.explanation
+    assert "the question names the kind of thing it asks for, 'country'" in weighed.explanation and "`reading_kind_look`" in weighed.explanation
     no_noun = make_reader(spec + ",kind_look=1", backend_model).read("where was Ann born", PEOPLE, ["Ann"])
     assert not any(c.purpose.startswith(KIND) for c in no_noun.calls)
     assert "`reading_kind_look`" not in no_noun.explanation
@@ -78,3 +78,24 @@ def test_off_by_default_and_a_checked_reader_option():
     assert make_reader("paths:kind_look=0.5", model=object()).kind_look == 0.5
     with pytest.raises(ValueError, match="kind_looks"):
         make_reader("paths:kind_looks=1", model=object())
+
+
+def test_dog_passes_reading_kind_look_to_its_reader_and_records_the_look(small_model, monkeypatch):
+    """Through DoG: the parameter is in the trace and the reading step holds the kind calls; the paper preset
+    reads nothing, so it has none."""
+    from kgqa_core.methods.base import MethodRequest, run_method
+    from kgqa_core.reading.guidance import clear_readings
+
+    monkeypatch.setattr(readers, "READ_BACK_UNDER", 1.01)  # every reading counts as unsure here
+    ask = dict(graph=PEOPLE, question="which country was Ann born in", model=small_model, topic_entities=["Ann"])
+    clear_readings()
+    trace = run_method("dog", MethodRequest(**ask, params={"max_new_tokens": 8, "max_steps": 1,
+                                                           "reading_kind_look": 1.0}))
+    assert trace.parameters["reading_kind_look"] == 1.0
+    assert any(c.purpose.startswith(KIND) for c in trace.steps[0].model_calls)
+    assert "`reading_kind_look`" in trace.extra["reading"]["explanation"]
+    clear_readings()
+    paper = run_method("dog", MethodRequest(**ask, params={"preset": "paper", "max_new_tokens": 8, "max_steps": 1,
+                                                           "reading_kind_look": 1.0}))
+    assert not any(c.purpose.startswith(KIND) for s in paper.steps for c in s.model_calls)
+    clear_readings()

@@ -63,3 +63,23 @@ def test_the_relation_look_is_off_in_the_form_and_when_set_its_look_is_in_the_ru
     assert second.question != trace.question and second.parameters["reading_look"] == 4
     assert "reads.reading (the relations the question asks about)" in [c.purpose for c in second.steps[0].model_calls]
     assert said in second.extra["reading"]["explanation"]
+
+
+def test_the_kind_look_is_set_in_the_form_and_its_figures_are_in_the_run_and_on_the_card(runs_dir, monkeypatch):
+    """`reading_kind_look` through the app: saved with the run; on a question that asks with a noun ("which films")
+    and reads unsure, the reading step holds the model's kind calls and the card's "Question reading" gives each
+    entity's figure, as text."""
+    from kgqa_core.reading import readers
+
+    monkeypatch.setattr(readers, "READ_BACK_UNDER", 1.01)  # the 135M's reading counts as unsure, whatever it says
+    at = lean_dog_on_ask(monkeypatch)
+    assert at.number_input(key="ask_param_reading_kind_look").value == 0.0
+    at.number_input(key="ask_param_reading_kind_look").set_value(1.0)
+    at.text_area(key="ask_question").set_value("which films did Blake Edwards write").run()
+    at.multiselect(key="ask_topics").set_value(["Blake Edwards"]).run()
+    trace = run_one_on_ask(at, runs_dir)
+    assert trace.parameters["reading_kind_look"] == 1.0
+    assert any(c.purpose.startswith("reads.reading (what kind of thing") for c in trace.steps[0].model_calls)
+    said = "the question names the kind of thing it asks for, 'films'"
+    assert said in trace.extra["reading"]["explanation"]
+    assert any(said in c.value.replace("\\", "") for c in at.caption), [c.value for c in at.caption]
