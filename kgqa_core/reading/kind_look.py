@@ -43,11 +43,12 @@ class KindLook:
     forward_passes: int = 0
 
     def walk_score(self, plan: RelationPlan) -> float:
-        """A walk's score: the noun's log-probability after the entity it reaches, less the best entity's (0 for
-        the best and for one not looked at)."""
-        if plan.example not in self.log_kind:
-            return 0.0
-        return self.log_kind[plan.example] - max(self.log_kind.values())
+        """A walk's score: `below_best` of the entity it reaches (0 for one not looked at)."""
+        return self.below_best(plan.example) if plan.example in self.log_kind else 0.0
+
+    def below_best(self, entity: str) -> float:
+        """The noun's log-probability after `entity` less the best entity's (0 for the best)."""
+        return self.log_kind[entity] - max(self.log_kind.values())
 
 
 def entity_facts(graph: Any, entity: str, vocabulary: RelationVocabulary | None = None,

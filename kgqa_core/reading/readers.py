@@ -51,8 +51,8 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ..models.interface import PromptText
-from .alignment import (COVER_WEIGHT, ENTITY_KIND_WEIGHT, ORDER_COST, PHRASE_GAIN, SPREAD_WEIGHT, answer_nouns,
-                        described_nouns, domain_words, entity_kinds_text, hop_alignment, hop_words_text,
+from .alignment import (COVER_WEIGHT, ENTITY_KIND_WEIGHT, ORDER_COST, PHRASE_GAIN, SPREAD_WEIGHT, _kind_nouns,
+                        answer_nouns, described_nouns, domain_words, entity_kinds_text, hop_alignment, hop_words_text,
                         joint_alignment, masked_question, plan_words, weigh)
 from .examples import graph_examples
 from .horizon import horizon_hop
@@ -696,7 +696,6 @@ class ModelPathReader:
             read_order = [plan for _, plan in ranked[:len(walks)]]  # as weighed (the horizon may lengthen the first)
         kinds = None  # the model's judgement of the kind of thing each likely walk reaches
         if self.kind_look and one_entity and not joined and unsure:
-            from .alignment import _kind_nouns
             from .kind_look import kind_look
 
             nouns = _kind_nouns(question, topics)
@@ -728,7 +727,7 @@ class ModelPathReader:
                 "likely that word is as the kind of thing each of its likeliest walks reaches, a few of that entity's "
                 f"facts in the graph before it (the log-probability against the likeliest entity's, times "
                 f"{self.kind_look:g}, added to the walk's, `reading_kind_look`): " + ", ".join(
-                    f"{e} {v - max(kinds.log_kind.values()):+.1f}" for e, v in kinds.log_kind.items())
+                    f"{e} {kinds.below_best(e):+.1f}" for e in kinds.log_kind)
                 + ("" if ranked[0][1].walk_key == before_kind.walk_key else
                    f"; before it, {before_kind.text} was the likeliest"))
         if looks and stop != 1.0 and any(o.startswith((p + " -", p + " <-")) for p in options for o in options):
@@ -854,8 +853,8 @@ def blended_choice(listed: Any, quick: Any, twins: Sequence[tuple[RelationPlan, 
     texts = [o.text for o in listed.options]
     scores = [weight * math.log(max(mass.get(t, 0.0), 1e-12)) + (1.0 - weight) * math.log(max(o.prob, 1e-12))
               for t, o in zip(texts, listed.options)]
-    blended = decision_from_scores(texts, scores, [o.per_order for o in listed.options] and
-                                   [list(x) for x in zip(*[o.per_order for o in listed.options])])
+    per_order = [list(x) for x in zip(*(o.per_order for o in listed.options))]  # per option -> per listing order
+    blended = decision_from_scores(texts, scores, per_order)
     blended.calls, blended.forward_passes = listed.calls, listed.forward_passes
     blended.tokens_in, blended.seconds = listed.tokens_in, listed.seconds
     blended.note = listed.note
