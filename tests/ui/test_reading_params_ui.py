@@ -83,3 +83,9 @@ def test_the_kind_look_is_set_in_the_form_and_its_figures_are_in_the_run_and_on_
     said = "the question names the kind of thing it asks for, 'films'"
     assert said in trace.extra["reading"]["explanation"]
     assert any(said in c.value.replace("\\", "") for c in at.caption), [c.value for c in at.caption]
+    # a second question in the same session keeps the setting and gets its own kind look
+    at.text_area(key="ask_question").set_value("which films did Blake Edwards direct").run()
+    assert at.number_input(key="ask_param_reading_kind_look").value == 1.0
+    second = run_one_on_ask(at, runs_dir)
+    assert second.question != trace.question and second.parameters["reading_kind_look"] == 1.0
+    assert any(c.purpose.startswith("reads.reading (what kind of thing") for c in second.steps[0].model_calls)
