@@ -181,8 +181,9 @@ def kind_look_param() -> Any:
                  "of the graph about the entity each of the three likeliest walks reaches and asked what kind of "
                  "thing it is; how likely it finds the question's noun there, times this weight, weighs the walk (a "
                  "walk one hop short reaches a city where a country is asked for). The noun is the question's own "
-                 "and the facts the graph's: no word list. 0 (the default until measured end to end with DoG; on the dev "
-                 "questions it acted on, weight 1 read 23 of 41 right against 18, none lost): off, no model call.",
+                 "and the facts the graph's: no word list. 0 (the default: on the 41 dev questions it acted on, weight "
+                 "1 read 23 right against 18, but DoG answered 29 against 28, gaining four and losing three where "
+                 "the right walk was not among the three looked at): off, no model call.",
                  min=0.0, max=4.0, advanced=True)
 
 
