@@ -20,6 +20,7 @@ from kgqa_core.graph.loaders import load_graph
 ROOT = Path(__file__).resolve().parents[2]
 MULTIDOMAIN = ROOT / "datasets" / "multidomain"
 SHIPPED = sorted(MULTIDOMAIN.glob("*_dev.jsonl"))
+FRESH = MULTIDOMAIN / "dbpedia_fresh.jsonl"  # held-out DBpedia questions over the dev graph (README)
 
 
 def _within(graph, topics, hops):
@@ -47,7 +48,7 @@ def test_every_domain_is_shipped_with_its_graph_and_readme():
     assert total < 10 * 1024 * 1024
 
 
-@pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
+@pytest.mark.parametrize("path", [*SHIPPED, FRESH], ids=[p.stem for p in [*SHIPPED, FRESH]])
 def test_shipped_questions_are_fair_over_their_whole_domain_graph(path):
     ds = load_dataset(path)
     assert len(ds) >= 40
@@ -68,6 +69,15 @@ def test_shipped_questions_are_fair_over_their_whole_domain_graph(path):
         assert all(t in graph for t in q.gold_chain), q.id
         assert len(q.extra["relation_chain"]) == hops, q.id
         assert q.extra["source"], q.id
+
+
+def test_the_fresh_dbpedia_questions_are_new_questions_over_the_dev_graph():
+    dev, fresh = load_dataset(MULTIDOMAIN / "dbpedia_dev.jsonl"), load_dataset(FRESH)
+    assert {q.graph_file for q in fresh} == {dev[0].graph_file}
+    assert not {q.id for q in fresh} & {q.id for q in dev}
+    assert not {q.question for q in fresh} & {q.question for q in dev}
+    assert sorted(q.type for q in fresh) == ["2hop"] * 30 + ["3hop"] * 30
+    assert "dbpedia_fresh.jsonl" in (MULTIDOMAIN / "README.md").read_text(encoding="utf-8")
 
 
 def test_ids_are_unique_across_the_benchmark():
