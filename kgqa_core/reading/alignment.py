@@ -61,7 +61,7 @@ import numpy as np
 
 from ..graph.words import STOP_WORDS
 from .reading import RelationPlan
-from .vocabulary import RelationVocabulary, relation_text
+from .vocabulary import RelationVocabulary, embedded_text
 
 # A hop matched to a word this close to it or closer adds to a walk; one matched less closely (or to nothing)
 # takes away.  The cosine of unrelated single words in MiniLM's space lies around 0.1-0.3, of a relation's
@@ -480,7 +480,7 @@ def _answer_fill(question: str, topics: Sequence[str], relations: Sequence[str],
     asked = answer_words(question, topics)
     if embedder is None or not asked or not relations:
         return None
-    rel = embedder.encode([relation_text(r, vocabulary) for r in relations])
+    rel = embedder.encode([embedded_text(r, vocabulary) for r in relations])
     sims = rel @ embedder.encode(asked).T  # relations x answer words
     close = sims.max(axis=1)
     nouns = [j for j, w in enumerate(asked) if w not in ANSWER_WORDS]
@@ -679,7 +679,7 @@ def _similarities(question: str, topics: Sequence[str], relations: Sequence[str]
     words = question_words(question, topics)
     if embedder is None or not words or not relations:
         return (words, None, None) if raw else (words, None)
-    rel = embedder.encode([relation_text(r, vocabulary) for r in relations])
+    rel = embedder.encode([embedded_text(r, vocabulary) for r in relations])
     words, vectors = join_phrases(question, topics, words, rel, embedder, phrase_gain)
     described = {w for w, _ in described_nouns(question, topics)}  # nouns that name no hop of their own
     sim = _named_only_by_paraphrase(rel @ vectors.T, words, described)

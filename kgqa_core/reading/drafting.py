@@ -39,6 +39,7 @@ from ..graph.words import STOP_WORDS
 from ..models.generation import GenerationConfig
 from ..models.interface import PromptText, loaded_model_key
 from .language import foreign_words, name_language, words_language
+from . import vocabulary as vocabulary_module
 from .vocabulary import RelationVocabulary
 
 # The made-up examples the prompt shows (no dataset's relation): another language, an abbreviation, a code.
@@ -319,6 +320,8 @@ class RelationDescriptions:
         text += f": {said}" if said else ", and said nothing their names do not"
         if left and said:
             text += f" (nothing for {', '.join(left[:8])}{' ...' if len(left) > 8 else ''})"
+        if said and vocabulary_module.MEANING_ONLY:
+            text += "; the embedder matched the question's words to each by its description alone, not its name"
         if self.from_disk:
             text += (f"; {len(self.from_disk)} of these descriptions the same model had given before on this machine, "
                      "for the same prompt, and were read back rather than asked again")
@@ -435,7 +438,8 @@ def describe_relations(model: Any, graph: Any, plans: Sequence[Any], vocabulary:
     if out.used:
         entries = {**{r: list(a) for r, a in out.used.items()}, **(vocabulary.entries if vocabulary else {})}
         source = vocabulary.source if vocabulary else ""
-        out.vocabulary = RelationVocabulary(entries, source)
+        # the relations described here are the embedder's unreadable ones the user gave no words for
+        out.vocabulary = RelationVocabulary(entries, source, meaning_only=frozenset(out.used))
     return out
 
 

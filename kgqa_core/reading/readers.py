@@ -58,7 +58,7 @@ from .examples import graph_examples
 from .horizon import horizon_hop
 from .paths import relation_paths
 from .reading import QuestionReading, RelationPlan, uses_of
-from .vocabulary import RelationVocabulary, relation_text
+from .vocabulary import RelationVocabulary, embedded_text
 
 READERS = ("paths", "lexicon", "wording", "none")
 PER_LENGTH = 4  # the best paths of each length the model is offered
@@ -194,7 +194,7 @@ def lexicon_scores(question: str, topics: Sequence[str], plans: Sequence[Relatio
 
     q = masked_question(question, topics)
     relations = sorted({h.relation for p in plans for h in p.hops})
-    texts = [relation_text(r, vocabulary) for r in relations]
+    texts = [embedded_text(r, vocabulary) for r in relations]
     if embedder is not None and relations:
         sims = embedder.encode(texts) @ embedder.encode([q])[0]
         score = {r: float(x) for r, x in zip(relations, sims)}

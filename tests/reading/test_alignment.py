@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kgqa_core.graph.embeddings import load_embedder
-from kgqa_core.reading.alignment import hop_alignment, hop_words, hop_words_text, question_words, weigh
+from kgqa_core.reading.alignment import COVER_AT, hop_alignment, hop_words, hop_words_text, question_words, weigh
 from kgqa_core.reading.reading import PlanHop, RelationPlan
 
 
@@ -56,6 +56,29 @@ def test_the_users_alias_lets_a_hop_match_its_word(embedder):
     plain = hop_alignment(q, ["Ann"], plans, embedder=embedder)
     told = hop_alignment(q, ["Ann"], plans, RelationVocabulary.parse("p26: wife, husband, spouse"), embedder)
     assert told[0] > plain[0] and told[0] > told[1]
+
+
+def test_a_name_the_embedder_cannot_read_is_matched_by_the_models_description_alone(embedder, monkeypatch):
+    """`avant` (French) described as "before, earlier than": joined to its name the description is pulled towards
+    the embedder's misreading of it and "before" names no hop; read alone it does (`vocabulary.embedded_text`)."""
+    from kgqa_core.reading import vocabulary as vocabulary_module
+    from kgqa_core.reading.vocabulary import RelationVocabulary
+
+    q = "who is before the leader of Monarchy of the North?"
+    topic = "Monarchy of the North"
+    walk = _plan("leader", "avant", topic=topic)
+    described = RelationVocabulary({"avant": ["before", "earlier than"]}, meaning_only=frozenset({"avant"}))
+    as_aliases = RelationVocabulary({"avant": ["before", "earlier than"]})  # the same words given by the user
+    alone = {h: (w, c) for h, w, c in hop_words(q, [topic], walk, described, embedder=embedder)}
+    joined = {h: (w, c) for h, w, c in hop_words(q, [topic], walk, as_aliases, embedder=embedder)}
+    assert alone["leader"][0] == "leader" and alone["avant"][0] == "before"
+    assert alone["avant"][1] >= COVER_AT > joined["avant"][1]  # only read alone is "before" the name of a hop
+    shorter = _plan("leader", topic=topic)
+    assert hop_alignment(q, [topic], [walk, shorter], described, embedder)[0] > hop_alignment(
+        q, [topic], [walk, shorter], as_aliases, embedder)[0]
+    monkeypatch.setattr(vocabulary_module, "MEANING_ONLY", False)  # the switch: name and description together
+    off = {h: c for h, _, c in hop_words(q, [topic], walk, described, embedder=embedder)}
+    assert abs(off["avant"] - joined["avant"][1]) < 1e-6
 
 
 def test_a_hop_no_word_is_left_for_says_so(embedder):

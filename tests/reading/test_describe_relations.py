@@ -13,7 +13,7 @@ from kgqa_core.graph.embeddings import load_embedder
 from kgqa_core.methods.base import MethodRequest, run_method
 from kgqa_core.reading.drafting import describe_relations, forget_descriptions, unread_relations
 from kgqa_core.reading.paths import relation_paths
-from kgqa_core.reading.vocabulary import RelationVocabulary
+from kgqa_core.reading.vocabulary import RelationVocabulary, embedded_text
 
 FRENCH = [("Faust (traduction)", "traducteur", "Gérard de Nerval"), ("Faust (traduction)", "auteur", "Goethe"),
           ("Gérard de Nerval", "lieuDeNaissance", "Paris"), ("Goethe", "lieuDeNaissance", "Francfort"),
@@ -63,6 +63,11 @@ def test_unread_relations_are_described_once_and_the_users_words_win(embedder, b
     assert first.vocabulary.aliases("auteur") == ["author", "writer"] and first.vocabulary.source == "mine.txt"
     for relation, aliases in first.used.items():
         assert first.vocabulary.aliases(relation) == aliases
+    # the embedder reads a described relation by its description alone, the user's by its name and their words
+    assert first.vocabulary.meaning_only == frozenset(first.used) and "auteur" not in first.vocabulary.meaning_only
+    assert embedded_text("auteur", first.vocabulary) == "auteur (author, writer)"
+    for relation, aliases in first.used.items():
+        assert embedded_text(relation, first.vocabulary) == ", ".join(aliases)
     # the same relations again (another question on the same graph): nothing is asked, the same words come back
     again = describe_relations(backend_model, g, plans, mine, embedder)
     assert again.drafted_now == [] and again.costs.tokens_written == 0 and again.used == first.used
