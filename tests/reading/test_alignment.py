@@ -67,6 +67,7 @@ def test_a_name_the_embedder_cannot_read_is_matched_by_the_models_description_al
     q = "who is before the leader of Monarchy of the North?"
     topic = "Monarchy of the North"
     walk = _plan("leader", "avant", topic=topic)
+    monkeypatch.setattr(vocabulary_module, "MEANING_ONLY", True)  # the switch on (off by default)
     described = RelationVocabulary({"avant": ["before", "earlier than"]}, meaning_only=frozenset({"avant"}))
     as_aliases = RelationVocabulary({"avant": ["before", "earlier than"]})  # the same words given by the user
     alone = {h: (w, c) for h, w, c in hop_words(q, [topic], walk, described, embedder=embedder)}
@@ -76,7 +77,7 @@ def test_a_name_the_embedder_cannot_read_is_matched_by_the_models_description_al
     shorter = _plan("leader", topic=topic)
     assert hop_alignment(q, [topic], [walk, shorter], described, embedder)[0] > hop_alignment(
         q, [topic], [walk, shorter], as_aliases, embedder)[0]
-    monkeypatch.setattr(vocabulary_module, "MEANING_ONLY", False)  # the switch: name and description together
+    monkeypatch.setattr(vocabulary_module, "MEANING_ONLY", False)  # the default: name and description together
     off = {h: c for h, _, c in hop_words(q, [topic], walk, described, embedder=embedder)}
     assert abs(off["avant"] - joined["avant"][1]) < 1e-6
 

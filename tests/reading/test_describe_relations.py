@@ -13,6 +13,8 @@ from kgqa_core.graph.embeddings import load_embedder
 from kgqa_core.methods.base import MethodRequest, run_method
 from kgqa_core.reading.drafting import describe_relations, forget_descriptions, unread_relations
 from kgqa_core.reading.paths import relation_paths
+from kgqa_core.graph.hub_caps import relation_words
+from kgqa_core.reading import vocabulary as vocabulary_module
 from kgqa_core.reading.vocabulary import RelationVocabulary, embedded_text
 
 FRENCH = [("Faust (traduction)", "traducteur", "Gérard de Nerval"), ("Faust (traduction)", "auteur", "Goethe"),
@@ -63,11 +65,16 @@ def test_unread_relations_are_described_once_and_the_users_words_win(embedder, b
     assert first.vocabulary.aliases("auteur") == ["author", "writer"] and first.vocabulary.source == "mine.txt"
     for relation, aliases in first.used.items():
         assert first.vocabulary.aliases(relation) == aliases
-    # the embedder reads a described relation by its description alone, the user's by its name and their words
+    # with MEANING_ONLY the embedder reads a described relation by its description alone, the user's by its name
+    # and their words; by default both by name and words
     assert first.vocabulary.meaning_only == frozenset(first.used) and "auteur" not in first.vocabulary.meaning_only
-    assert embedded_text("auteur", first.vocabulary) == "auteur (author, writer)"
     for relation, aliases in first.used.items():
-        assert embedded_text(relation, first.vocabulary) == ", ".join(aliases)
+        assert embedded_text(relation, first.vocabulary) == f"{relation_words(relation)} ({', '.join(aliases)})"
+    with pytest.MonkeyPatch.context() as switch:
+        switch.setattr(vocabulary_module, "MEANING_ONLY", True)
+        assert embedded_text("auteur", first.vocabulary) == "auteur (author, writer)"
+        for relation, aliases in first.used.items():
+            assert embedded_text(relation, first.vocabulary) == ", ".join(aliases)
     # the same relations again (another question on the same graph): nothing is asked, the same words come back
     again = describe_relations(backend_model, g, plans, mine, embedder)
     assert again.drafted_now == [] and again.costs.tokens_written == 0 and again.used == first.used
