@@ -10,11 +10,11 @@ import pytest
 
 from kgqa_core.graph import KnowledgeGraph
 from kgqa_core.graph.embeddings import load_embedder
+from kgqa_core.graph.hub_caps import relation_words
 from kgqa_core.methods.base import MethodRequest, run_method
+from kgqa_core.reading import vocabulary as vocabulary_module
 from kgqa_core.reading.drafting import describe_relations, forget_descriptions, unread_relations
 from kgqa_core.reading.paths import relation_paths
-from kgqa_core.graph.hub_caps import relation_words
-from kgqa_core.reading import vocabulary as vocabulary_module
 from kgqa_core.reading.vocabulary import RelationVocabulary, embedded_text
 
 FRENCH = [("Faust (traduction)", "traducteur", "Gérard de Nerval"), ("Faust (traduction)", "auteur", "Goethe"),
