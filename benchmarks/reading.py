@@ -193,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             if changed and not pieces_change(q, graph, changed):
                 continue
-            if args.with_answer_noun and not alignment._kind_nouns(q.question, q.topic_entities):
+            if args.with_answer_noun and not alignment.kind_nouns(q.question, q.topic_entities):
                 continue
             seen += 1
             if looker is not None and not looker.offer(q.question, graph, q.topic_entities).looked:

@@ -488,7 +488,7 @@ def _answer_fill(question: str, topics: Sequence[str], relations: Sequence[str],
     return np.where(close >= COVER_AT, baseline, 0.0), sims, named
 
 
-def _kind_nouns(question: str, topics: Sequence[str]) -> list[str]:
+def kind_nouns(question: str, topics: Sequence[str]) -> list[str]:
     """The nouns the question asks for its answer with ("which country"): `answer_words` less "where", "who", ..."""
     return [w for w in answer_words(question, topics) if w not in ANSWER_WORDS]
 
@@ -506,7 +506,7 @@ def _entity_kinds(question: str, topics: Sequence[str], entities: Sequence[str],
     """
     if embedder is None:
         return None
-    nouns = _kind_nouns(question, topics) if nouns is None else list(nouns)
+    nouns = kind_nouns(question, topics) if nouns is None else list(nouns)
     names = [e for e in dict.fromkeys(entities) if e]
     if not nouns or not names:
         return None
@@ -516,7 +516,7 @@ def _entity_kinds(question: str, topics: Sequence[str], entities: Sequence[str],
 
 def entity_kinds_text(question: str, topics: Sequence[str], plan: RelationPlan, embedder: Any) -> str:
     """What the trace says of the answer's kind read off the entity `plan` reaches ("" when it gained nothing)."""
-    nouns = _kind_nouns(question, topics)
+    nouns = kind_nouns(question, topics)
     kinds = _entity_kinds(question, topics, [plan.example], embedder, nouns)
     if not kinds or not kinds.get(plan.example):
         return ""

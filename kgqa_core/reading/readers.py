@@ -51,8 +51,8 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ..models.interface import PromptText
-from .alignment import (COVER_WEIGHT, ENTITY_KIND_WEIGHT, ORDER_COST, PHRASE_GAIN, SPREAD_WEIGHT, _kind_nouns,
-                        answer_nouns, described_nouns, domain_words, entity_kinds_text, hop_alignment, hop_words_text,
+from .alignment import (COVER_WEIGHT, ENTITY_KIND_WEIGHT, ORDER_COST, PHRASE_GAIN, SPREAD_WEIGHT, answer_nouns,
+                        described_nouns, domain_words, entity_kinds_text, hop_alignment, hop_words_text, kind_nouns,
                         joint_alignment, masked_question, plan_words, weigh)
 from .examples import graph_examples
 from .horizon import horizon_hop
@@ -699,7 +699,7 @@ class ModelPathReader:
         if self.kind_look and one_entity and not joined and unsure:
             from .kind_look import kind_look
 
-            nouns = _kind_nouns(question, topics)
+            nouns = kind_nouns(question, topics)
             walks = [plan for _, plan in ranked[:READ_BACK_WALKS]]
             if nouns and len({p.example for p in walks}) > 1:
                 kinds = kind_look(self.model, graph, nouns[0], walks, self.lexicon.vocabulary)
