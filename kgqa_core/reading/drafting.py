@@ -320,8 +320,10 @@ class RelationDescriptions:
         text += f": {said}" if said else ", and said nothing their names do not"
         if left and said:
             text += f" (nothing for {', '.join(left[:8])}{' ...' if len(left) > 8 else ''})"
-        if said and vocabulary_module.MEANING_ONLY:
-            text += "; the embedder matched the question's words to each by its description alone, not its name"
+        alone = [r for r in self.used if self.vocabulary is not None and r in self.vocabulary.meaning_only]
+        if alone and vocabulary_module.MEANING_ONLY:
+            text += (f"; the embedder matched the question's words to {', '.join(alone[:6])} by the description "
+                     "alone, not the name, which it would read as an English look-alike")
         if self.from_disk:
             text += (f"; {len(self.from_disk)} of these descriptions the same model had given before on this machine, "
                      "for the same prompt, and were read back rather than asked again")
@@ -438,8 +440,11 @@ def describe_relations(model: Any, graph: Any, plans: Sequence[Any], vocabulary:
     if out.used:
         entries = {**{r: list(a) for r, a in out.used.items()}, **(vocabulary.entries if vocabulary else {})}
         source = vocabulary.source if vocabulary else ""
-        # the relations described here are the embedder's unreadable ones the user gave no words for
-        out.vocabulary = RelationVocabulary(entries, source, meaning_only=frozenset(out.used))
+        # read by their meaning alone (`vocabulary.embedded_text`): the names of another language the embedder
+        # holds whole as English look-alikes (``avant``), never a name it knows in pieces (``interacts_with``,
+        # ``nordEst``), where the name is a hedge against a wrong description
+        out.vocabulary = RelationVocabulary(entries, source,
+                                            meaning_only=frozenset(r for r in out.used if r in out.other_language))
     return out
 
 

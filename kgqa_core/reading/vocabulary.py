@@ -120,14 +120,16 @@ class RelationVocabulary:
         return [r for r in self.entries if known and r not in known]
 
 
-# The meaning alone (on) or joined to the name (off, kept).  Why it was tried: the embedder misreads such a name, and
-# joined to it the meaning is pulled towards the misreading: "before" is 0.41 close to "avant (before, earlier
-# than)", under `alignment.COVER_AT` (0.45), where it is 0.77 close to "before, earlier than" ("who is before the
-# leader of X" then read as its one named hop).  Why it is off: DoG on DBpedia's 80 dev and 60 fresh questions
-# answered 108 with it against 103, but on the made-up pharma graph 11 against 13, both losses `interacts_with`
-# described "collaborates with" and then read as "employs" and "linked to": where the 1.5B's description is wrong,
-# the name is a hedge against it (docs/benchmarks.md, "DBpedia today")
-MEANING_ONLY = False
+# The meaning alone (on) or joined to the name (off).  Why: the embedder misreads a name of another language that it
+# holds whole as an English look-alike, and joined to it the meaning is pulled towards the misreading: "before" is
+# 0.41 close to "avant (before, earlier than)", under `alignment.COVER_AT` (0.45), where it is 0.77 close to
+# "before, earlier than".  `drafting.describe_relations` sets `meaning_only` to such names only: a name the embedder
+# knows in pieces (``interacts_with``, ``nordEst``) keeps its name beside the description, a hedge where the 1.5B's
+# description is wrong (``interacts_with`` "collaborates with", ``nordEst`` "northwestern").  Measured with DoG on
+# DBpedia's 80 dev and 60 fresh questions: 105 against 103 (every described name read alone: 108, but the made-up
+# pharma graph lost 2 of 16 through ``interacts_with``); graphs named in English have no such name and read as before
+# (docs/benchmarks.md, "DBpedia today")
+MEANING_ONLY = True
 
 
 def embedded_text(relation: str, vocabulary: RelationVocabulary | None) -> str:
@@ -135,8 +137,8 @@ def embedded_text(relation: str, vocabulary: RelationVocabulary | None) -> str:
     described because the embedder cannot read its name (`RelationVocabulary.meaning_only`), that description alone.
 
     >>> v = RelationVocabulary({"avant": ["before", "earlier than"]}, meaning_only=frozenset({"avant"}))
-    >>> embedded_text("avant", v) == relation_text("avant", v) == 'avant (before, earlier than)'  # MEANING_ONLY off
-    True
+    >>> embedded_text("avant", v), relation_text("avant", v)
+    ('before, earlier than', 'avant (before, earlier than)')
     """
     aliases = vocabulary.aliases(relation) if vocabulary else []
     if MEANING_ONLY and aliases and relation in vocabulary.meaning_only:

@@ -20,6 +20,7 @@ from kgqa_core.reading import language
 from kgqa_core.reading.drafting import (describe_relations, gloss_prompt, other_language_relations,
                                        unread_relations)
 from kgqa_core.reading.paths import relation_paths
+from kgqa_core.reading.vocabulary import embedded_text
 from kgqa_ui.trace_tables import reading_lines
 
 from test_describe_relations import embedder  # noqa: F401  (the embedder fixture, descriptions forgotten)
@@ -68,6 +69,14 @@ def test_names_held_whole_are_described_only_with_the_switch(embedder, backend_m
     sentence = out.sentence()
     assert "another language" in sentence and "nord (French)" in sentence and "in pieces" not in sentence
     assert out.to_dict()["other_language"] == {"nord": ["nord"], "ville": ["ville"]}
+    # a described name held whole is embedded by its description alone (the embedder would read "nord" as an
+    # English look-alike), and the trace says so; a name not described keeps its name
+    assert out.vocabulary.meaning_only == frozenset(out.used) and set(out.used) <= {"nord", "ville"}
+    for relation, aliases in out.used.items():
+        assert embedded_text(relation, out.vocabulary) == ", ".join(aliases)
+    if out.used:
+        assert "by the description alone" in sentence and next(iter(out.used)) in sentence.split("alone")[0]
+    assert embedded_text("north_of", out.vocabulary) == "north of"
 
 
 def test_dog_records_the_switch_and_the_reading_names_the_language(embedder, backend_model):
