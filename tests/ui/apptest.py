@@ -31,11 +31,29 @@ def assert_clean(at: AppTest) -> None:
 
 def replay_at_step(runs_dir, trace, graph, step: int) -> AppTest:
     """`trace` saved with `graph` in the run store, opened on Replay at its step `step`."""
-    from kgqa_ui.run_store import RunStore
-
-    run_id = RunStore(runs_dir).save(trace, graph).run_id
+    run_id = save_run(runs_dir, trace, graph)
     at = open_app("pages/replay.py", run=run_id)
     return at.select_slider(key=f"replay_step::{run_id}").set_value(step).run()
+
+
+def chain_graph(trace, name: str) -> Any:
+    """A saved run's first chain as a graph of its own: what Replay needs beside a trace saved by
+    `kgqa_core ask --trace-out`, whose whole graph is not in the repo."""
+    from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+
+    return KnowledgeGraph.from_triplets([(t.head, t.relation, t.tail) for t in trace.chains[0]], name=name)
+
+
+def save_run(runs_dir, trace, graph) -> str:
+    """`trace` saved with `graph` in the run store under `runs_dir`: its run id."""
+    from kgqa_ui.run_store import RunStore
+
+    return RunStore(runs_dir).save(trace, graph).run_id
+
+
+def open_replay(runs_dir, trace, graph) -> AppTest:
+    """`trace` saved with `graph` in the run store, opened on Replay."""
+    return open_app("pages/replay.py", run=save_run(runs_dir, trace, graph))
 
 
 def shown_texts(at: AppTest) -> list[str]:

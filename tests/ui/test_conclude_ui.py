@@ -3,11 +3,10 @@ note, as text, on the answer step."""
 
 from __future__ import annotations
 
-from apptest import assert_clean, open_app, replay_at_step
+from apptest import assert_clean, open_replay, replay_at_step
 from kgqa_core.methods.base import MethodRequest, run_method
 from kgqa_core.reading.guidance import clear_readings
 from kgqa_ui.html_utils import md_text
-from kgqa_ui.run_store import RunStore
 
 from tests.methods.test_conclude_at_depth_dog import CITIES, GRAPH
 
@@ -18,8 +17,7 @@ def test_replay_says_the_chain_answered_where_its_path_completed_the_reading(run
                                             topic_entities=["virginia"], params={"max_new_tokens": 96}))
     note = next(n for n in trace.notes if n.startswith("conclude_at_depth:"))
     assert {a.entity for a in trace.answers} >= set(CITIES)
-    run_id = RunStore(runs_dir).save(trace, GRAPH).run_id
-    at = open_app("pages/replay.py", run=run_id)
+    at = open_replay(runs_dir, trace, GRAPH)
     assert_clean(at)
     shown = [c.value for c in at.caption] + [m.value for m in at.markdown]
     assert any(md_text(note) in v for v in shown), shown

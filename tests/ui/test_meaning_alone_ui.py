@@ -5,10 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from apptest import assert_clean, open_app, shown_texts
-from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+from apptest import assert_clean, chain_graph, open_replay, shown_texts
 from kgqa_core.trace.schema import Trace
-from kgqa_ui.run_store import RunStore
 
 # a real DoG run (qwen2.5-coder-1.5b, llama.cpp) on the DBpedia graph, saved by `kgqa_core ask --trace-out` at 65ae3f1:
 # "who is before the leader of Monarchy of the North?", `avant` (French) described "before, earlier than"
@@ -22,9 +20,7 @@ def test_replay_says_which_relation_was_read_by_its_description_alone(runs_dir):
     assert reading.kind == "reading.plan" and SAID in reading.note
     assert "Monarchy of the North -> leader -> avant (2 hop(s), 100% sure)" in reading.note
     assert [a.text for a in trace.answers] == ["Charles Ier de Portugal"]
-    graph = KnowledgeGraph.from_triplets([(t.head, t.relation, t.tail) for t in trace.chains[0]], name="monarchy")
-    run_id = RunStore(runs_dir).save(trace, graph).run_id
-    at = open_app("pages/replay.py", run=run_id)
+    at = open_replay(runs_dir, trace, chain_graph(trace, "monarchy"))
     assert_clean(at)
     shown = [t.replace("\\", "") for t in shown_texts(at)]
     assert any(SAID in t for t in shown), "the reading's note is not on the page"

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from apptest import assert_clean, open_app
+from apptest import assert_clean, chain_graph, open_replay
 from kgqa_core.answers.plan_lead import NOTE_HEAD
-from kgqa_core.graph.knowledge_graph import KnowledgeGraph
 from kgqa_core.trace.schema import Trace
 from kgqa_ui.html_utils import md_text
-from kgqa_ui.run_store import RunStore
 
 # a real DoG run (qwen2.5-coder-1.5b, llama.cpp) on the DBpedia dev graph, saved by `kgqa_core ask --trace-out`
 SAVED = Path(__file__).resolve().parents[1] / "answers" / "data" / "isis_plan_lead.json"
@@ -19,8 +17,6 @@ def test_replay_says_the_readings_plan_put_its_end_first(runs_dir):
     trace = Trace.from_json(SAVED.read_text(encoding="utf-8"))
     note = next(n for n in trace.notes if n.startswith(NOTE_HEAD))
     assert [a.text for a in trace.answers][:2] == ["Seth", "Geb"] and trace.extra["plan_lead"]["moved"] == ["Seth"]
-    graph = KnowledgeGraph.from_triplets([(t.head, t.relation, t.tail) for t in trace.chains[0]], name="isis")
-    run_id = RunStore(runs_dir).save(trace, graph).run_id
-    at = open_app("pages/replay.py", run=run_id)
+    at = open_replay(runs_dir, trace, chain_graph(trace, "isis"))
     assert_clean(at)
     assert any(c.value == "note: " + md_text(note) for c in at.caption), [c.value for c in at.caption]

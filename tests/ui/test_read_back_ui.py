@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from apptest import assert_clean, open_app, shown_texts
-from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+from apptest import assert_clean, chain_graph, open_replay, shown_texts
 from kgqa_core.trace.schema import Trace
-from kgqa_ui.run_store import RunStore
 
 # a real DoG run (qwen2.5-coder-1.5b, llama.cpp) on the DBpedia dev graph, saved by `kgqa_core ask --trace-out`
 SAVED = Path(__file__).resolve().parents[1] / "reading" / "data" / "rasmus_read_back.json"
@@ -20,9 +18,7 @@ def test_replay_shows_the_read_back_and_its_figures(runs_dir):
     assert reading.kind == "reading.plan" and SAID in reading.note
     assert "reads.reading (the question read back from its walks)" in [c.purpose for c in reading.model_calls]
     assert trace.answers[0].text == "Amter du Danemark"  # the walk read back likeliest reaches the subdivision
-    graph = KnowledgeGraph.from_triplets([(t.head, t.relation, t.tail) for t in trace.chains[0]], name="rasmus")
-    run_id = RunStore(runs_dir).save(trace, graph).run_id
-    at = open_app("pages/replay.py", run=run_id)
+    at = open_replay(runs_dir, trace, chain_graph(trace, "rasmus"))
     assert_clean(at)
     shown = [t for t in shown_texts(at) if "read back from its 3 likeliest walks" in t.replace("\\", "")]
     assert shown, "the reading's note is not on the page"

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from apptest import assert_clean, replay_at_step, shown_texts
-from kgqa_core.graph.knowledge_graph import KnowledgeGraph
+from apptest import assert_clean, chain_graph, replay_at_step, shown_texts
 from kgqa_core.trace.schema import Trace
 
 # a real DoG run (qwen2.5-coder-1.5b, llama.cpp) on the Wikidata dev graph, from `benchmarks/multidomain.py`'s eval
@@ -19,8 +18,7 @@ def test_replay_says_the_names_tail_was_written_without_the_model(runs_dir):
     step = trace.steps[index]
     assert step.extra["unread"] == 4 and [p.chosen for p in step.token_view] == [" *"]  # one name: all the trie's
     assert trace.answers[0].text == "Neil Gaiman" and trace.costs.tokens_written > 0
-    graph = KnowledgeGraph.from_triplets([(t.head, t.relation, t.tail) for t in trace.chains[0]], name="sandman")
-    at = replay_at_step(runs_dir, trace, graph, index)
+    at = replay_at_step(runs_dir, trace, chain_graph(trace, "sandman"), index)
     assert_clean(at)
     captions = [c.value for c in at.caption]
     assert any("The last 4 tokens of the name are not shown" in c for c in captions), captions
