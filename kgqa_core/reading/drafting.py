@@ -42,11 +42,15 @@ from .language import foreign_words, name_language, words_language
 from . import vocabulary as vocabulary_module
 from .vocabulary import RelationVocabulary
 
-# The made-up examples the prompt shows (no dataset's relation): another language, an abbreviation, a code.
+# The made-up examples the prompt shows (no dataset's relation): another language, an abbreviation, a code, and a
+# compound name of another language whose meaning is its words' together (the 1.5B read ``sudEst`` as "south of, located
+# in" and ``nordEst`` as "northwestern" with the first three alone, "south east, southeast" and "north east, northeast"
+# with this one and the name's words told, `gloss_prompt`; docs/benchmarks.md, "Compound names described").
 EXAMPLES = (
     ("verfasser", [("Faust", "Johann Wolfgang von Goethe")], "author, written by"),
     ("pop", [("Lyon", "513275")], "population"),
     ("yr_est", [("Harvard University", "1636")], "year founded, established in"),
+    ("hauptStadt", [("Bayern", "München")], "capital city"),
 )
 INSTRUCTION = ("A knowledge graph names its relations in any language or abbreviation. For each relation, given "
                "example facts (subject, relation, object), write what the relation means in plain English: one "
@@ -82,13 +86,21 @@ def gloss_prompt(relation: str, facts: Sequence[tuple[str, str]], language: str 
     Everything before the relation is the same for every relation, so a backend that keeps its prompt cache reads
     it once per draft.  `language` ("French"): the language the relation's name is judged to be in
     (`language.name_language`), said after its name, as a small model otherwise reads ``est`` as English "est."
-    (established) rather than French "east".
+    (established) rather than French "east".  A name of several words run together (``sudEst``, ``chef_lieu``) is
+    told with its words apart too (``sudEst (French: sud est)``), so the model reads the words it knows.
+
+    >>> gloss_prompt("sudEst", [("A", "B")], "French").splitlines()[-2:]
+    ['Relation: sudEst (French: sud est)', 'Facts: (A, sudEst, B)']
+    >>> gloss_prompt("nord", [("A", "B")], "French").splitlines()[-2]
+    'Relation: nord (French)'
     """
     lines = [INSTRUCTION, ""]
     for name, ex_facts, gloss in EXAMPLES:
         lines += [f"Relation: {name}", "Facts: " + "; ".join(_fact(h, name, t) for h, t in ex_facts),
                   f"Meaning: {gloss}", ""]
-    told = f" ({language})" if language else ""
+    words = relation_words(relation)
+    apart = words if words and words.lower() != relation.lower() and len(words.split()) > 1 else ""
+    told = f" ({': '.join(x for x in (language, apart) if x)})" if language or apart else ""
     lines += [f"Relation: {relation}{told}", "Facts: " + "; ".join(_fact(h, relation, t) for h, t in facts)]
     return "\n".join(lines)
 
