@@ -11,8 +11,8 @@ means in plain English.  Those words become the relation's aliases, exactly as
 if the domain expert had written them (`vocabulary.RelationVocabulary`), so the
 expert can read, correct and save the draft, and every run records it.
 
-Nothing here is written from a dataset: the prompt's three examples are made up
-(German, an abbreviation, a code-like name), the relations and their triplets
+Nothing here is written from a dataset: the prompt's four examples are made up
+(German, an abbreviation, a code-like name, a German compound), the relations and their triplets
 are the user's graph, and the words are the model's.  A gloss that only repeats
 the relation's own words, is empty, or runs long is dropped, so a graph whose
 relations are plain English gets (almost) nothing and reads as before.

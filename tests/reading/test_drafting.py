@@ -161,3 +161,16 @@ def test_vocabulary_draft_no_languages_gives_every_name_bare(tmp_path, llama_mod
                 "--relations", "traducteur", "--no-languages", "--out", str(out))
     assert done.returncode == 0, done.stderr
     assert "named in another language" not in out.read_text(encoding="utf-8")
+
+
+def test_a_name_of_several_words_run_together_is_told_with_its_words_apart():
+    """The 1.5B read `sudEst` as "south of, located in"; told "sud est" it reads its words ("south east")."""
+    assert "Relation: sudEst (French: sud est)\nFacts:" in gloss_prompt("sudEst", [("A", "B")], "French")
+    assert "Relation: interacts_with (interacts with)\nFacts:" in gloss_prompt("interacts_with", [("A", "B")])
+    assert "Relation: chefLieu (chef lieu)\nFacts:" in gloss_prompt("chefLieu", [("A", "B")])
+    for one_word in ("auteur", "P31", "nw"):
+        assert f"Relation: {one_word}\nFacts:" in gloss_prompt(one_word, [("A", "B")])
+    assert "Relation: est (French)\nFacts:" in gloss_prompt("est", [("A", "B")], "French")
+    # the made-up compound example is shown before every relation, so the shared prefix stays one
+    prefix = gloss_prompt("sudEst", [("A", "B")], "French").split("Relation: sudEst")[0]
+    assert "Relation: hauptStadt\n" in prefix and gloss_prompt("nord", [("A", "B")]).startswith(prefix)
