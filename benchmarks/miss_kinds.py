@@ -41,8 +41,13 @@ from typing import Any, Sequence
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from kgqa_core.eval.dataset import load_dataset  # noqa: E402
+from kgqa_core.eval.runner import load_results  # noqa: E402
+from kgqa_core.trace.grounding import chain_entities  # noqa: E402
 from kgqa_core.trace.schema import load_trace  # noqa: E402
+from reask import dataset_file  # noqa: E402
 
 KINDS = ("not offered", "offered, not chosen", "chosen, chain strayed", "chosen, answered other", "no reading")
 
@@ -73,10 +78,6 @@ def walk_relations(text: str) -> tuple[str, ...]:
     return tuple(p[: -len(" (reverse)")] if p.endswith(" (reverse)") else p for p in parts)
 
 
-def chain_entities(trace: Any) -> set[str]:
-    return {e for chain in trace.chains for t in chain for e in (t.head, t.tail)}
-
-
 def miss_kind(trace: Any, gold: tuple[str, ...], answers: Sequence[str]) -> str:
     """The first stage at which a wrong answer went wrong (`KINDS`), from its trace and its gold walk."""
     reading = trace.extra.get("reading") if isinstance(trace.extra, dict) else None
@@ -92,37 +93,24 @@ def miss_kind(trace: Any, gold: tuple[str, ...], answers: Sequence[str]) -> str:
 
 
 def held_gold(trace: Any, answers: Sequence[str]) -> bool:
-    """Whether the chain wrote a gold answer's entity."""
-    return bool(chain_entities(trace) & set(answers))
-
-
-def load_questions(run_dir: Path) -> dict[str, dict]:
-    run = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
-    dataset = (run_dir / run["dataset"]).resolve() if not Path(run["dataset"]).is_absolute() else Path(run["dataset"])
-    if not dataset.exists():
-        dataset = Path(run["dataset"]).resolve()
-    out = {}
-    for line in dataset.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            q = json.loads(line)
-            out[q["id"]] = q
-    return out
+    """Whether a chain wrote a gold answer's entity (in the graph: an ill triplet reaches nothing)."""
+    return any(chain_entities(chain) & set(answers) for chain in trace.chains)
 
 
 def sort_misses(run_dir: Path) -> list[dict]:
     """One record per wrong answer of the folder's results: id, method, type, question, kind."""
-    questions = load_questions(run_dir)
+    named = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))["dataset"]
+    questions = {q.id: q for q in load_dataset(dataset_file(run_dir, Path(named))).questions}
     out = []
-    for line in (run_dir / "results.jsonl").read_text(encoding="utf-8").splitlines():
-        r = json.loads(line)
-        q = questions.get(r.get("id"), {})
-        if (r.get("metrics") or {}).get("hits1", 0) >= 1 or not r.get("trace") or not q.get("gold_chain"):
+    for r in load_results(run_dir):
+        q = questions.get(r.get("id"))
+        if (r.get("metrics") or {}).get("hits1", 0) >= 1 or not r.get("trace") or q is None or not q.gold_chain:
             continue
-        if len(q.get("topic_entities") or []) != 1:
+        if len(q.topic_entities) != 1:
             continue
         trace = load_trace(run_dir / r["trace"])
-        gold = gold_walk(q["topic_entities"][0], q["gold_chain"])
-        kind = miss_kind(trace, gold, q.get("answers") or [])
+        gold = gold_walk(q.topic_entities[0], q.gold_chain)
+        kind = miss_kind(trace, gold, q.answers)
         reading = (trace.extra or {}).get("reading") or {}
         plans = reading.get("plans") or [{}]
         chosen = plans[0]
@@ -130,7 +118,7 @@ def sort_misses(run_dir: Path) -> list[dict]:
         out.append({"id": r["id"], "method": r.get("method", ""), "type": r.get("type", ""),
                     "question": r.get("question", ""), "kind": kind, "gold": " -> ".join(gold),
                     "read": chosen.get("text", ""), "sure": reading.get("confidence"),
-                    "held": held_gold(trace, q.get("answers") or []),
+                    "held": held_gold(trace, q.answers),
                     "gold_place": None if at is None else (at + 1, plans[at].get("confidence"))})
     return out
 
@@ -143,6 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     rows: dict[tuple[str, str, str], Counter] = defaultdict(Counter)
     records = []
     for run in args.runs:
+        if not (run / "run.json").is_file():
+            raise SystemExit(f"{run}: not a `kgqa_core eval --out` folder (no run.json)")
         for m in sort_misses(run):
             for typ in (m["type"], "all"):
                 rows[(run.name, m["method"], typ)][m["kind"]] += 1

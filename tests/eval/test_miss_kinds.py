@@ -17,6 +17,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 TRACE = ROOT / "tests" / "reading" / "data" / "monarchy_meaning_alone.json"
 TOPIC = "Monarchy of the North"
+# the graph the run's chain walked (a dataset line names the graph it is asked over, as `kgqa_core eval` needs)
+GRAPH = [[TOPIC, "leader", "Manuel II of Portugal"], ["Manuel II of Portugal", "avant", "Charles Ier de Portugal"]]
 
 
 def _script():
@@ -37,7 +39,7 @@ def _eval_folder(tmp_path: Path, questions: list[tuple[str, list[list[str]], lis
         shutil.copy(TRACE, out / "traces" / "dog" / f"{qid}.json")
         lines.append(json.dumps({"id": qid, "question": "who is before the leader of Monarchy of the North?",
                                  "topic_entities": [TOPIC], "answers": answers, "type": "2hop",
-                                 "gold_chain": gold_chain}))
+                                 "gold_chain": gold_chain, "graph": GRAPH}))
         results.append(json.dumps({"id": qid, "method": "dog", "type": "2hop", "question": "q",
                                    "trace": f"traces/dog/{qid}.json", "metrics": {"hits1": hits1}}))
     data.write_text("\n".join(lines) + "\n", encoding="utf-8")
