@@ -407,6 +407,13 @@ def test_the_noun_a_which_or_what_asks_with_is_the_answers_kind_not_a_hop():
     assert answer_nouns("what are the capitals of the states which border Texas", ["texas"]) == []
     assert answer_nouns("what is the population of Texas", ["texas"]) == []
     assert answer_nouns("whose wife is Ann", ["Ann"]) == []
+    # asked in place, at the end (`IN_SITU_NOUNS`); a relative "which" before the end opens a clause
+    assert answer_nouns("Karl Holm's wife practises which religion", ["Karl Holm"]) == ["religion"]
+    assert answer_nouns("the films written by Thomas Fenton starred which actors", ["Thomas Fenton"]) == ["actors"]
+    assert answer_nouns("the advisor of Nora Sund has what nationality", ["Nora Sund"]) == ["nationality"]
+    assert answer_nouns("name the rivers which cross the states that border Texas", ["texas"]) == []
+    assert question_words("the screenwriter of Pat and Mike also wrote which films", ["Pat and Mike"]) == [
+        "screenwriter", "wrote"]
     q = "which company is Ford GT produced by"
     assert question_words(q, ["Ford GT"]) == ["produced"] and answer_words(q, ["Ford GT"]) == ["company"]
 
@@ -857,3 +864,28 @@ def test_the_model_reader_takes_the_answers_kind_as_an_option_and_says_so(backen
     assert "`reading_answer_kind`" not in off.explanation
     assert on.plans[0].example == "Norway" or on.plans[0].walk[-1:] == ("Norway",), on.explanation
     assert "`reading_answer_kind`" in on.explanation
+
+
+def test_a_which_asked_in_place_lends_its_noun_no_hop(embedder):
+    """"the screenwriter of Pat and Mike also wrote which films": "films" asks for the answer's kind as "which
+    films did ..." would.  As a content word it named a hop of its own (`starred_actors` is the relation closest
+    to it), and the walk one hop longer through the film's actors read the question better than the walk it asks
+    for: the writer's other films."""
+    from kgqa_core.reading import alignment
+
+    q, topics = "the screenwriter of Pat and Mike also wrote which films", ["Pat and Mike"]
+    asked = RelationPlan(topics[0], (PlanHop("written_by"), _rev("written_by")))
+    longer = RelationPlan(topics[0], (PlanHop("starred_actors"), _rev("starred_actors"), PlanHop("written_by")))
+
+    def scores():
+        return alignment.joint_alignment(q, topics, [[asked], [longer]], embedder=embedder, among=FILM_RELATIONS,
+                                         cover=1.0)
+
+    a, b = scores()
+    assert a > b + 0.1, (a, b)
+    saved, alignment.IN_SITU_NOUNS = alignment.IN_SITU_NOUNS, False
+    try:
+        a_before, b_before = scores()
+    finally:
+        alignment.IN_SITU_NOUNS = saved
+    assert b_before > a_before, (a_before, b_before)  # the longer walk won before
