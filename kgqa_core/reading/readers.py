@@ -226,7 +226,12 @@ def offered(plans: Sequence[RelationPlan], scores: Sequence[float], aligned: Seq
     Without an alignment, the lexicon's `shortlist`.  With one, `share` of
     the places (a third; one per length first) go to the walks whose hops match the
     question's words best, so a walk the mean closeness ranks low (a short
-    relation name next to a longer one) can still be chosen.
+    relation name next to a longer one) can still be chosen.  The rest is the
+    shortlist cut to the places left, closest first, so a length the lexicon
+    ranks low may keep only its best-aligned walk: sharing those places out by
+    length first offered more one-hop walks, which the 1.5B then took for
+    questions asking more (DoG 80 against 85 on the 101 dev questions it changed;
+    docs/history/benchmarks-2026.md, "Every length's places in the offer").
     """
     if aligned is None:
         return shortlist(plans, scores, limit=limit)
