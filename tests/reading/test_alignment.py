@@ -412,6 +412,7 @@ def test_the_noun_a_which_or_what_asks_with_is_the_answers_kind_not_a_hop():
     assert answer_nouns("the films written by Thomas Fenton starred which actors", ["Thomas Fenton"]) == ["actors"]
     assert answer_nouns("the advisor of Nora Sund has what nationality", ["Nora Sund"]) == ["nationality"]
     assert answer_nouns("name the rivers which cross the states that border Texas", ["texas"]) == []
+    assert answer_nouns("name the movies which Tom Hanks directed", ["Tom Hanks"]) == []  # the entity between
     assert question_words("the screenwriter of Pat and Mike also wrote which films", ["Pat and Mike"]) == [
         "screenwriter", "wrote"]
     q = "which company is Ford GT produced by"
