@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _script():
-    sys.path.insert(0, str(ROOT / "benchmarks"))  # the script imports its neighbours, as when it is run
     spec = importlib.util.spec_from_file_location("offer_recall", ROOT / "benchmarks" / "offer_recall.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
