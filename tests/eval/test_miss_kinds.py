@@ -7,12 +7,13 @@ kind is reached.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 from pathlib import Path
 
 import pytest
+
+from tests.benchmark_script import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[2]
 TRACE = ROOT / "tests" / "reading" / "data" / "monarchy_meaning_alone.json"
@@ -22,10 +23,7 @@ GRAPH = [[TOPIC, "leader", "Manuel II of Portugal"], ["Manuel II of Portugal", "
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("miss_kinds", ROOT / "benchmarks" / "miss_kinds.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("miss_kinds")
 
 
 def _eval_folder(tmp_path: Path, questions: list[tuple[str, list[list[str]], list[str], float]]) -> Path:

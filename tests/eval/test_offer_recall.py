@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-
+from tests.benchmark_script import load_benchmark
 
 def _script():
-    spec = importlib.util.spec_from_file_location("offer_recall", ROOT / "benchmarks" / "offer_recall.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("offer_recall")
 
 
 def _write(tmp_path: Path, lines: list[dict]) -> Path:

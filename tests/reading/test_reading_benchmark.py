@@ -4,18 +4,13 @@ listed, and the table counts only those (each reader the same n)."""
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-
+from tests.benchmark_script import load_benchmark
 
 def _benchmark():
-    spec = importlib.util.spec_from_file_location("reading_benchmark", ROOT / "benchmarks" / "reading.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("reading", "reading_benchmark")
 
 
 def _dataset(tmp_path: Path) -> Path:
