@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 MULTIDOMAIN = ROOT / "datasets" / "multidomain"
 SHIPPED = sorted(MULTIDOMAIN.glob("*_dev.jsonl"))
 FRESH = MULTIDOMAIN / "dbpedia_fresh.jsonl"  # held-out DBpedia questions over the dev graph (README)
+FRESH2 = MULTIDOMAIN / "dbpedia_fresh2.jsonl"  # a second held-out sample, none of the two files before it (README)
 
 
 def _within(graph, topics, hops):
@@ -48,7 +49,7 @@ def test_every_domain_is_shipped_with_its_graph_and_readme():
     assert total < 10 * 1024 * 1024
 
 
-@pytest.mark.parametrize("path", [*SHIPPED, FRESH], ids=[p.stem for p in [*SHIPPED, FRESH]])
+@pytest.mark.parametrize("path", [*SHIPPED, FRESH, FRESH2], ids=[p.stem for p in [*SHIPPED, FRESH, FRESH2]])
 def test_shipped_questions_are_fair_over_their_whole_domain_graph(path):
     ds = load_dataset(path)
     assert len(ds) >= 40
@@ -78,6 +79,18 @@ def test_the_fresh_dbpedia_questions_are_new_questions_over_the_dev_graph():
     assert not {q.question for q in fresh} & {q.question for q in dev}
     assert sorted(q.type for q in fresh) == ["2hop"] * 30 + ["3hop"] * 30
     assert "dbpedia_fresh.jsonl" in (MULTIDOMAIN / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_second_fresh_sample_holds_none_of_the_questions_before_it():
+    """`dbpedia_fresh2.jsonl` was sampled after the first fresh file had been used to build a switch: a held-out
+    check is only held out while none of its questions (nor their paraphrases' wording) was seen."""
+    before = [*load_dataset(MULTIDOMAIN / "dbpedia_dev.jsonl"), *load_dataset(FRESH)]
+    second = load_dataset(FRESH2)
+    assert {q.graph_file for q in second} == {before[0].graph_file}
+    assert not {q.id for q in second} & {q.id for q in before}
+    assert not {q.question for q in second} & {q.question for q in before}
+    assert sorted(q.type for q in second) == ["2hop"] * 30 + ["3hop"] * 30
+    assert "dbpedia_fresh2.jsonl" in (MULTIDOMAIN / "README.md").read_text(encoding="utf-8")
 
 
 def test_ids_are_unique_across_the_benchmark():
