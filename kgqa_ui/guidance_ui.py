@@ -21,7 +21,7 @@ PAPER = "paper"
 # The guidance switches the glossary explains, in the order a run meets them.
 GUIDANCE_TERMS = ("reader", "reading_quick_at", "reading_phrase_gain", "reading_joint", "reading_cover",
                   "reading_horizon", "reading_order", "reading_answer_kind", "reading_every_relation", "reading_one_arrow", "reading_stop_weight", "reading_read_back", "reading_look", "reading_kind_look", "reading_agree",
-                  "reading_distinct", "reading_listed", "reading_domain_words", "describe_relations", "describe_other_languages",
+                  "reading_distinct", "reading_entity_free", "reading_listed", "reading_domain_words", "describe_relations", "describe_other_languages",
                   "reading_sure_at",
                   "sure_context_triplets", "guided_context_triplets",
                   "auto_steps", "walk_to_depth", "walk_out_first", "stay_at_depth", "past_horizon", "question_relations", "hop_order",

@@ -149,7 +149,7 @@ from ..decoding.prompt_budget import guided_context, meeting_triplets, sure_cont
 from ..decoding.query_subgraph import QueryCentricSubgraph
 from ..graph.readings import is_reversed, reading_of, triplet_of
 from ..parameters import param
-from ..reading.guidance import (agree_param, cover_param, describe_languages_param, describe_param, distinct_param, domain_words_param, horizon_param,
+from ..reading.guidance import (agree_param, entity_free_param, cover_param, describe_languages_param, describe_param, distinct_param, domain_words_param, horizon_param,
                                answer_kind_param, every_relation_param, one_arrow_param, joint_param, listed_param, meet_param, order_param, phrase_param, quick_param, read_question,
                                kind_look_param, look_param, read_back_param, reader_param, step_budget, stop_param, sure_param)
 from ..reading.reading import QuestionReading
@@ -296,6 +296,7 @@ class DogParams(PromptParams):
     reading_kind_look: float = kind_look_param()
     reading_agree: bool = agree_param()
     reading_distinct: bool = distinct_param()
+    reading_entity_free: bool = entity_free_param()
     reading_listed: int = listed_param()
     reading_domain_words: bool = domain_words_param()
     describe_relations: bool = describe_param()

@@ -45,7 +45,7 @@ from ..reads.constraints import (
 from ..reads.options import NONE_OPTION, answer_options, rank_pool, search_options
 from ..reads.prompts import answer_prompt, prune_prompt, search_prompt
 from ..reads.scoring import LENGTH_NORMS, Chooser, Decision, ModelChooser, decision_from_scores, with_penalty
-from ..reading.guidance import (agree_param, cover_param, describe_languages_param, describe_param, distinct_param, domain_words_param, horizon_param,
+from ..reading.guidance import (agree_param, entity_free_param, cover_param, describe_languages_param, describe_param, distinct_param, domain_words_param, horizon_param,
                                answer_kind_param, every_relation_param, one_arrow_param, joint_param, listed_param, meet_param, order_param, phrase_param, quick_param, read_question,
                                kind_look_param, look_param, read_back_param, reader_param, stop_param, sure_param)
 from ..reading.reading import MAX_HOPS as READER_HORIZON
@@ -104,6 +104,7 @@ class ReadsParams(MethodParams):
     reading_kind_look: float = kind_look_param()
     reading_agree: bool = agree_param()
     reading_distinct: bool = distinct_param()
+    reading_entity_free: bool = entity_free_param()
     reading_listed: int = listed_param()
     reading_domain_words: bool = domain_words_param()
     describe_relations: bool = describe_param()

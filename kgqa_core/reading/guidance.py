@@ -197,6 +197,17 @@ def agree_param() -> Any:
                  "orders always.", advanced=True)
 
 
+def entity_free_param() -> Any:
+    from .readers import ENTITY_FREE
+
+    return param(ENTITY_FREE, "paths reader: its first look scores each walk written out entity by entity, and the "
+                 "walks are compared only where they part at a relation or end, not where they pass different "
+                 "entities (each walk is written through the first entities the graph gave along it, so two walks "
+                 "over the same first relation can pass different films, and the model's liking for one title over "
+                 "another would decide between relations). false: every place the written walks part counts.",
+                 advanced=True)
+
+
 def describe_param() -> Any:
     return param(True, "Before the question is read, the model describes in English the relations of its walks whose "
                  "names the sentence embedder cannot read (words it knows only in pieces: another language, an "
@@ -248,7 +259,7 @@ def domain_words_param() -> Any:
 
 
 def reader_spec(params: Any) -> str:
-    """The reader `params` ask for, with its options (``paths:quick=0.9,...,agree=1,distinct=0,spread=0``): what
+    """The reader `params` ask for, with its options (``paths:quick=0.9,...,agree=1,distinct=0,entity_free=1,spread=0``): what
     `make_reader` builds and a reading is cached under."""
     name = getattr(params, "reader", "none")
     if name != "paths":
@@ -269,6 +280,7 @@ def reader_spec(params: Any) -> str:
                                                      ("kind_look", getattr(params, "reading_kind_look", None)),
                                                      ("agree", getattr(params, "reading_agree", None)),
                                                      ("distinct", getattr(params, "reading_distinct", None)),
+                                                     ("entity_free", getattr(params, "reading_entity_free", None)),
                                                      ("spread", _spread(getattr(params, "reading_domain_words", None))))
                if value is not None]
     options += _listed(getattr(params, "reading_listed", None))

@@ -178,6 +178,12 @@ BLEND = 0.0
 # thing each likely walk reaches"); but DoG end to end on those 41 answered 29 against 28 (4 gained, 3 lost: the
 # right walk not among those looked at, a verb taken for the noun), so it stays off.
 KIND_LOOK = 0.0
+# The first look scores each walk only where the walks part at a relation (or at the walk's end), not where they part
+# at an entity's name (`entity_free_ids`): each walk's text is the first walk the graph gave along its relations, so
+# two walks can part at the name of the film each passes, and the model's liking for one title then decided between
+# relations it never compared ("who are the directors of the movies written by Martin Goldsmith": the one walk through
+# "The Narrow Margin" took all the probability of a title starting "The", 99.5% sure, against eleven through "Detour").
+ENTITY_FREE = True
 
 
 def lexicon_scores(question: str, topics: Sequence[str], plans: Sequence[RelationPlan],
@@ -512,8 +518,10 @@ class ModelPathReader:
                  order: float = ORDER_COST, stop: float = STOP_WEIGHT, agree: bool = AGREE,
                  distinct: bool = DISTINCT, examples: int = EXAMPLES, kind: float = ENTITY_KIND_WEIGHT,
                  every: bool = EVERY_RELATION, one_arrow: bool = ONE_ARROW, read_back: float = READ_BACK,
-                 look: int = LOOK_PLACES, blend: float = BLEND, kind_look: float = KIND_LOOK) -> None:
+                 look: int = LOOK_PLACES, blend: float = BLEND, kind_look: float = KIND_LOOK,
+                 entity_free: bool = ENTITY_FREE) -> None:
         self.model = model
+        self.entity_free = entity_free  # the first look's walks part only at relations (`entity_free_ids`)
         self.kind_look = kind_look  # the model's judgement of the kind of thing each likely walk reaches weighs it
         self.blend = blend  # the quick look's share in an unsure reading's choice among the listed walks
         self.look = look  # places in the offer for the walks the model's relation look likes best (`LOOK_PLACES`)
@@ -624,7 +632,8 @@ class ModelPathReader:
         if quick:
             worked = graph_examples(graph, self.examples) if self.examples else ""
             decision = _unlisted_choice(self.model, question, topics, self.lexicon.vocabulary, picked, options,
-                                        stop=stop, examples=worked, every=self.every, one_arrow=self.one_arrow)
+                                        stop=stop, examples=worked, every=self.every, one_arrow=self.one_arrow,
+                                        entity_free=self.entity_free)
             how = "the model's reply to the question (each walk scored as its answer, none listed)" + weighed
             probs = self._probs(decision, aligned)
             looks.append((decision, _grouped(picked, probs), how))
@@ -751,6 +760,10 @@ class ModelPathReader:
                 reading.explanation += (f"; listed in one order, the model chose the walk its reply to the question "
                                         f"had liked best, at least {self.quick:.0%} sure, so the list was not read "
                                         "again in another order (two looks agreed, `reading_agree`)")
+        if first_walks and self.entity_free and self.one_arrow and len(first_walks) > 1:
+            reading.explanation += ("; its first look compared the walks only where they part at a relation or end, "
+                                    "not where they pass other entities: an entity's name counted for no walk "
+                                    "(`reading_entity_free`)")
         if first_walks and self.every and _relations_told(self.lexicon.vocabulary, first_walks, True):
             named = len({h.relation for p in first_walks for h in p.hops})
             reading.explanation += (f"; its first look was told the names of all {named} relations of its walks, the "
@@ -923,8 +936,10 @@ def temper_stops(options: Sequence[str], logprobs: Sequence[float], weight: floa
 
 def _unlisted_choice(model: Any, question: str, topics: Sequence[str], vocabulary: RelationVocabulary | None,
                      plans: Sequence[RelationPlan], options: list[str], stop: float = STOP_WEIGHT,
-                     examples: str = "", every: bool = False, one_arrow: bool = False) -> Any:
-    """Each walk scored as the reply to the question (no list), renormalised where the walks branch."""
+                     examples: str = "", every: bool = False, one_arrow: bool = False,
+                     entity_free: bool = False) -> Any:
+    """Each walk scored as the reply to the question (no list), renormalised where the walks branch (with
+    ``entity_free``, only where they branch at a relation or the walk's end: `entity_free_ids`)."""
     from ..reads.scoring import ModelChooser, decision_from_scores, trie_logprobs
 
     if len(options) == 1:
@@ -939,8 +954,11 @@ def _unlisted_choice(model: Any, question: str, topics: Sequence[str], vocabular
         before = model.counter.snapshot()
         scores = model.score_continuations(prompt, [o + terminator for o in replies])
         after = model.counter.snapshot()
-    combined = temper_stops(replies, trie_logprobs([s.token_ids for s in scores], [s.token_logprobs for s in scores]),
-                            stop)
+    ids, lps = [s.token_ids for s in scores], [s.token_logprobs for s in scores]
+    if entity_free and one_arrow:
+        ids, lps = map(list, zip(*(entity_free_ids(model, plan, s.token_ids, s.token_logprobs)
+                                   for plan, s in zip(plans, scores))))
+    combined = temper_stops(replies, trie_logprobs(ids, lps), stop)
     decision = decision_from_scores(options, combined, [combined])
     call = model.call_record("reads.reading (walks scored as replies)", scores, prompt)
     call.forward_passes = after[0] - before[0]
@@ -949,6 +967,66 @@ def _unlisted_choice(model: Any, question: str, topics: Sequence[str], vocabular
     decision.tokens_in = after[1] - before[1]
     decision.seconds = time.perf_counter() - started
     return decision
+
+
+ENTITY_TOKEN = -1  # what stands for an entity's name in `entity_free_ids`: no token of any vocabulary
+
+
+def entity_spans(plan: RelationPlan) -> list[tuple[int, int]]:
+    """Where the names of the entities a walk passes after its first stand in its reply (`reply_text`).
+
+    >>> from kgqa_core.reading.reading import PlanHop
+    >>> plan = RelationPlan("Ann", (PlanHop("spouse"), PlanHop("born_in", False)), walk=("Ann", "Bob", "Delft"))
+    >>> text = reply_text(plan)
+    >>> [text[a:b] for a, b in entity_spans(plan)]
+    ['Bob', 'Delft']
+    """
+    if len(plan.walk) != len(plan.hops) + 1:
+        return []
+    spans, at = [], len(plan.walk[0])
+    for hop, entity in zip(plan.hops, plan.walk[1:]):
+        at += len(f" -{hop.label}-> ")
+        spans.append((at, at + len(entity)))
+        at += len(entity)
+    return spans
+
+
+def entity_free_ids(model: Any, plan: RelationPlan, token_ids: Sequence[int],
+                    token_logprobs: Sequence[float]) -> tuple[list[int], list[float]]:
+    """`token_ids` and `token_logprobs` (the walk's reply as scored) with each run of tokens inside the name of an
+    entity the walk passes (not the question's entity it starts from) as one `ENTITY_TOKEN` of log-probability 0:
+    in the walks' prefix tree every walk then passes the same "entity", so they part only at relations and ends,
+    and no entity's name counts for or against a walk (`trie_logprobs` costs nothing where every walk goes on
+    alike).  A relation's tokens keep the log-probabilities they had after the entity's real name.
+
+    Where the tokens do not decode back to the reply (a tokenizer that changes the text), they are returned as they
+    are: the walk is scored as before.
+    """
+    text = reply_text(plan)
+    whole = model.decode(token_ids)
+    shift = whole.find(text)
+    if shift < 0:
+        return list(token_ids), list(token_logprobs)
+    spans = [(a + shift, b + shift) for a, b in entity_spans(plan)]
+    ids: list[int] = []
+    lps: list[float] = []
+    start, run = 0, False
+    for k, (tok, lp) in enumerate(zip(token_ids, token_logprobs)):
+        end = len(model.decode(token_ids[:k + 1]))
+        piece = whole[start:end]
+        first = start + len(piece) - len(piece.lstrip())  # where the token's text starts, its leading space aside
+        inside = bool(piece.strip()) and any(a <= first and end <= b for a, b in spans)
+        start = end
+        if inside:
+            if not run:
+                ids.append(ENTITY_TOKEN)
+                lps.append(0.0)
+            run = True
+            continue
+        run = False
+        ids.append(tok)
+        lps.append(lp)
+    return ids, lps
 
 
 def read_back(model: Any, question: str, plans: Sequence[RelationPlan]) -> tuple[list[float], Any]:
@@ -1090,7 +1168,8 @@ READER_OPTIONS = {"max_hops": int, "permutations": int, "listed": _flag, "max_op
                   "meet": float, "shorter": float, "joint_model": float, "aligned_share": float, "order": float,
                   "stop": float, "agree": _flag, "distinct": _flag, "examples": int, "horizon": _flag, "kind": float,
                   "every": _flag, "one_arrow": _flag, "spread": float, "read_back": float,
-                  "look": int, "blend": float, "kind_look": float}
+                  "look": int, "blend": float, "kind_look": float,
+                  "entity_free": _flag}
 
 
 def make_reader(name: str, model: Any = None, vocabulary: RelationVocabulary | None = None) -> Any:

@@ -572,6 +572,7 @@ def test_the_reading_prompts_fixed_text_comes_first_and_a_session_reads_it_once(
                                                ("reading_kind_look", -1, (0.0, 1.0, 1.0)),
                                                ("reading_agree", "maybe", (False, True, True)),
                                                ("reading_distinct", "maybe", (True, False, False)),
+                                               ("reading_entity_free", "maybe", (False, True, True)),
                                                ("reading_listed", 1, (12, 8, 8)),
                                                ("reading_domain_words", "maybe", (False, True, True))])
 def test_a_reader_setting_is_a_checked_parameter_and_keys_the_reading(small_model, name, bad, values):
@@ -585,7 +586,7 @@ def test_a_reader_setting_is_a_checked_parameter_and_keys_the_reading(small_mode
         with pytest.raises(ParameterError, match=name):
             parse_params(method_spec(method), {name: bad})
     assert reader_spec(parse_params(method_spec("dog"), {"reading_phrase_gain": 0})) == \
-        "paths:quick=0.9,phrase_gain=0,joint=1,cover=1,meet=3,horizon=1,order=0,kind=0,every=1,one_arrow=1,stop=0.5,read_back=0.5,look=0,kind_look=0,agree=1,distinct=0,spread=0"
+        "paths:quick=0.9,phrase_gain=0,joint=1,cover=1,meet=3,horizon=1,order=0,kind=0,every=1,one_arrow=1,stop=0.5,read_back=0.5,look=0,kind_look=0,agree=1,distinct=0,entity_free=1,spread=0"
     assert reader_spec(parse_params(method_spec("rok"), {"reading_listed": 8})).endswith(  # the quick look scores 12
         ",spread=0,quick_options=12,max_options=8")
     clear_readings()

@@ -66,6 +66,6 @@ def test_the_glossary_lists_walk_to_depth_with_its_declared_help():
     assert md_text("walk_to_depth") in text and md_text(helps["walk_to_depth"]) in text
     for term in ("past_horizon", "reading_phrase_gain", "reading_joint", "reading_cover", "conclude_at_depth",
                  "meet_topics", "reading_horizon", "reading_order", "reading_answer_kind", "reading_every_relation", "reading_one_arrow", "reading_stop_weight",
-                 "reading_domain_words", "reading_agree", "reading_distinct", "reading_listed", "reading_look", "reading_kind_look",
+                 "reading_domain_words", "reading_agree", "reading_distinct", "reading_entity_free", "reading_listed", "reading_look", "reading_kind_look",
                  "guided_context_triplets", "describe_relations", "describe_other_languages", "plan_leads_answers"):  # recent switches, in the method's own words
         assert terms[term] == helps[term] and md_text(helps[term]) in text
