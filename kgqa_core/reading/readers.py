@@ -981,14 +981,7 @@ def entity_spans(plan: RelationPlan) -> list[tuple[int, int]]:
     >>> [text[a:b] for a, b in entity_spans(plan)]
     ['Bob', 'Delft']
     """
-    if len(plan.walk) != len(plan.hops) + 1:
-        return []
-    spans, at = [], len(plan.walk[0])
-    for hop, entity in zip(plan.hops, plan.walk[1:]):
-        at += len(f" -{hop.label}-> ")
-        spans.append((at, at + len(entity)))
-        at += len(entity)
-    return spans
+    return plan.walk_spans(one_arrow=True)[1]
 
 
 def entity_free_ids(model: Any, plan: RelationPlan, token_ids: Sequence[int],

@@ -54,15 +54,30 @@ class RelationPlan:
 
     def walk_text(self, one_arrow: bool = False) -> str:
         """`example_text`; with ``one_arrow`` a hop walked backwards is written ``-relation (reverse)-> B``."""
+        return self.walk_spans(one_arrow)[0]
+
+    def walk_spans(self, one_arrow: bool = False) -> tuple[str, list[tuple[int, int]]]:
+        """`walk_text` and where in it the names of the entities the walk passes after its first stand.
+
+        One formatter for both, so the reader that looks past the names (`readers.entity_free_ids`) finds them
+        where the text put them.  Without a whole walk the text is the plan's `text` and there are no names.
+
+        >>> plan = RelationPlan("Ann", (PlanHop("spouse"), PlanHop("born_in", False)), walk=("Ann", "Bob", "Delft"))
+        >>> text, spans = plan.walk_spans(one_arrow=True)
+        >>> text, [text[a:b] for a, b in spans]
+        ('Ann -spouse-> Bob -born_in (reverse)-> Delft', ['Bob', 'Delft'])
+        """
         if len(self.walk) != len(self.hops) + 1:
-            return self.text
-        parts = [self.walk[0]]
+            return self.text, []
+        text, spans = self.walk[0], []
         for h, e in zip(self.hops, self.walk[1:]):
             if h.forward:
-                parts.append(f"-{h.relation}-> {e}")
+                text += f" -{h.relation}-> "
             else:
-                parts.append(f"-{h.relation} (reverse)-> {e}" if one_arrow else f"<-{h.relation}- {e}")
-        return " ".join(parts)
+                text += f" -{h.relation} (reverse)-> " if one_arrow else f" <-{h.relation}- "
+            spans.append((len(text), len(text) + len(e)))
+            text += e
+        return text, spans
 
     @property
     def relations(self) -> list[str]:
